@@ -1,0 +1,3 @@
+"""graphcert: profile and certify CUDA Graphs."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from graphcert.cli import main
+
+main()

@@ -1,0 +1,79 @@
+"""The graphcert command line. Commands load lazily so `--help` and `gate` start fast."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import Any
+
+import click
+
+from graphcert import __version__
+from graphcert.errors import GraphcertError
+
+# name -> (module holding a click command called `command`, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "env": ("graphcert.commands.env", "Driver, CUDA, library versions and every GPU."),
+    "workloads": ("graphcert.commands.workloads", "List the workloads graphcert can run."),
+    "capture": ("graphcert.commands.capture", "Capture a workload per capacity class; save snapshots."),
+    "inventory": ("graphcert.commands.inventory", "Show every node of a graph or saved snapshot."),
+    "verify": ("graphcert.commands.verify", "Prove topology stability and update correctness."),
+    "bench": ("graphcert.commands.bench", "Time graph launch against per-kernel launch."),
+    "gate": ("graphcert.commands.gate", "CI gate over certificates: policy and baseline."),
+    "show": ("graphcert.commands.show", "Render one certificate."),
+    "diff": ("graphcert.commands.diff", "Compare two snapshots or certificates."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group that imports a command's module only when that command runs."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(n for n in COMMANDS if _available(n))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS or not _available(cmd_name):
+            return None
+        module = importlib.import_module(COMMANDS[cmd_name][0])
+        command: click.Command = module.command
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(n, COMMANDS[n][1]) for n in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except GraphcertError as exc:
+            click.echo(f"graphcert: error: {exc.one_line()}", err=True)
+            log = getattr(exc, "log", None)
+            if log:
+                click.echo(log.rstrip(), err=True)
+            ctx.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("graphcert: interrupted", err=True)
+            ctx.exit(130)
+
+
+def _available(name: str) -> bool:
+    """A command is listed once its module exists in this build."""
+    module = COMMANDS[name][0]
+    return importlib.util.find_spec(module) is not None
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="graphcert")
+def cli() -> None:
+    """Profile and certify CUDA Graphs.
+
+    capture/inventory/verify/bench run on a GPU; gate, show, diff and inventory of a
+    saved snapshot need none.
+    """
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="graphcert")

@@ -1,0 +1,68 @@
+"""Errors every layer raises. Pure: no CUDA import, so the CLI can catch them anywhere."""
+
+from __future__ import annotations
+
+
+class GraphcertError(Exception):
+    """An error the user can act on: one line of message, an optional fix, an exit code."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, hint: str | None = None, exit_code: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+    def one_line(self) -> str:
+        """The message and the fix on one line, as the CLI prints it."""
+        text = " ".join(self.message.split())
+        if self.hint:
+            text += f" ({' '.join(self.hint.split())})"
+        return text
+
+    def __str__(self) -> str:
+        return self.one_line()
+
+
+class NoDriverError(GraphcertError):
+    """No NVIDIA driver or no CUDA device: the only condition under which GPU tests skip."""
+
+    exit_code = 3
+
+
+class CudaError(GraphcertError):
+    """A CUDA driver or NVRTC call failed; names the call, the CUDA error name and text."""
+
+    def __init__(self, call: str, code: int, name: str, text: str, hint: str | None = None):
+        super().__init__(f"{call} failed: {name} ({code}): {text}", hint=hint)
+        self.call = call
+        self.code = code
+        self.name = name
+        self.text = text
+
+
+class CompileError(GraphcertError):
+    """NVRTC rejected a kernel source; the message carries the compiler log."""
+
+    def __init__(self, source_name: str, log: str):
+        first = next((ln for ln in log.splitlines() if "error" in ln), log.strip()[:200])
+        super().__init__(
+            f"NVRTC could not compile {source_name}: {first.strip()}",
+            hint="fix the kernel source; the full log follows",
+        )
+        self.source_name = source_name
+        self.log = log
+
+
+class CaptureError(GraphcertError):
+    """Stream capture was broken by a call inside the recording."""
+
+    def __init__(self, message: str, *, broken_by: str | None = None, hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.broken_by = broken_by
+
+
+class InputError(GraphcertError):
+    """Bad user input: a size, a path, a file, a workload name."""

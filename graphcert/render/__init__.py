@@ -1,0 +1,1 @@
+"""Rendering: rich tables and trees, markdown, JUnit XML, DOT. Pure: no CUDA import."""

@@ -1,0 +1,1 @@
+"""Workloads: what graphcert captures, verifies and times."""
