@@ -1,0 +1,193 @@
+"""Device and context selection, and what graphcert records about the machine."""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from cuda.bindings import driver, nvrtc
+
+from graphcert.cuda.check import check, load_driver
+from graphcert.errors import InputError
+
+A = driver.CUdevice_attribute
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What `graphcert env` shows and certificates record about one GPU."""
+
+    index: int
+    name: str
+    uuid: str
+    compute_capability: str
+    sm_count: int
+    memory_bytes: int
+    clock_mhz: int | None
+    memory_clock_mhz: int | None
+    memory_bus_bits: int | None
+    l2_bytes: int
+
+    @property
+    def peak_bandwidth_bytes_s(self) -> float | None:
+        """Datasheet-style peak: 2 transfers per memory clock over the bus width."""
+        if not self.memory_clock_mhz or not self.memory_bus_bits:
+            return None
+        return 2.0 * self.memory_clock_mhz * 1e6 * self.memory_bus_bits / 8
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["peak_bandwidth_bytes_s"] = self.peak_bandwidth_bytes_s
+        return data
+
+
+def device_count() -> int:
+    load_driver()
+    return int(check(driver.cuDeviceGetCount(), "cuDeviceGetCount"))
+
+
+def _attr(dev: Any, attr: Any) -> int | None:
+    err, value = driver.cuDeviceGetAttribute(attr, dev)
+    return int(value) if int(err) == 0 else None
+
+
+def _uuid(dev: Any) -> str:
+    raw = bytes(check(driver.cuDeviceGetUuid(dev), "cuDeviceGetUuid").bytes)
+    h = raw.hex()
+    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+class Device:
+    """One GPU with its primary context retained and made current; release() gives it back."""
+
+    def __init__(self, index: int = 0):
+        count = device_count()
+        if not 0 <= index < count:
+            raise InputError(f"--device {index} does not exist: this machine has {count} "
+                             f"CUDA device{'s' if count != 1 else ''}",
+                             hint=f"use an index from 0 to {count - 1} (`graphcert env`)")
+        self.index = index
+        self.handle = check(driver.cuDeviceGet(index), "cuDeviceGet")
+        self.context = check(driver.cuDevicePrimaryCtxRetain(self.handle),
+                             "cuDevicePrimaryCtxRetain")
+        self._released = False
+        self.make_current()
+        self.info = device_info(index)
+
+    def make_current(self) -> None:
+        """Bind the context to the calling thread (each thread that launches needs this)."""
+        check(driver.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
+
+    def free_memory(self) -> tuple[int, int]:
+        """(free, total) bytes of device memory now."""
+        free, total = check(driver.cuMemGetInfo(), "cuMemGetInfo")
+        return int(free), int(total)
+
+    def graph_memory(self) -> dict[str, int]:
+        """The driver's graph-memory attributes (used/reserved, current/high)."""
+        attrs = driver.CUgraphMem_attribute
+        out = {}
+        for key, attr in (("used_current", attrs.CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT),
+                          ("used_high", attrs.CU_GRAPH_MEM_ATTR_USED_MEM_HIGH),
+                          ("reserved_current", attrs.CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT),
+                          ("reserved_high", attrs.CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH)):
+            value = check(driver.cuDeviceGetGraphMemAttribute(self.handle, attr),
+                          "cuDeviceGetGraphMemAttribute")
+            out[key] = int(value)
+        return out
+
+    def synchronize(self) -> None:
+        check(driver.cuCtxSynchronize(), "cuCtxSynchronize")
+
+    def release(self) -> None:
+        if not self._released:
+            self._released = True
+            check(driver.cuDevicePrimaryCtxRelease(self.handle), "cuDevicePrimaryCtxRelease")
+
+    def __enter__(self) -> Device:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def device_info(index: int) -> DeviceInfo:
+    load_driver()
+    dev = check(driver.cuDeviceGet(index), "cuDeviceGet")
+    name = check(driver.cuDeviceGetName(256, dev), "cuDeviceGetName")
+    name = name.split(b"\0", 1)[0].decode()
+    clock = _attr(dev, A.CU_DEVICE_ATTRIBUTE_CLOCK_RATE)
+    mem_clock = _attr(dev, A.CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)
+    return DeviceInfo(
+        index=index,
+        name=name,
+        uuid=_uuid(dev),
+        compute_capability=(f"{_attr(dev, A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)}."
+                            f"{_attr(dev, A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)}"),
+        sm_count=_attr(dev, A.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) or 0,
+        memory_bytes=int(check(driver.cuDeviceTotalMem(dev), "cuDeviceTotalMem")),
+        clock_mhz=clock // 1000 if clock else None,
+        memory_clock_mhz=mem_clock // 1000 if mem_clock else None,
+        memory_bus_bits=_attr(dev, A.CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH),
+        l2_bytes=_attr(dev, A.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE) or 0,
+    )
+
+
+def driver_version_string() -> str | None:
+    """The kernel module's version (e.g. 580.159.04); the driver API only gives 13000."""
+    try:
+        with open("/proc/driver/nvidia/version", encoding="utf-8") as fh:
+            for word in fh.readline().split():
+                if word.count(".") >= 1 and word.replace(".", "").isdigit():
+                    return word
+    except OSError:
+        pass
+    return None
+
+
+def software_versions() -> dict[str, Any]:
+    """Versions that need no GPU: cuda-bindings, NVRTC, Python, host."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        bindings = version("cuda-bindings")
+    except PackageNotFoundError:
+        bindings = None
+    res, major, minor = nvrtc.nvrtcVersion()
+    return {
+        "cuda_bindings_version": bindings,
+        "nvrtc_version": f"{major}.{minor}" if int(res) == 0 else None,
+        "python": platform.python_version(),
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+    }
+
+
+def environment(index: int | None = None) -> dict[str, Any]:
+    """Everything a certificate records about where it was made (needs a driver)."""
+    load_driver()
+    api = int(check(driver.cuDriverGetVersion(), "cuDriverGetVersion"))
+    env: dict[str, Any] = {
+        "driver_version": driver_version_string(),
+        "cuda_driver_api": api,
+        "cuda_version": f"{api // 1000}.{(api % 1000) // 10}",
+        **software_versions(),
+    }
+    indices = range(device_count()) if index is None else [index]
+    gpus = [device_info(i).to_json() for i in indices]
+    if index is None:
+        env["gpus"] = gpus
+    else:
+        env["gpu"] = gpus[0]
+    return env
+
+
+def default_device_index() -> int:
+    raw = os.environ.get("GRAPHCERT_DEVICE", "0")
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise InputError(f"GRAPHCERT_DEVICE={raw!r} is not a device index") from exc

@@ -1,0 +1,336 @@
+"""CUDA graphs with owned handles: capture in three modes, explicit build, instantiate,
+upload, launch, exec update with the failing node, kernel-node set-params, DOT print."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from cuda.bindings import driver
+
+from graphcert.cuda.check import check, error_for
+from graphcert.cuda.memory import DeviceBuffer, PinnedBuffer
+from graphcert.cuda.module import Kernel, PackedArgs
+from graphcert.cuda.stream import Event, Stream
+from graphcert.errors import CaptureError, CudaError
+
+CAPTURE_MODES = {
+    "global": driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL,
+    "thread-local": driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+    "relaxed": driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED,
+}
+
+_UPDATE_REASONS = {
+    "CU_GRAPH_EXEC_UPDATE_SUCCESS": None,
+    "CU_GRAPH_EXEC_UPDATE_ERROR": "the update failed for a reason the driver does not name",
+    "CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED": "the graph topology changed: re-instantiate",
+    "CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED": "a node changed kind: re-instantiate",
+    "CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED": "a kernel node changed function",
+    "CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED": "a node's parameters changed in a way "
+                                                     "update cannot apply",
+    "CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED": "this node kind cannot be updated",
+    "CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE": "the kernel function change is "
+                                                              "not supported",
+    "CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED": "a node's launch attributes changed",
+}
+
+
+@dataclass(frozen=True)
+class UpdateResult:
+    """What cuGraphExecUpdate said: result name, the failing node (a graph node handle of
+    the new graph, as an int) and a reason in words."""
+
+    ok: bool
+    result: str
+    failing_node: int | None
+    reason: str | None
+
+    @property
+    def topology_changed(self) -> bool:
+        """True when the fix is to re-instantiate, not an error in the call itself."""
+        return self.result in ("topology_changed", "node_type_changed", "function_changed",
+                               "unsupported_function_change")
+
+
+class Graph:
+    """An owned CUgraph. Destroyed on destroy() or leaving a `with` block."""
+
+    def __init__(self, handle: Any | None = None):
+        self.handle = handle if handle is not None else check(driver.cuGraphCreate(0),
+                                                              "cuGraphCreate")
+        self._keepalive: list[Any] = []  # packed args and callbacks the nodes point into
+
+    def node_handles(self) -> list[Any]:
+        _, count = check(driver.cuGraphGetNodes(self.handle, 0), "cuGraphGetNodes")
+        if count == 0:
+            return []
+        nodes, _ = check(driver.cuGraphGetNodes(self.handle, count), "cuGraphGetNodes")
+        return list(nodes[:count])
+
+    def instantiate(self) -> GraphExec:
+        return GraphExec(check(driver.cuGraphInstantiate(self.handle, 0), "cuGraphInstantiate"))
+
+    def dot(self, verbose: bool = True) -> str:
+        """The driver's DOT description of the graph."""
+        flags = (driver.CUgraphDebugDot_flags.CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE if verbose else 0)
+        fd, path = tempfile.mkstemp(suffix=".dot")
+        os.close(fd)
+        try:
+            check(driver.cuGraphDebugDotPrint(self.handle, path.encode(), int(flags)),
+                  "cuGraphDebugDotPrint")
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                return fh.read()
+        finally:
+            os.unlink(path)
+
+    def destroy(self) -> None:
+        if self.handle is not None:
+            handle, self.handle = self.handle, None
+            check(driver.cuGraphDestroy(handle), "cuGraphDestroy")
+        self._keepalive.clear()
+
+    def __enter__(self) -> Graph:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.destroy()
+
+
+class GraphExec:
+    """An owned CUgraphExec."""
+
+    def __init__(self, handle: Any):
+        self.handle = handle
+
+    def upload(self, stream: Stream) -> None:
+        check(driver.cuGraphUpload(self.handle, stream.handle), "cuGraphUpload")
+
+    def launch(self, stream: Stream) -> None:
+        err = driver.cuGraphLaunch(self.handle, stream.handle)[0]
+        if int(err) != 0:
+            check(err, "cuGraphLaunch")
+
+    def update(self, graph: Graph) -> UpdateResult:
+        """cuGraphExecUpdate from `graph`; a refused update is a result, not an exception."""
+        err, info = driver.cuGraphExecUpdate(self.handle, graph.handle)
+        name = info.result.name if info is not None else "CU_GRAPH_EXEC_UPDATE_ERROR"
+        code = int(err)
+        if code not in (0, int(driver.CUresult.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)):
+            raise error_for(err, "cuGraphExecUpdate")
+        failing = None
+        if info is not None and info.errorNode is not None and int(info.errorNode) != 0:
+            failing = int(info.errorNode)
+        short = name.replace("CU_GRAPH_EXEC_UPDATE_", "").replace("ERROR_", "").lower()
+        return UpdateResult(code == 0 and name == "CU_GRAPH_EXEC_UPDATE_SUCCESS", short,
+                            failing, _UPDATE_REASONS.get(name, name))
+
+    def set_kernel_params(self, node: Any, params: Any) -> None:
+        """cuGraphExecKernelNodeSetParams: new arguments/geometry, no re-instantiation."""
+        check(driver.cuGraphExecKernelNodeSetParams(self.handle, node, params),
+              "cuGraphExecKernelNodeSetParams")
+
+    def destroy(self) -> None:
+        if self.handle is not None:
+            handle, self.handle = self.handle, None
+            check(driver.cuGraphExecDestroy(handle), "cuGraphExecDestroy")
+
+    def __enter__(self) -> GraphExec:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.destroy()
+
+
+def capture(stream: Stream, record: Callable[[], None], mode: str = "global") -> Graph:
+    """Record what `record()` enqueues on `stream` into a new Graph.
+
+    If anything inside the recording fails, the capture is ended, the partial graph is
+    destroyed, the stream is left usable, and CaptureError names the call that broke it.
+    """
+    if mode not in CAPTURE_MODES:
+        raise ValueError(f"capture mode {mode!r}: use one of {', '.join(CAPTURE_MODES)}")
+    check(driver.cuStreamBeginCapture(stream.handle, CAPTURE_MODES[mode]), "cuStreamBeginCapture")
+    try:
+        record()
+    except BaseException as exc:
+        _abandon_capture(stream)
+        if isinstance(exc, CudaError):
+            raise CaptureError(
+                f"capture ({mode} mode) broken by {exc.call}: {exc.name}",
+                broken_by=exc.call, hint=exc.hint) from exc
+        if isinstance(exc, Exception):
+            raise CaptureError(
+                f"capture ({mode} mode) broken: the recording raised "
+                f"{type(exc).__name__}: {exc}", broken_by=type(exc).__name__,
+                hint="allocate outputs and temporaries in setup(), or use --mode relaxed",
+            ) from exc
+        raise
+    err, graph = driver.cuStreamEndCapture(stream.handle)
+    if int(err) != 0:
+        if graph is not None and int(graph) != 0:
+            driver.cuGraphDestroy(graph)
+        cause = error_for(err, "cuStreamEndCapture")
+        raise CaptureError(f"capture ({mode} mode) was invalidated: {cause.name}",
+                           broken_by="cuStreamEndCapture", hint=cause.hint)
+    return Graph(graph)
+
+
+def _abandon_capture(stream: Stream) -> None:
+    """End a capture that failed and destroy whatever partial graph it produced."""
+    err, graph = driver.cuStreamEndCapture(stream.handle)
+    if graph is not None and int(graph) != 0:
+        driver.cuGraphDestroy(graph)
+
+
+@contextmanager
+def captured(stream: Stream, record: Callable[[], None], mode: str = "global") -> Iterator[Graph]:
+    graph = capture(stream, record, mode)
+    try:
+        yield graph
+    finally:
+        graph.destroy()
+
+
+HostCallback = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class GraphBuilder:
+    """Builds a Graph node by node. Each add_* returns the new node handle."""
+
+    def __init__(self, graph: Graph | None = None):
+        self.graph = graph if graph is not None else Graph()
+
+    @staticmethod
+    def _deps(deps: list[Any] | tuple[Any, ...] | None) -> tuple[list[Any], int]:
+        deps = list(deps or [])
+        return deps, len(deps)
+
+    def _keep(self, obj: Any) -> None:
+        self.graph._keepalive.append(obj)
+
+    def add_empty(self, deps: Any = None) -> Any:
+        d, n = self._deps(deps)
+        return check(driver.cuGraphAddEmptyNode(self.graph.handle, d, n), "cuGraphAddEmptyNode")
+
+    def add_kernel(self, kernel: Kernel, grid: Any, block: Any, *args: Any, shared: int = 0,
+                   deps: Any = None) -> Any:
+        params, packed = kernel.node_params(grid, block, *args, shared=shared)
+        self._keep(packed)
+        d, n = self._deps(deps)
+        return check(driver.cuGraphAddKernelNode(self.graph.handle, d, n, params),
+                     f"cuGraphAddKernelNode({kernel.name})")
+
+    def add_memset(self, buffer: DeviceBuffer, value: int, count: int, element_size: int = 4,
+                   deps: Any = None, context: Any = None) -> Any:
+        p = driver.CUDA_MEMSET_NODE_PARAMS()
+        p.dst = buffer.ptr
+        p.value = value
+        p.elementSize = element_size
+        p.width = count
+        p.height = 1
+        p.pitch = 0
+        d, n = self._deps(deps)
+        ctx = context if context is not None else check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
+        return check(driver.cuGraphAddMemsetNode(self.graph.handle, d, n, p, ctx),
+                     "cuGraphAddMemsetNode")
+
+    def add_memcpy(self, dst: DeviceBuffer | PinnedBuffer, src: DeviceBuffer | PinnedBuffer,
+                   nbytes: int, deps: Any = None) -> Any:
+        """A 1-D copy between device and pinned host buffers, in any direction."""
+        p = driver.CUDA_MEMCPY3D()
+        for side, buf in (("src", src), ("dst", dst)):
+            if isinstance(buf, DeviceBuffer):
+                setattr(p, f"{side}MemoryType", driver.CUmemorytype.CU_MEMORYTYPE_DEVICE)
+                setattr(p, f"{side}Device", buf.ptr)
+            else:
+                setattr(p, f"{side}MemoryType", driver.CUmemorytype.CU_MEMORYTYPE_HOST)
+                setattr(p, f"{side}Host", buf.ptr)
+        p.WidthInBytes = nbytes
+        p.Height = 1
+        p.Depth = 1
+        d, n = self._deps(deps)
+        ctx = check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
+        return check(driver.cuGraphAddMemcpyNode(self.graph.handle, d, n, p, ctx),
+                     "cuGraphAddMemcpyNode")
+
+    def add_host(self, fn: Callable[[], None], deps: Any = None) -> Any:
+        """A host node calling `fn` (a Python callable) when the graph reaches it."""
+        callback = HostCallback(lambda _data: fn())
+        self._keep(callback)
+        p = driver.CUDA_HOST_NODE_PARAMS()
+        p.fn = ctypes.cast(callback, ctypes.c_void_p).value
+        p.userData = 0
+        d, n = self._deps(deps)
+        return check(driver.cuGraphAddHostNode(self.graph.handle, d, n, p), "cuGraphAddHostNode")
+
+    def add_child(self, child: Graph, deps: Any = None) -> Any:
+        """Embed a copy of `child` (the driver clones it; the caller still owns `child`)."""
+        d, n = self._deps(deps)
+        return check(driver.cuGraphAddChildGraphNode(self.graph.handle, d, n, child.handle),
+                     "cuGraphAddChildGraphNode")
+
+    def add_event_record(self, event: Event, deps: Any = None) -> Any:
+        d, n = self._deps(deps)
+        return check(driver.cuGraphAddEventRecordNode(self.graph.handle, d, n, event.handle),
+                     "cuGraphAddEventRecordNode")
+
+    def add_event_wait(self, event: Event, deps: Any = None) -> Any:
+        d, n = self._deps(deps)
+        return check(driver.cuGraphAddEventWaitNode(self.graph.handle, d, n, event.handle),
+                     "cuGraphAddEventWaitNode")
+
+    def add_mem_alloc(self, nbytes: int, device_index: int, deps: Any = None) -> tuple[Any, int]:
+        """A graph-owned allocation; returns (node, device address valid inside the graph)."""
+        p = driver.CUDA_MEM_ALLOC_NODE_PARAMS()
+        p.bytesize = nbytes
+        p.poolProps.allocType = driver.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
+        p.poolProps.location.type = driver.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+        p.poolProps.location.id = device_index
+        d, n = self._deps(deps)
+        node = check(driver.cuGraphAddMemAllocNode(self.graph.handle, d, n, p),
+                     "cuGraphAddMemAllocNode")
+        return node, int(p.dptr)
+
+    def add_mem_free(self, dptr: int, deps: Any = None) -> Any:
+        d, n = self._deps(deps)
+        return check(driver.cuGraphAddMemFreeNode(self.graph.handle, d, n, dptr),
+                     "cuGraphAddMemFreeNode")
+
+    def conditional_handle(self, default: int = 1) -> Any:
+        """A conditional handle whose value is `default` at each launch of the graph."""
+        ctx = check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
+        flags = driver.CU_GRAPH_COND_ASSIGN_DEFAULT
+        return check(driver.cuGraphConditionalHandleCreate(self.graph.handle, ctx, default,
+                                                           flags),
+                     "cuGraphConditionalHandleCreate",
+                     hint="conditional nodes need driver 12.3 or newer")
+
+    def add_while(self, handle: Any, deps: Any = None) -> tuple[Any, GraphBuilder]:
+        """A conditional WHILE node; returns (node, builder of its body graph)."""
+        p = driver.CUgraphNodeParams()
+        p.type = driver.CUgraphNodeType.CU_GRAPH_NODE_TYPE_CONDITIONAL
+        p.conditional.handle = handle
+        p.conditional.type = driver.CUgraphConditionalNodeType.CU_GRAPH_COND_TYPE_WHILE
+        p.conditional.size = 1
+        p.conditional.ctx = check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
+        d, n = self._deps(deps)
+        node = check(driver.cuGraphAddNode(self.graph.handle, d, None, n, p),
+                     "cuGraphAddNode(conditional WHILE)",
+                     hint="conditional nodes need driver 12.3 or newer")
+        return node, GraphBuilder(_BodyGraph(p.conditional.phGraph_out[0], self.graph))
+
+
+class _BodyGraph(Graph):
+    """A conditional body: the parent graph owns the handle, so destroy() only forgets it."""
+
+    def __init__(self, handle: Any, parent: Graph):
+        self.handle = handle
+        self._keepalive = parent._keepalive
+
+    def destroy(self) -> None:
+        self.handle = None

@@ -1,0 +1,111 @@
+"""Device and pinned host buffers with numpy upload and download. Freed deterministically."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+from cuda.bindings import driver
+
+from graphcert.cuda.check import check
+
+
+class DeviceBuffer:
+    """cuMemAlloc'd device memory. `ptr` is the device address as an int."""
+
+    def __init__(self, nbytes: int):
+        self.nbytes = int(nbytes)
+        # cuMemAlloc(0) is an error; a zero-sized class still needs a valid pointer.
+        self._dptr = check(driver.cuMemAlloc(max(self.nbytes, 1)), "cuMemAlloc",
+                           hint=f"needed {self.nbytes:,} bytes of device memory")
+        self.ptr = int(self._dptr)
+
+    @classmethod
+    def from_array(cls, array: np.ndarray) -> DeviceBuffer:
+        buf = cls(array.nbytes)
+        buf.upload(array)
+        return buf
+
+    def upload(self, array: np.ndarray) -> None:
+        """Synchronous host→device copy of a contiguous array."""
+        data = np.ascontiguousarray(array)
+        if data.nbytes > self.nbytes:
+            raise ValueError(f"upload of {data.nbytes} bytes into a {self.nbytes}-byte buffer")
+        if data.nbytes:
+            check(driver.cuMemcpyHtoD(self._dptr, data.ctypes.data, data.nbytes), "cuMemcpyHtoD")
+
+    def download(self, dtype: Any, count: int | None = None, offset: int = 0) -> np.ndarray:
+        """Synchronous device→host copy of `count` elements (default: the whole buffer)."""
+        dt = np.dtype(dtype)
+        if count is None:
+            count = (self.nbytes - offset) // dt.itemsize
+        out = np.empty(count, dtype=dt)
+        if out.nbytes:
+            if offset + out.nbytes > self.nbytes:
+                raise ValueError("download past the end of the buffer")
+            check(driver.cuMemcpyDtoH(out.ctypes.data, self.ptr + offset, out.nbytes),
+                  "cuMemcpyDtoH")
+        return out
+
+    def memset_u32_async(self, value: int, count: int, stream: Any) -> None:
+        """Enqueue a 32-bit memset (captured as a memset node)."""
+        check(driver.cuMemsetD32Async(self.ptr, value, count, stream.handle), "cuMemsetD32Async")
+
+    def memset_u8_async(self, value: int, count: int, stream: Any) -> None:
+        check(driver.cuMemsetD8Async(self.ptr, value, count, stream.handle), "cuMemsetD8Async")
+
+    def copy_from_host_async(self, host: PinnedBuffer, nbytes: int, stream: Any) -> None:
+        """Enqueue host→device from pinned memory (captured as a memcpy node)."""
+        check(driver.cuMemcpyHtoDAsync(self.ptr, host.ptr, nbytes, stream.handle),
+              "cuMemcpyHtoDAsync")
+
+    def copy_to_host_async(self, host: PinnedBuffer, nbytes: int, stream: Any) -> None:
+        """Enqueue device→host into pinned memory (captured as a memcpy node)."""
+        check(driver.cuMemcpyDtoHAsync(host.ptr, self.ptr, nbytes, stream.handle),
+              "cuMemcpyDtoHAsync")
+
+    def free(self) -> None:
+        if self._dptr is not None:
+            dptr, self._dptr = self._dptr, None
+            check(driver.cuMemFree(dptr), "cuMemFree")
+
+    @property
+    def freed(self) -> bool:
+        return self._dptr is None
+
+    def __enter__(self) -> DeviceBuffer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.free()
+
+
+class PinnedBuffer:
+    """Page-locked host memory, optionally mapped into the device's address space."""
+
+    def __init__(self, nbytes: int, *, mapped: bool = False):
+        self.nbytes = int(nbytes)
+        flags = driver.CU_MEMHOSTALLOC_DEVICEMAP if mapped else 0
+        self.ptr = int(check(driver.cuMemHostAlloc(max(self.nbytes, 1), flags), "cuMemHostAlloc"))
+        self.device_ptr = (int(check(driver.cuMemHostGetDevicePointer(self.ptr, 0),
+                                     "cuMemHostGetDevicePointer")) if mapped else None)
+        self._alive = True
+
+    def array(self, dtype: Any, count: int | None = None) -> np.ndarray:
+        """A numpy view of the pinned memory (valid until free())."""
+        dt = np.dtype(dtype)
+        count = self.nbytes // dt.itemsize if count is None else count
+        raw = (ctypes.c_byte * (count * dt.itemsize)).from_address(self.ptr)
+        return np.frombuffer(raw, dtype=dt, count=count)
+
+    def free(self) -> None:
+        if self._alive:
+            self._alive = False
+            check(driver.cuMemFreeHost(self.ptr), "cuMemFreeHost")
+
+    def __enter__(self) -> PinnedBuffer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.free()

@@ -1,0 +1,164 @@
+"""Loaded modules and kernels, with launch arguments packed once.
+
+A launch needs `void**` to each argument. Packing builds one byte block holding every
+argument and one pointer array into it; a PreparedLaunch keeps both alive so the timed
+stream path pays only for cuLaunchKernel itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from cuda.bindings import driver
+
+from graphcert.cuda.check import check
+from graphcert.cuda.memory import DeviceBuffer
+
+Dim = tuple[int, int, int]
+
+
+def dim3(value: int | tuple[int, ...]) -> Dim:
+    """An int or a 1–3 tuple as a full (x, y, z)."""
+    if isinstance(value, (int, np.integer)):
+        return (int(value), 1, 1)
+    t = tuple(int(v) for v in value) + (1, 1, 1)
+    return (t[0], t[1], t[2])
+
+
+class Module:
+    """A cubin loaded into the current context."""
+
+    def __init__(self, cubin: bytes, name: str = "<module>"):
+        self.name = name
+        self.handle = check(driver.cuModuleLoadData(cubin), f"cuModuleLoadData({name})")
+        self._kernels: dict[str, Kernel] = {}
+
+    def kernel(self, name: str) -> Kernel:
+        if name not in self._kernels:
+            func = check(driver.cuModuleGetFunction(self.handle, name.encode()),
+                         f"cuModuleGetFunction({self.name}:{name})",
+                         hint=f"declare {name} extern \"C\" __global__ in {self.name}")
+            self._kernels[name] = Kernel(func, name)
+        return self._kernels[name]
+
+    def unload(self) -> None:
+        if self.handle is not None:
+            handle, self.handle = self.handle, None
+            check(driver.cuModuleUnload(handle), "cuModuleUnload")
+
+
+def param_sizes(func: Any) -> list[int]:
+    """Sizes of a kernel's parameters as the driver reports them (driver 12.4+)."""
+    sizes = []
+    for i in range(1024):
+        err, _offset, size = driver.cuFuncGetParamInfo(func, i)
+        if int(err) != 0:
+            break
+        sizes.append(int(size))
+    return sizes
+
+
+class PackedArgs:
+    """Argument bytes plus the pointer array the driver reads; `address` is the void**."""
+
+    def __init__(self, values: list[bytes]):
+        offsets, total = [], 0
+        for v in values:
+            total = (total + 7) & ~7  # 8-byte alignment for every argument
+            offsets.append(total)
+            total += len(v)
+        self._block = np.zeros(max(total, 8), dtype=np.uint8)
+        for off, v in zip(offsets, values):
+            self._block[off:off + len(v)] = np.frombuffer(v, dtype=np.uint8)
+        base = self._block.ctypes.data
+        self._pointers = np.array([base + off for off in offsets] or [0], dtype=np.uint64)
+        self.address = int(self._pointers.ctypes.data) if values else 0
+        self.count = len(values)
+
+
+class Kernel:
+    """A kernel function: its name, its parameter sizes, and launch helpers."""
+
+    def __init__(self, func: Any, name: str):
+        self.func = func
+        self.name = name
+        self.param_sizes = param_sizes(func)
+
+    def pack(self, *args: Any) -> PackedArgs:
+        """Encode arguments by the kernel's own parameter sizes."""
+        if self.param_sizes and len(args) != len(self.param_sizes):
+            raise TypeError(f"kernel {self.name} takes {len(self.param_sizes)} arguments, "
+                            f"got {len(args)}")
+        values = []
+        for i, arg in enumerate(args):
+            size = self.param_sizes[i] if i < len(self.param_sizes) else None
+            values.append(_encode(arg, size, self.name, i))
+        return PackedArgs(values)
+
+    def prepare(self, grid: Any, block: Any, *args: Any, shared: int = 0) -> PreparedLaunch:
+        return PreparedLaunch(self, dim3(grid), dim3(block), int(shared), self.pack(*args))
+
+    def launch(self, stream: Any, grid: Any, block: Any, *args: Any, shared: int = 0) -> None:
+        self.prepare(grid, block, *args, shared=shared).launch(stream)
+
+    def node_params(self, grid: Any, block: Any, *args: Any,
+                    shared: int = 0) -> tuple[Any, PackedArgs]:
+        """CUDA_KERNEL_NODE_PARAMS for an explicit kernel node; keep the PackedArgs alive."""
+        g, b = dim3(grid), dim3(block)
+        packed = self.pack(*args)
+        p = driver.CUDA_KERNEL_NODE_PARAMS()
+        p.func = self.func
+        p.gridDimX, p.gridDimY, p.gridDimZ = g
+        p.blockDimX, p.blockDimY, p.blockDimZ = b
+        p.sharedMemBytes = int(shared)
+        p.kernelParams = packed.address
+        p.extra = 0
+        return p, packed
+
+
+def _encode(arg: Any, size: int | None, kernel: str, index: int) -> bytes:
+    if isinstance(arg, DeviceBuffer):
+        return np.uint64(arg.ptr).tobytes()
+    if isinstance(arg, np.generic):
+        data = arg.tobytes()
+    elif isinstance(arg, bool):
+        data = np.uint8(arg).tobytes() if size == 1 else np.uint32(arg).tobytes()
+    elif isinstance(arg, int):
+        if size == 8:
+            data = (np.int64(arg) if arg < 0 else np.uint64(arg)).tobytes()
+        elif size in (4, None):
+            data = (np.int32(arg) if arg < 0 else np.uint32(arg)).tobytes()
+        elif size == 2:
+            data = np.uint16(arg).tobytes()
+        else:
+            data = np.uint8(arg).tobytes()
+    elif isinstance(arg, float):
+        data = (np.float64(arg) if size == 8 else np.float32(arg)).tobytes()
+    elif isinstance(arg, (bytes, bytearray)):
+        data = bytes(arg)
+    else:
+        raise TypeError(f"kernel {kernel} argument {index}: cannot pass {type(arg).__name__}")
+    if size is not None and len(data) != size:
+        raise TypeError(f"kernel {kernel} argument {index} is {size} bytes, "
+                        f"got {len(data)} ({type(arg).__name__})")
+    return data
+
+
+@dataclass
+class PreparedLaunch:
+    """A launch whose arguments are packed once; launch() is one cuLaunchKernel."""
+
+    kernel: Kernel
+    grid: Dim
+    block: Dim
+    shared: int
+    args: PackedArgs
+
+    def launch(self, stream: Any) -> None:
+        g, b = self.grid, self.block
+        err = driver.cuLaunchKernel(self.kernel.func, g[0], g[1], g[2], b[0], b[1], b[2],
+                                    self.shared, stream.handle, self.args.address, 0)[0]
+        if int(err) != 0:
+            check(err, f"cuLaunchKernel({self.kernel.name})")

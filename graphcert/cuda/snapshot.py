@@ -1,0 +1,186 @@
+"""Read a live CUDA graph into the pure model's RawGraph, then a GraphSnapshot.
+
+Per node kind we read what the driver will tell (driver 13.0 lacks cuGraphNodeGetParams,
+so a conditional node's type then comes from the DOT print and its bodies stay unread).
+Pointers and handles are used only to resolve facts (a memcpy's direction); they never
+reach the snapshot.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from cuda.bindings import driver
+
+from graphcert.cuda.check import check
+from graphcert.cuda.graph import Graph
+from graphcert.cuda.module import param_sizes
+from graphcert.model import GraphSnapshot, NodeKind, RawGraph, RawNode, snapshot_from_raw
+
+T = driver.CUgraphNodeType
+L = driver.CUlaunchAttributeID
+M = driver.CUmemorytype
+
+
+def read_snapshot(graph: Graph, meta: dict[str, Any] | None = None) -> GraphSnapshot:
+    """The canonical snapshot of `graph` (nodes, edges, fingerprints)."""
+    raw, _ = read_raw(graph.handle)
+    return snapshot_from_raw(raw, meta=meta)
+
+
+def read_raw(handle: Any, _dot: str | None = None) -> tuple[RawGraph, dict[int, int]]:
+    """RawGraph of a CUgraph, plus {node handle as int: raw id} for naming failing nodes."""
+    nodes = _nodes(handle)
+    ids = {int(n): i for i, n in enumerate(nodes)}
+    raw_nodes = []
+    dot: str | None = _dot
+    for i, node in enumerate(nodes):
+        ntype = check(driver.cuGraphNodeGetType(node), "cuGraphNodeGetType")
+        kind = NodeKind.from_driver_type(int(ntype))
+        attrs: dict[str, Any] = {}
+        children: tuple[RawGraph, ...] = ()
+        if kind is NodeKind.KERNEL:
+            attrs = _kernel(node)
+        elif kind is NodeKind.MEMSET:
+            attrs = _memset(node)
+        elif kind is NodeKind.MEMCPY:
+            attrs = _memcpy(node)
+        elif kind is NodeKind.MEM_ALLOC:
+            p = check(driver.cuGraphMemAllocNodeGetParams(node), "cuGraphMemAllocNodeGetParams")
+            attrs = {"bytes": int(p.bytesize)}
+        elif kind is NodeKind.GRAPH:
+            child = check(driver.cuGraphChildGraphNodeGetGraph(node),
+                          "cuGraphChildGraphNodeGetGraph")
+            children = (read_raw(child)[0],)
+        elif kind is NodeKind.CONDITIONAL:
+            if dot is None:
+                dot = _dot_of(handle)
+            attrs, children = _conditional(node, dot)
+        elif kind in (NodeKind.EXT_SEMAS_SIGNAL, NodeKind.EXT_SEMAS_WAIT):
+            attrs = _ext_semas(node, kind)
+        elif kind is NodeKind.BATCH_MEM_OP:
+            p = check(driver.cuGraphBatchMemOpNodeGetParams(node), "cuGraphBatchMemOpNodeGetParams")
+            attrs = {"count": int(p.count)}
+        elif kind is NodeKind.UNKNOWN:
+            attrs = {"driver_type": int(ntype)}
+        raw_nodes.append(RawNode(i, kind, attrs, children))
+    edges = tuple((ids[int(a)], ids[int(b)]) for a, b in _edges(handle))
+    return RawGraph(tuple(raw_nodes), edges), ids
+
+
+def _nodes(handle: Any) -> list[Any]:
+    _, count = check(driver.cuGraphGetNodes(handle, 0), "cuGraphGetNodes")
+    if count == 0:
+        return []
+    nodes, count = check(driver.cuGraphGetNodes(handle, count), "cuGraphGetNodes")
+    return list(nodes[:count])
+
+
+def _edges(handle: Any) -> list[tuple[Any, Any]]:
+    # CUDA 13's query carries edge data; asking without it would be a lossy query.
+    *_, count = check(driver.cuGraphGetEdges(handle, 0), "cuGraphGetEdges")
+    if count == 0:
+        return []
+    src, dst, _data, count = check(driver.cuGraphGetEdges(handle, count), "cuGraphGetEdges")
+    return list(zip(src[:count], dst[:count]))
+
+
+def _kernel(node: Any) -> dict[str, Any]:
+    p = check(driver.cuGraphKernelNodeGetParams(node), "cuGraphKernelNodeGetParams")
+    func = p.func
+    name = None
+    sizes: list[int] | None = None
+    if func is not None and int(func) != 0:
+        raw = check(driver.cuFuncGetName(func), "cuFuncGetName")
+        name = raw.decode() if isinstance(raw, bytes) else str(raw)
+        sizes = param_sizes(func)
+    elif p.kern is not None and int(p.kern) != 0:
+        raw = check(driver.cuKernelGetName(p.kern), "cuKernelGetName")
+        name = raw.decode() if isinstance(raw, bytes) else str(raw)
+    return {
+        "name": name,
+        "grid": [int(p.gridDimX), int(p.gridDimY), int(p.gridDimZ)],
+        "block": [int(p.blockDimX), int(p.blockDimY), int(p.blockDimZ)],
+        "shared_mem_bytes": int(p.sharedMemBytes),
+        "param_sizes": sizes,
+        "cooperative": _launch_attr(node, L.CU_LAUNCH_ATTRIBUTE_COOPERATIVE, "cooperative", bool),
+        "cluster_dim": _cluster(node),
+        "priority": _launch_attr(node, L.CU_LAUNCH_ATTRIBUTE_PRIORITY, "priority", int),
+    }
+
+
+def _launch_attr(node: Any, attr: Any, field: str, cast: Any) -> Any:
+    err, value = driver.cuGraphKernelNodeGetAttribute(node, attr)
+    return cast(getattr(value, field)) if int(err) == 0 else None
+
+
+def _cluster(node: Any) -> list[int] | None:
+    err, value = driver.cuGraphKernelNodeGetAttribute(node,
+                                                      L.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+    if int(err) != 0:
+        return None
+    c = value.clusterDim
+    return [int(c.x), int(c.y), int(c.z)]
+
+
+def _memset(node: Any) -> dict[str, Any]:
+    p = check(driver.cuGraphMemsetNodeGetParams(node), "cuGraphMemsetNodeGetParams")
+    element, width, height = int(p.elementSize), int(p.width), int(p.height)
+    return {"element_size": element, "width": width, "height": height,
+            "value": int(p.value), "bytes": element * width * height}
+
+
+def _side(mem_type: Any, device_ptr: Any, host_ptr: Any) -> str:
+    if mem_type == M.CU_MEMORYTYPE_HOST:
+        return "H"
+    if mem_type in (M.CU_MEMORYTYPE_DEVICE, M.CU_MEMORYTYPE_ARRAY):
+        return "D"
+    # Unified addressing: ask the driver where the pointer lives.
+    ptr = int(device_ptr) or int(host_ptr or 0)
+    err, where = driver.cuPointerGetAttribute(
+        driver.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr)
+    if int(err) == 0 and int(where) == int(M.CU_MEMORYTYPE_DEVICE):
+        return "D"
+    return "H"
+
+
+def _memcpy(node: Any) -> dict[str, Any]:
+    p = check(driver.cuGraphMemcpyNodeGetParams(node), "cuGraphMemcpyNodeGetParams")
+    src = _side(p.srcMemoryType, p.srcDevice, p.srcHost)
+    dst = _side(p.dstMemoryType, p.dstDevice, p.dstHost)
+    width, height, depth = int(p.WidthInBytes), int(p.Height), int(p.Depth)
+    return {"direction": f"{src}to{dst}", "width_bytes": width, "height": height,
+            "depth": depth, "bytes": width * max(height, 1) * max(depth, 1)}
+
+
+def _ext_semas(node: Any, kind: NodeKind) -> dict[str, Any]:
+    fn = (driver.cuGraphExternalSemaphoresSignalNodeGetParams if kind is NodeKind.EXT_SEMAS_SIGNAL
+          else driver.cuGraphExternalSemaphoresWaitNodeGetParams)
+    p = check(fn(node), fn.__name__)
+    return {"count": int(p.numExtSems)}
+
+
+_COND_TYPES = {"CU_GRAPH_COND_TYPE_IF": "if", "CU_GRAPH_COND_TYPE_WHILE": "while",
+               "CU_GRAPH_COND_TYPE_SWITCH": "switch"}
+
+
+def _conditional(node: Any, dot: str) -> tuple[dict[str, Any], tuple[RawGraph, ...]]:
+    """Type and bodies via cuGraphNodeGetParams where the driver has it, else type from DOT."""
+    err, params = driver.cuGraphNodeGetParams(node)
+    if int(err) == 0 and params is not None:
+        c = params.conditional
+        bodies = tuple(read_raw(c.phGraph_out[i])[0] for i in range(int(c.size)))
+        return {"type": _COND_TYPES.get(c.type.name), "size": int(c.size),
+                "bodies_read": True}, bodies
+    kinds = re.findall(r"\b(WHILE|IF|SWITCH)\b", dot)
+    ctype = kinds[0].lower() if len(set(kinds)) == 1 else None
+    return {"type": ctype, "size": None, "bodies_read": False}, ()
+
+
+def _dot_of(handle: Any) -> str:
+    g = Graph(handle)
+    try:
+        return g.dot()
+    finally:
+        g.handle = None  # borrowed handle: not ours to destroy

@@ -1,0 +1,134 @@
+"""Streams, events, and the blocking kernel that holds a stream while launches queue."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+import numpy as np
+from cuda.bindings import driver
+
+from graphcert.cuda.check import check
+from graphcert.cuda.memory import DeviceBuffer, PinnedBuffer
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from graphcert.cuda.module import Kernel
+
+
+class Stream:
+    """A non-blocking stream (never synchronises with the legacy default stream)."""
+
+    def __init__(self) -> None:
+        self.handle = check(driver.cuStreamCreate(driver.CUstream_flags.CU_STREAM_NON_BLOCKING),
+                            "cuStreamCreate")
+
+    def synchronize(self) -> None:
+        check(driver.cuStreamSynchronize(self.handle), "cuStreamSynchronize")
+
+    def is_capturing(self) -> bool:
+        status = check(driver.cuStreamIsCapturing(self.handle), "cuStreamIsCapturing")
+        return status == driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_ACTIVE
+
+    def capture_status(self) -> str:
+        status = check(driver.cuStreamIsCapturing(self.handle), "cuStreamIsCapturing")
+        return status.name.replace("CU_STREAM_CAPTURE_STATUS_", "").lower()
+
+    def wait(self, event: Event) -> None:
+        check(driver.cuStreamWaitEvent(self.handle, event.handle, 0), "cuStreamWaitEvent")
+
+    @property
+    def address(self) -> int:
+        """The CUstream as an integer, for libraries that take external streams (CuPy)."""
+        return int(self.handle)
+
+    def destroy(self) -> None:
+        if self.handle is not None:
+            handle, self.handle = self.handle, None
+            check(driver.cuStreamDestroy(handle), "cuStreamDestroy")
+
+    def __enter__(self) -> Stream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.destroy()
+
+
+class Event:
+    """A CUDA event; timing events by default."""
+
+    def __init__(self, *, timing: bool = True):
+        flags = (driver.CUevent_flags.CU_EVENT_DEFAULT if timing
+                 else driver.CUevent_flags.CU_EVENT_DISABLE_TIMING)
+        self.handle = check(driver.cuEventCreate(flags), "cuEventCreate")
+
+    def record(self, stream: Stream) -> None:
+        check(driver.cuEventRecord(self.handle, stream.handle), "cuEventRecord")
+
+    def synchronize(self) -> None:
+        check(driver.cuEventSynchronize(self.handle), "cuEventSynchronize")
+
+    def elapsed_s(self, later: Event) -> float:
+        """Seconds from this event to `later` (both recorded and complete)."""
+        ms = check(driver.cuEventElapsedTime(self.handle, later.handle), "cuEventElapsedTime")
+        return float(ms) / 1e3
+
+    def destroy(self) -> None:
+        if self.handle is not None:
+            handle, self.handle = self.handle, None
+            check(driver.cuEventDestroy(handle), "cuEventDestroy")
+
+    def __enter__(self) -> Event:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.destroy()
+
+
+class BlockingKernel:
+    """Holds a stream with a spinning kernel until released, or until its timeout.
+
+    Launches enqueued behind it run back to back once it is released, so their events
+    measure GPU time alone. The timeout means a full launch queue (the host blocks inside
+    cuLaunchKernel) resolves itself: the kernel ends, the queue drains, and `timed_out`
+    tells the caller the queued figure is unusable.
+    """
+
+    RELEASED, TIMED_OUT = 1, 2
+
+    def __init__(self, kernel: Kernel, timeout_s: float = 5.0):
+        self.kernel = kernel
+        self.timeout_s = timeout_s
+        self._flag = PinnedBuffer(4, mapped=True)
+        self._status = DeviceBuffer(4)
+        self._flag_view = self._flag.array(np.uint32, 1)
+
+    def hold(self, stream: Stream) -> None:
+        self._flag_view[0] = 0
+        self._status.upload(np.zeros(1, dtype=np.uint32))
+        assert self._flag.device_ptr is not None
+        self.kernel.launch(stream, 1, 1, np.uint64(self._flag.device_ptr),
+                           np.uint64(int(self.timeout_s * 1e9)), self._status)
+
+    def release(self) -> None:
+        self._flag_view[0] = 1
+
+    def outcome(self) -> int:
+        """RELEASED or TIMED_OUT, after the stream has been synchronised."""
+        return int(self._status.download(np.uint32, 1)[0])
+
+    @contextmanager
+    def holding(self, stream: Stream) -> Iterator[BlockingKernel]:
+        """Hold `stream` for the body (which enqueues), then release and synchronise."""
+        self.hold(stream)
+        try:
+            yield self
+        finally:
+            self.release()
+            stream.synchronize()
+
+    def free(self) -> None:
+        self._flag.free()
+        self._status.free()
+
