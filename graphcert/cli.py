@@ -15,7 +15,7 @@ from graphcert.errors import GraphcertError
 COMMANDS: dict[str, tuple[str, str]] = {
     "env": ("graphcert.commands.env", "Driver, CUDA, library versions and every GPU."),
     "workloads": ("graphcert.commands.workloads", "List the workloads graphcert can run."),
-    "capture": ("graphcert.commands.capture", "Capture a workload per capacity class; save snapshots."),
+    "capture": ("graphcert.commands.capture", "Capture a workload per class; save snapshots."),
     "inventory": ("graphcert.commands.inventory", "Show every node of a graph or saved snapshot."),
     "verify": ("graphcert.commands.verify", "Prove topology stability and update correctness."),
     "bench": ("graphcert.commands.bench", "Time graph launch against per-kernel launch."),

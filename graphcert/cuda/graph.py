@@ -15,7 +15,7 @@ from cuda.bindings import driver
 
 from graphcert.cuda.check import check, error_for
 from graphcert.cuda.memory import DeviceBuffer, PinnedBuffer
-from graphcert.cuda.module import Kernel, PackedArgs
+from graphcert.cuda.module import Kernel
 from graphcert.cuda.stream import Event, Stream
 from graphcert.errors import CaptureError, CudaError
 
@@ -225,17 +225,18 @@ class GraphBuilder:
         return check(driver.cuGraphAddKernelNode(self.graph.handle, d, n, params),
                      f"cuGraphAddKernelNode({kernel.name})")
 
-    def add_memset(self, buffer: DeviceBuffer, value: int, count: int, element_size: int = 4,
-                   deps: Any = None, context: Any = None) -> Any:
+    def add_memset(self, buffer: DeviceBuffer | int, value: int, count: int,
+                   element_size: int = 4, deps: Any = None) -> Any:
+        """Set `count` elements of 1, 2 or 4 bytes (a DeviceBuffer or a graph allocation)."""
         p = driver.CUDA_MEMSET_NODE_PARAMS()
-        p.dst = buffer.ptr
+        p.dst = buffer if isinstance(buffer, int) else buffer.ptr
         p.value = value
         p.elementSize = element_size
         p.width = count
         p.height = 1
         p.pitch = 0
         d, n = self._deps(deps)
-        ctx = context if context is not None else check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
+        ctx = check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
         return check(driver.cuGraphAddMemsetNode(self.graph.handle, d, n, p, ctx),
                      "cuGraphAddMemsetNode")
 

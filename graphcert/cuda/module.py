@@ -70,7 +70,7 @@ class PackedArgs:
             offsets.append(total)
             total += len(v)
         self._block = np.zeros(max(total, 8), dtype=np.uint8)
-        for off, v in zip(offsets, values):
+        for off, v in zip(offsets, values, strict=False):
             self._block[off:off + len(v)] = np.frombuffer(v, dtype=np.uint8)
         base = self._block.ctypes.data
         self._pointers = np.array([base + off for off in offsets] or [0], dtype=np.uint64)

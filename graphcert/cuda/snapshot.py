@@ -83,7 +83,7 @@ def _edges(handle: Any) -> list[tuple[Any, Any]]:
     if count == 0:
         return []
     src, dst, _data, count = check(driver.cuGraphGetEdges(handle, count), "cuGraphGetEdges")
-    return list(zip(src[:count], dst[:count]))
+    return list(zip(src[:count], dst[:count], strict=False))
 
 
 def _kernel(node: Any) -> dict[str, Any]:

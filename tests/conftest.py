@@ -1,0 +1,54 @@
+"""Shared fixtures. GPU fixtures skip only when there is no driver or no device."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/gpu/" in str(item.path).replace("\\", "/"):
+            item.add_marker(pytest.mark.gpu)
+
+
+@pytest.fixture(scope="session")
+def gpu_ctx() -> Iterator[object]:
+    """A RunContext on device 0. NoDriverError skips; every other error fails the test."""
+    from graphcert.cuda.context import RunContext
+    from graphcert.errors import NoDriverError
+
+    try:
+        ctx = RunContext.open(0, seed=1234)
+    except NoDriverError as exc:
+        pytest.skip(f"no CUDA driver or device: {exc}")
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture
+def stream(gpu_ctx: object) -> Iterator[object]:
+    from graphcert.cuda.stream import Stream
+
+    s = Stream()
+    yield s
+    s.synchronize()
+    s.destroy()
+
+
+@pytest.fixture
+def test_kernels() -> Path:
+    """Kernels used only by tests (they include kernels/graphcert_device.cuh)."""
+    return TESTS / "kernels" / "graphcert_test.cu"
+
+
+@pytest.fixture
+def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private kernel cache, so tests never see each other's entries."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("GRAPHCERT_CACHE", str(cache))
+    return cache
