@@ -134,6 +134,17 @@ class GraphExec:
         check(driver.cuGraphExecKernelNodeSetParams(self.handle, node, params),
               "cuGraphExecKernelNodeSetParams")
 
+    def set_kernel_argument(self, node: Any, index: int, value: int) -> None:
+        """Change one integer argument of a kernel node in this exec, keeping the others
+        (read back from the graph's node) and its launch geometry: no re-capture."""
+        params, args = kernel_node_arguments(node)
+        size = len(args[index])
+        args[index] = int(value).to_bytes(size, "little", signed=value < 0)
+        packed = PackedArgs(args)
+        params.kernelParams = packed.address
+        params.extra = 0
+        self.set_kernel_params(node, params)  # the driver copies the arguments here
+
     def destroy(self) -> None:
         if self.handle is not None:
             handle, self.handle = self.handle, None
@@ -144,6 +155,19 @@ class GraphExec:
 
     def __exit__(self, *exc: object) -> None:
         self.destroy()
+
+
+def kernel_node_arguments(node: Any) -> tuple[Any, list[bytes]]:
+    """A kernel node's params struct and the bytes of each argument as the graph holds them."""
+    params = check(driver.cuGraphKernelNodeGetParams(node), "cuGraphKernelNodeGetParams")
+    sizes = param_sizes(params.func)
+    address = int(params.kernelParams or 0)
+    if sizes and not address:
+        raise CudaError("cuGraphKernelNodeGetParams", 0, "NO_KERNEL_PARAMS",
+                        "the node's arguments are not readable (launched with `extra`)")
+    pointers = (ctypes.c_uint64 * len(sizes)).from_address(address) if sizes else []
+    return params, [ctypes.string_at(int(p), size) for p, size in zip(pointers, sizes,
+                                                                        strict=True)]
 
 
 def capture(stream: Stream, record: Callable[[], None], mode: str = "global") -> Graph:

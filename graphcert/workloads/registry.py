@@ -216,9 +216,9 @@ def digest_files(paths: list[Path]) -> str:
     return h.hexdigest()
 
 
-def source_digest(text: str, extra_kernel_files: tuple[str, ...] = ()) -> str | None:
+def source_digest(text: str) -> str | None:
     """Digest of a workload's sources, or None when they cannot be found."""
     files = source_files(text)
     if files is None or not all(p.is_file() for p in files):
         return None
-    return digest_files(files + [kernels_dir() / k for k in extra_kernel_files])
+    return digest_files(files)

@@ -177,8 +177,12 @@ def test_exec_update_and_set_params(gpu_ctx: RunContext, stream: Stream,
         exe.launch(stream)
         stream.synchronize()
         assert (y.download(np.float32) == 3.0).all()
-        # A different kernel: the update is refused with a reason, not raised.
-        with capture(stream, lambda: inc.launch(stream, 1, 1, x)) as other:
+        # Another node: the topology changed, so the update is refused with a reason.
+        def two_nodes() -> None:
+            axpy.launch(stream, 2, 256, np.float32(1.0), x, y, np.uint32(512))
+            inc.launch(stream, 1, 1, x)
+
+        with capture(stream, two_nodes) as other:
             refused = exe.update(other)
         assert not refused.ok and refused.topology_changed
         assert refused.failing_node is not None and refused.reason

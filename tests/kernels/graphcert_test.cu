@@ -23,3 +23,8 @@ extern "C" __global__ void t_countdown(u32* counter, u32* iterations,
     if (*counter > 0u) *counter -= 1u;
     cudaGraphSetConditional(handle, *counter > 0u ? 1u : 0u);
 }
+
+extern "C" __global__ void t_scale_u32(const u32* x, u32* y, u32 n) {
+    const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = 3u * x[i];
+}

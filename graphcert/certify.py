@@ -1,0 +1,42 @@
+"""Writing verify and bench certificates: workload identity, environment, verdict."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from graphcert.certificate import (certificate_filename, host_environment, make_certificate,
+                                   write_certificate)
+from graphcert.workloads import registry
+
+
+def workload_identity(ref: str, workload: Any) -> dict[str, Any]:
+    """Reference, name, options and the digest of the sources (the gate recomputes it the
+    same way: built-ins cover their kernels and module, user workloads their Python file)."""
+    return {"ref": ref, "name": str(workload.name), "source_digest": registry.source_digest(ref),
+            "options": dict(registry.parse_ref(ref).options)}
+
+
+def environment(device_index: int) -> dict[str, Any]:
+    """GPU, driver and library versions, plus Python, host and git.
+
+    A device machine may hold a copy of the tree without .git: GRAPHCERT_GIT_COMMIT and
+    GRAPHCERT_GIT_DIRTY then say which commit it is.
+    """
+    from graphcert.cuda.device import environment as gpu_environment
+
+    env = {**gpu_environment(device_index), **host_environment(Path.cwd())}
+    if os.environ.get("GRAPHCERT_GIT_COMMIT"):
+        env["git"] = {"commit": os.environ["GRAPHCERT_GIT_COMMIT"],
+                      "dirty": os.environ.get("GRAPHCERT_GIT_DIRTY", "0") == "1"}
+    return env
+
+
+def write(kind: str, out_dir: Path, ref: str, workload: Any, env: dict[str, Any],
+          results: dict[str, Any], reasons: list[str], passed: bool) -> Path:
+    """Seal and atomically write one certificate; returns its path."""
+    cert = make_certificate(kind, workload=workload_identity(ref, workload), environment=env,
+                            results=results, verdict={"passed": passed, "reasons": reasons})
+    name = certificate_filename(kind, str(workload.name), env["gpu"]["name"])
+    return write_certificate(out_dir / name, cert)
