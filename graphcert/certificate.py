@@ -107,7 +107,12 @@ def write_certificate(path: Path | str, cert: Mapping[str, Any]) -> Path:
     """Check `cert` and write it atomically; on any failure nothing is left at `path`."""
     path = Path(path)
     problems = validate_certificate(cert)
-    if not problems and cert.get("digest") != compute_digest(cert):
+    try:
+        sealed = cert.get("digest") == compute_digest(cert)
+    except ValueError as exc:  # NaN or Infinity: not JSON
+        problems.insert(0, f"a value is not JSON ({exc})")
+        sealed = True
+    if not problems and not sealed:
         problems = ["field 'digest' does not match the content (changed after sealing?)"]
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -207,7 +212,8 @@ def check_document(doc: Any, path: Path | str, *, digest_of: DigestOf | None = N
     kind = doc.get("kind")
     producer = PRODUCER.get(str(kind), "graphcert verify/bench")
     if version > SCHEMA_VERSION:
-        writer = (doc.get("tool") or {}).get("version", "a newer graphcert")
+        tool = doc.get("tool")
+        writer = tool.get("version", "?") if isinstance(tool, dict) else "?"
         raise CertificateError(
             path, f"schema version {version} is newer than this graphcert reads "
                   f"({SCHEMA_VERSION}); it was written by graphcert {writer}",
@@ -290,13 +296,13 @@ def load_certificate(path: Path | str, *, check_stale: bool = True) -> dict[str,
 
 
 def staleness(cert: Mapping[str, Any], digest_of: DigestOf = current_source_digest) -> str:
-    """'current', 'stale' or 'sources not found': for show, which displays instead of failing."""
+    """'current', 'stale' or 'not found': for show, which displays instead of failing."""
     try:
         current = digest_of(cert["workload"]["ref"])
     except (GraphcertError, OSError):
         current = None
     if current is None:
-        return "sources not found"
+        return "not found"
     return "current" if current == cert["workload"]["source_digest"] else "stale"
 
 

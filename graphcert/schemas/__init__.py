@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -32,7 +32,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_schema(kind: str) -> Mapping[str, Any]:
     """The shipped schema of one certificate kind (`topology`, `bench`)."""
     text = resources.files(__name__).joinpath(f"{kind}.json").read_text(encoding="utf-8")

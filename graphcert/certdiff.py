@@ -1,0 +1,273 @@
+"""Comparing two certificates' results: timings with nvbench-compare interval logic, capacity
+classes by topology and shape hash. Pure and import-light; used by the gate and by diff."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from graphcert.errors import GraphcertError
+
+QUANTITIES: tuple[str, ...] = ("host_enqueue", "device", "end_to_end")
+SIDES: tuple[str, ...] = ("stream", "graph")
+MIN_SAMPLES = 10  # fewer samples than this: the noise estimate is not trusted
+MAX_TRUSTED_NOISE = 0.5  # a side noisier than this cannot tell slower from same
+
+
+class Change(str, Enum):
+    """How a current timing compares with its baseline."""
+
+    SAME = "same"
+    FASTER = "faster"
+    SLOWER = "slower"
+    AMBIGUOUS = "ambiguous"
+
+
+@dataclass(frozen=True)
+class TimingComparison:
+    """One timing, baseline against current (medians in seconds, noise relative)."""
+
+    n: int
+    side: str  # stream | graph
+    quantity: str  # host_enqueue | device | end_to_end
+    baseline_s: float
+    current_s: float
+    diff: float  # (current - baseline) / baseline
+    threshold: float
+    change: Change
+    reason: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"n={self.n} {self.side} {self.quantity}"
+
+    def describe(self) -> str:
+        text = (f"{self.label}: {fmt_seconds(self.baseline_s)} -> {fmt_seconds(self.current_s)} "
+                f"({self.diff:+.1%}, noise threshold {self.threshold:.1%}): {self.change.value}")
+        return f"{text} ({self.reason})" if self.reason else text
+
+
+def compare_timing(baseline: Mapping[str, Any], current: Mapping[str, Any], *,
+                   min_noise: float = 0.005) -> tuple[float, float, Change, str | None]:
+    """nvbench-compare style: (diff, threshold, change, why-ambiguous) of two timings.
+
+    Within max(noise_b, noise_c, min_noise) they are the same; beyond it but with the two
+    noise intervals still overlapping, or with a side too noisy or too few samples to trust,
+    the change is ambiguous (reported, never failed); otherwise slower or faster.
+    """
+    b, c = float(baseline["median_s"]), float(current["median_s"])
+    nb, nc = float(baseline["noise"]), float(current["noise"])
+    diff = (c - b) / b if b > 0 else 0.0
+    threshold = max(nb, nc, min_noise)
+    if abs(diff) <= threshold:
+        return diff, threshold, Change.SAME, None
+    untrusted = [f"{name} has {t['samples']} samples" for name, t in
+                 (("baseline", baseline), ("current", current)) if t["samples"] < MIN_SAMPLES]
+    untrusted += [f"{name} noise {n:.0%}" for name, n in (("baseline", nb), ("current", nc))
+                  if n > MAX_TRUSTED_NOISE]
+    if untrusted:
+        return diff, threshold, Change.AMBIGUOUS, ", ".join(untrusted)
+    if abs(c - b) <= b * nb + c * nc:
+        return diff, threshold, Change.AMBIGUOUS, "noise intervals overlap"
+    return diff, threshold, (Change.SLOWER if diff > 0 else Change.FASTER), None
+
+
+def compare_bench(baseline: Mapping[str, Any], current: Mapping[str, Any], *,
+                  min_noise: float = 0.005) -> tuple[list[TimingComparison], list[str]]:
+    """Every timing of sizes both results hold; notes for what could not be compared."""
+    notes: list[str] = []
+    base_sizes = {s["n"]: s for s in baseline["sizes"]}
+    cur_sizes = {s["n"]: s for s in current["sizes"]}
+    out: list[TimingComparison] = []
+    for n in sorted(set(base_sizes) | set(cur_sizes)):
+        if n not in cur_sizes or n not in base_sizes:
+            notes.append(f"n={n} only in the {'baseline' if n in base_sizes else 'current'}")
+            continue
+        bs, cs = base_sizes[n], cur_sizes[n]
+        throttled = bs.get("throttled") or cs.get("throttled")
+        for side in SIDES:
+            for q in QUANTITIES:
+                bt, ct = bs[side].get(q), cs[side].get(q)
+                if bt is None or ct is None:
+                    if q == "device":
+                        notes.append(f"n={n} {side} device time unavailable on "
+                                     f"{'the baseline' if bt is None else 'current'}")
+                    continue
+                diff, thr, change, why = compare_timing(bt, ct, min_noise=min_noise)
+                if throttled and change in (Change.SLOWER, Change.FASTER):
+                    change, why = Change.AMBIGUOUS, "GPU clocks throttled"
+                out.append(TimingComparison(n, side, q, float(bt["median_s"]),
+                                            float(ct["median_s"]), diff, thr, change, why))
+    return out, notes
+
+
+@dataclass(frozen=True)
+class ClassComparison:
+    """One capacity class, baseline against current."""
+
+    capacity: int
+    change: str  # same | shape | topology | only baseline | only current | not comparable
+    baseline_topology: str | None
+    current_topology: str | None
+    baseline_shape: str | None
+    current_shape: str | None
+    baseline_counts: Mapping[str, int]
+    current_counts: Mapping[str, int]
+    node_diff: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        head = f"class {self.capacity}: "
+        if self.change in ("only baseline", "only current", "not comparable"):
+            return head + self.change
+        if self.change == "same":
+            return head + "unchanged"
+        what, b, c = (("topology hash", self.baseline_topology, self.current_topology)
+                      if self.change == "topology" else
+                      ("shape hash", self.baseline_shape, self.current_shape))
+        text = f"{head}{what} {hash_change(b, c)}; nodes {_counts_diff(self)}"
+        if self.node_diff:
+            text += "; " + "; ".join(self.node_diff)
+        return text
+
+
+def short_hash(value: str | None) -> str:
+    """The first 12 characters of a hash (without any `sha256:`), or 'none'."""
+    return "none" if value is None else value.removeprefix("sha256:")[:12]
+
+
+def hash_change(a: str | None, b: str | None) -> str:
+    """`a -> b`, shortened unless the short forms would look the same."""
+    if a != b and short_hash(a) == short_hash(b):
+        return f"{a} -> {b}"
+    return f"{short_hash(a)} -> {short_hash(b)}"
+
+
+def _counts_diff(c: ClassComparison) -> str:
+    parts = []
+    for kind in sorted(set(c.baseline_counts) | set(c.current_counts)):
+        b, n = c.baseline_counts.get(kind, 0), c.current_counts.get(kind, 0)
+        parts.append(f"{kind} {b}" if b == n else f"{kind} {b}->{n}")
+    return ", ".join(parts) or "none"
+
+
+def compare_topology(baseline: Mapping[str, Any], current: Mapping[str, Any]
+                     ) -> list[ClassComparison]:
+    """Class by class: same, shape (launch shape only) or topology changed."""
+    base = {c["capacity"]: c for c in baseline["classes"]}
+    cur = {c["capacity"]: c for c in current["classes"]}
+    out = []
+    for cap in sorted(set(base) | set(cur)):
+        b, c = base.get(cap, {}), cur.get(cap, {})
+        if not b or not c:
+            change = "only baseline" if b else "only current"
+        elif b.get("topology_hash") is None or c.get("topology_hash") is None:
+            change = "not comparable"
+        elif b["topology_hash"] != c["topology_hash"]:
+            change = "topology"
+        elif b.get("shape_hash") != c.get("shape_hash"):
+            change = "shape"
+        else:
+            change = "same"
+        node_diff = (_snapshot_diff(b["snapshot"], c["snapshot"])
+                     if change in ("topology", "shape") and "snapshot" in b and "snapshot" in c
+                     else ())
+        out.append(ClassComparison(cap, change, b.get("topology_hash"), c.get("topology_hash"),
+                                   b.get("shape_hash"), c.get("shape_hash"),
+                                   b.get("counts") or {}, c.get("counts") or {}, node_diff))
+    return out
+
+
+def _snapshot_diff(a: Any, b: Any) -> tuple[str, ...]:
+    """Node-level diff lines from graphcert.model when embedded snapshots allow it."""
+    try:
+        model = importlib.import_module("graphcert.model")
+        from_dict = getattr(model, "snapshot_from_dict", None) or model.GraphSnapshot.from_dict
+        diff = model.diff_snapshots(from_dict(a), from_dict(b))
+    except Exception:  # the model is another layer; without it the hashes and counts remain
+        return ()
+    lines = getattr(diff, "summary_lines", None)
+    if callable(lines):
+        return tuple(str(x) for x in lines())
+    parts = []
+    for name in ("added", "removed", "changed"):
+        items = getattr(diff, name, None)
+        if items:
+            parts.append(f"{len(items)} node(s) {name}")
+    return tuple(parts)
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flatten(v, f"{prefix}{k}."))
+        return out
+    return {prefix.rstrip("."): value}
+
+
+@dataclass(frozen=True)
+class CertificateDiff:
+    """Two certificates of one kind, compared field by field and result by result."""
+
+    kind: str
+    environment: tuple[tuple[str, Any, Any], ...]  # (dotted field, a, b) where they differ
+    workload: tuple[tuple[str, Any, Any], ...]
+    verdict: tuple[bool, bool]
+    classes: tuple[ClassComparison, ...] = ()
+    timings: tuple[TimingComparison, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "environment": [{"field": f, "a": a, "b": b} for f, a, b in self.environment],
+            "workload": [{"field": f, "a": a, "b": b} for f, a, b in self.workload],
+            "verdict": {"a": self.verdict[0], "b": self.verdict[1]},
+            "classes": [{"capacity": c.capacity, "change": c.change,
+                         "topology_hash": {"a": c.baseline_topology, "b": c.current_topology},
+                         "shape_hash": {"a": c.baseline_shape, "b": c.current_shape},
+                         "counts": {"a": dict(c.baseline_counts), "b": dict(c.current_counts)},
+                         "node_diff": list(c.node_diff)} for c in self.classes],
+            "timings": [{"n": t.n, "side": t.side, "quantity": t.quantity,
+                         "a_s": t.baseline_s, "b_s": t.current_s, "diff": t.diff,
+                         "threshold": t.threshold, "change": t.change.value,
+                         "reason": t.reason} for t in self.timings],
+            "notes": list(self.notes),
+        }
+
+
+def diff_certificates(a: Mapping[str, Any], b: Mapping[str, Any], *,
+                      min_noise: float = 0.005) -> CertificateDiff:
+    """Compare certificate `b` against `a` (the older); both of the same kind."""
+    if a["kind"] != b["kind"]:
+        raise GraphcertError(f"cannot compare a {a['kind']} certificate with a {b['kind']} one",
+                             hint="diff two topology or two bench certificates")
+
+    def changed(x: Any, y: Any) -> tuple[tuple[str, Any, Any], ...]:
+        fx, fy = _flatten(x), _flatten(y)
+        return tuple((k, fx.get(k), fy.get(k)) for k in sorted(set(fx) | set(fy))
+                     if fx.get(k) != fy.get(k))
+
+    classes: tuple[ClassComparison, ...] = ()
+    timings: tuple[TimingComparison, ...] = ()
+    notes: tuple[str, ...] = ()
+    if a["kind"] == "topology":
+        classes = tuple(compare_topology(a["results"], b["results"]))
+    else:
+        found, found_notes = compare_bench(a["results"], b["results"], min_noise=min_noise)
+        timings, notes = tuple(found), tuple(found_notes)
+    return CertificateDiff(
+        kind=a["kind"], environment=changed(a["environment"], b["environment"]),
+        workload=changed(a["workload"], b["workload"]),
+        verdict=(bool(a["verdict"]["passed"]), bool(b["verdict"]["passed"])),
+        classes=classes, timings=timings, notes=notes)
+
+
+def fmt_seconds(seconds: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if abs(seconds) >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"

@@ -1,0 +1,79 @@
+"""`graphcert diff A B`: compare two certificates, or two graph snapshots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+
+@click.command("diff")
+@click.argument("a", type=click.Path(path_type=Path))
+@click.argument("b", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def command(a: Path, b: Path, as_json: bool) -> None:
+    """Compare B against A: two certificates of one kind (class by class hashes and node
+    counts, timing by timing like nvbench-compare), or two snapshots (node by node)."""
+    import json
+
+    from graphcert.certdiff import diff_certificates
+    from graphcert.certificate import check_document, is_snapshot, read_document
+    from graphcert.errors import InputError
+    from graphcert.gate import display_path
+    from graphcert.render.certview import diff_renderables
+    from graphcert.render.console import print_json, stdout_console
+
+    doc_a, doc_b = read_document(a), read_document(b)
+    if is_snapshot(doc_a) and is_snapshot(doc_b):
+        _diff_snapshots(a, b, as_json)
+        return
+    if is_snapshot(doc_a) or is_snapshot(doc_b):
+        snap, other = (a, b) if is_snapshot(doc_a) else (b, a)
+        raise InputError(f"{snap} is a graph snapshot and {other} is not",
+                         hint="diff two snapshots or two certificates")
+    cert_a = check_document(doc_a, a, digest_of=None)
+    cert_b = check_document(doc_b, b, digest_of=None)
+    diff = diff_certificates(cert_a, cert_b)
+    if as_json:
+        print_json(json.dumps({"a": display_path(a), "b": display_path(b), **diff.to_dict()},
+                              indent=2, ensure_ascii=False))
+        return
+    console = stdout_console()
+    for item in diff_renderables(diff, display_path(a), display_path(b)):
+        console.print(item)
+
+
+def _diff_snapshots(a: Path, b: Path, as_json: bool) -> None:
+    """Delegate to the snapshot model and its renderer, imported only now."""
+    import dataclasses
+    import importlib
+    import json
+
+    from graphcert.errors import GraphcertError
+    from graphcert.render.console import print_json, stdout_console
+
+    try:
+        model = importlib.import_module("graphcert.model")
+        inventory = importlib.import_module("graphcert.render.inventory")
+        load_snapshot, diff_snapshots = model.load_snapshot, model.diff_snapshots
+    except (ModuleNotFoundError, AttributeError) as exc:
+        missing = getattr(exc, "name", None) or str(exc)
+        if isinstance(exc, ModuleNotFoundError) and not str(missing).startswith("graphcert"):
+            raise
+        raise GraphcertError(
+            f"comparing snapshots needs graphcert.model (load_snapshot, diff_snapshots) and "
+            f"graphcert.render.inventory (diff_table), which this build lacks ({missing})",
+            hint="upgrade graphcert, or compare certificates instead") from exc
+    diff = diff_snapshots(load_snapshot(a), load_snapshot(b))
+    if as_json:
+        data: Any = None
+        if hasattr(diff, "to_dict"):
+            data = diff.to_dict()
+        elif dataclasses.is_dataclass(diff) and not isinstance(diff, type):
+            data = dataclasses.asdict(diff)
+        if data is None:
+            raise GraphcertError("this build cannot print a snapshot diff as JSON")
+        print_json(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+        return
+    stdout_console().print(inventory.diff_table(diff))

@@ -1,0 +1,60 @@
+"""`graphcert gate`: the CI gate over certificates. Exit 0 pass, 1 fail, 2 unusable input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("gate")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--baseline", type=click.Path(path_type=Path), default=None,
+              help="Folder of baseline certificates to compare with (topology, timings).")
+@click.option("--policy", "policy_file", type=click.Path(path_type=Path), default=None,
+              help="TOML policy file (default: [tool.graphcert.gate] in ./pyproject.toml).")
+@click.option("--junit", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Write JUnit XML here.")
+@click.option("--summary", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Write a markdown summary here ($GITHUB_STEP_SUMMARY gets it appended "
+                   "whenever that is set).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+def command(ctx: click.Context, paths: tuple[Path, ...], baseline: Path | None,
+            policy_file: Path | None, junit: Path | None, summary: Path | None,
+            as_json: bool) -> None:
+    """Check every certificate under PATHS against a policy and an optional baseline.
+
+    Certificates that are corrupt, edited, of another schema version or stale (the
+    workload's sources changed) are unusable input: each is named on its own line and the
+    gate exits 2. Policy keys (TOML): require = {scan = ["topology", "bench"]},
+    require_kinds, min_speedup, speedup_metric, max_nodes, allow_topology_change,
+    max_regression, min_noise. Timings are compared like nvbench-compare (same, faster,
+    slower, ambiguous); noise never fails a build.
+    """
+    from graphcert.certificate import atomic_write_text, utc_now
+    from graphcert.gate import UnusableInput, load_policy, run_gate, step_summary_path
+    from graphcert.render.console import print_json, stdout_console
+    from graphcert.render.report import OutputFormat, print_table, render
+
+    policy = load_policy(policy_file)
+    try:
+        report = run_gate(list(paths), policy=policy, baseline=baseline, created=utc_now())
+    except UnusableInput as exc:
+        for problem in exc.problems:
+            click.echo(f"graphcert: error: {' '.join(problem.split())}", err=True)
+        ctx.exit(2)
+    if as_json:
+        print_json(render(report, OutputFormat.JSON))
+    else:
+        print_table(report, stdout_console())
+    if junit is not None:
+        atomic_write_text(junit, render(report, OutputFormat.JUNIT))
+    markdown = render(report, OutputFormat.MARKDOWN)
+    step = step_summary_path()
+    if summary is not None and (step is None or step.resolve() != summary.resolve()):
+        atomic_write_text(summary, markdown)
+    if step is not None:  # GitHub Actions: append, never overwrite earlier steps' text
+        with step.open("a", encoding="utf-8") as handle:
+            handle.write(markdown + "\n")
+    ctx.exit(report.exit_code)

@@ -1,0 +1,32 @@
+"""`graphcert show CERT`: render one certificate (any machine, no GPU)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("show")
+@click.argument("cert", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the certificate as JSON.")
+def command(cert: Path, as_json: bool) -> None:
+    """Render the certificate CERT: environment, verdict and results.
+
+    The certificate is checked (JSON, digest, schema version, fields); a stale one is shown
+    with its staleness, not refused. Exit 2 when it cannot be trusted.
+    """
+    import json
+
+    from graphcert.certificate import load_certificate, staleness
+    from graphcert.gate import display_path
+    from graphcert.render.certview import show_renderables
+    from graphcert.render.console import print_json, stdout_console
+
+    doc = load_certificate(cert, check_stale=False)
+    if as_json:
+        print_json(json.dumps(doc, indent=2, ensure_ascii=False))
+        return
+    console = stdout_console()
+    for item in show_renderables(doc, display_path(cert), staleness(doc)):
+        console.print(item)

@@ -1,0 +1,196 @@
+"""The gate report as a rich table, JSON, JUnit XML or markdown. Pure; deterministic given
+the report (its `created` is the only clock), so the outputs are golden-tested."""
+
+from __future__ import annotations
+
+import io
+import json
+from enum import Enum
+from typing import TYPE_CHECKING, NoReturn
+
+from graphcert.gate import CertificateResult, GateReport, RuleResult, Status
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+
+
+class OutputFormat(Enum):
+    """Every format the gate report renders to."""
+
+    TABLE = "table"
+    JSON = "json"
+    JUNIT = "junit"
+    MARKDOWN = "markdown"
+
+
+def assert_never(value: NoReturn) -> NoReturn:
+    """mypy proves a match over OutputFormat exhaustive; this fires if it ever is not."""
+    raise AssertionError(f"unhandled output format {value!r}")
+
+
+def render(report: GateReport, fmt: OutputFormat, *, width: int = 100) -> str:
+    """The report as text in `fmt` (TABLE without colour, at `width` columns)."""
+    if fmt is OutputFormat.TABLE:
+        return render_table_text(report, width=width)
+    if fmt is OutputFormat.JSON:
+        return json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    if fmt is OutputFormat.JUNIT:
+        return render_junit(report)
+    if fmt is OutputFormat.MARKDOWN:
+        return render_markdown(report)
+    assert_never(fmt)
+
+
+# ----------------------------------------------------------------------------------- table
+
+_STYLE = {Status.PASS: "green", Status.WARN: "yellow", Status.FAIL: "bold red"}
+
+
+def _rules_cell(cert: CertificateResult) -> str:
+    return ", ".join(f"{r.rule.value} {r.status.value}" for r in cert.rules)
+
+
+def _headline(report: GateReport) -> str:
+    n = len(report.certificates)
+    failed = sum(1 for c in report.certificates if c.status is Status.FAIL)
+    text = (f"graphcert gate: {report.status.value.upper()}: {n} certificate"
+            f"{'s' if n != 1 else ''}, {failed} failed; policy: {report.policy.source}")
+    if report.baseline is not None:
+        text += f"; baseline: {report.baseline}"
+    if report.skipped_snapshots:
+        text += f"; {report.skipped_snapshots} snapshot(s) skipped"
+    return text
+
+
+def table_renderables(report: GateReport) -> list[RenderableType]:
+    """The headline, the table of certificates, and the failures and warnings below it."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for name in ("result", "workload", "kind", "gpu", "rules", "file"):
+        table.add_column(name, overflow="fold")
+    for cert in report.certificates:
+        table.add_row(Text(cert.status.value.upper(), style=_STYLE[cert.status]),
+                      Text(cert.workload), Text(cert.kind), Text(cert.gpu),
+                      Text(_rules_cell(cert)), Text(cert.path))
+    out: list[RenderableType] = [Text(_headline(report), style="bold"), table]
+    for r in report.checks:  # failures and warnings are listed below with their details
+        if r.status is Status.PASS:
+            out.append(Text(f"policy {r.rule.value}: PASS: {r.summary}", style=_STYLE[r.status]))
+    for title, items in (("failures", report.failures()), ("warnings", report.warnings())):
+        if not items:
+            continue
+        out.append(Text(f"{title}:", style="bold"))
+        for subject, r in items:
+            out.append(Text(f"  {r.status.value.upper()} {subject} [{r.rule.value}]: "
+                            f"{r.summary}", style=_STYLE[r.status]))
+            out.extend(Text(f"      {d}") for d in r.details)
+    fails, warns = len(report.failures()), len(report.warnings())
+    out.append(Text(f"gate: {report.status.value.upper()} ({fails} failed rule(s), {warns} "
+                    f"warning(s))", style=_STYLE[report.status]))
+    return out
+
+
+def print_table(report: GateReport, console: Console) -> None:
+    for item in table_renderables(report):
+        console.print(item)
+
+
+def render_table_text(report: GateReport, *, width: int = 100) -> str:
+    """The table as plain text at a pinned width, for goldens and files."""
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, color_system=None, force_terminal=False,
+                      highlight=False, soft_wrap=False, legacy_windows=False)
+    print_table(report, console)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
+
+
+# ----------------------------------------------------------------------------------- junit
+
+def _junit_cases(report: GateReport) -> list[tuple[str, str, str | None, RuleResult]]:
+    cases: list[tuple[str, str, str | None, RuleResult]] = [
+        ("graphcert.policy", r.rule.value, None, r) for r in report.checks]
+    for c in report.certificates:
+        cases += [(f"graphcert.{c.kind}.{c.workload}", f"{r.rule.value} on {c.gpu}", c.path, r)
+                  for r in c.rules]
+    return cases
+
+
+def render_junit(report: GateReport) -> str:
+    """JUnit XML: one testcase per (certificate, rule); a failed rule is a <failure>."""
+    import xml.etree.ElementTree as ET
+
+    cases = _junit_cases(report)
+    failures = sum(1 for *_, r in cases if r.status is Status.FAIL)
+    counts = {"tests": str(len(cases)), "failures": str(failures), "errors": "0",
+              "skipped": "0", "time": "0"}
+    root = ET.Element("testsuites", {"name": "graphcert gate", **counts})
+    suite = ET.SubElement(root, "testsuite", {"name": "graphcert gate", **counts,
+                                              "timestamp": report.created.removesuffix("Z")})
+    props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", {"name": "policy", "value": report.policy.source})
+    ET.SubElement(props, "property", {"name": "baseline", "value": report.baseline or ""})
+    for classname, name, path, r in cases:
+        attrs = {"classname": classname, "name": name, "time": "0"}
+        if path is not None:
+            attrs["file"] = path
+        case = ET.SubElement(suite, "testcase", attrs)
+        body = "\n".join(r.details)
+        if r.status is Status.FAIL:
+            failure = ET.SubElement(case, "failure", {"message": r.summary, "type": r.rule.value})
+            failure.text = body or r.summary
+        else:
+            out = ET.SubElement(case, "system-out")
+            out.text = f"{r.status.value}: {r.summary}" + (f"\n{body}" if body else "")
+    ET.indent(root, space="  ")
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            + ET.tostring(root, encoding="unicode") + "\n")
+
+
+# -------------------------------------------------------------------------------- markdown
+
+def _md(text: str) -> str:
+    """Safe inside a markdown table cell."""
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _code(text: str) -> str:
+    return f"`{text}`" if "`" not in text else f"`` {text} ``"
+
+
+def render_markdown(report: GateReport) -> str:
+    """A markdown summary (GitHub flavoured) for $GITHUB_STEP_SUMMARY or a PR comment."""
+    status = report.status.value.upper()
+    n = len(report.certificates)
+    lines = [f"## graphcert gate: {status}", ""]
+    meta = [f"{n} certificate{'s' if n != 1 else ''} checked at {report.created}",
+            f"policy: {_code(report.policy.source)}"]
+    if report.baseline is not None:
+        meta.append(f"baseline: {_code(report.baseline)}")
+    if report.skipped_snapshots:
+        meta.append(f"{report.skipped_snapshots} snapshot(s) skipped")
+    lines += [" · ".join(meta), "",
+              "| Result | Workload | Kind | GPU | Rules | File |",
+              "|---|---|---|---|---|---|"]
+    for c in report.certificates:
+        rules = ", ".join(f"{r.rule.value}: **{r.status.value}**" if r.status is not Status.PASS
+                          else f"{r.rule.value}: {r.status.value}" for r in c.rules)
+        result = f"**{c.status.value.upper()}**" if c.status is Status.FAIL else \
+            c.status.value.upper()
+        lines.append(f"| {result} | {_md(c.workload)} | {c.kind} | {_md(c.gpu)} | {_md(rules)} "
+                     f"| {_md(_code(c.path))} |")
+    passed = [f"Policy {_code(r.rule.value)}: PASS: {r.summary}" for r in report.checks
+              if r.status is Status.PASS]
+    if passed:
+        lines += [""] + [f"{p}  " for p in passed[:-1]] + passed[-1:]
+    for title, items in (("Failures", report.failures()), ("Warnings", report.warnings())):
+        if not items:
+            continue
+        lines += ["", f"### {title}", ""]
+        for subject, r in items:
+            lines.append(f"- **{subject}** {_code(r.rule.value)}: {r.summary}")
+            lines += [f"  - {d}" for d in r.details]
+    return "\n".join(lines) + "\n"

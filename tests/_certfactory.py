@@ -1,0 +1,109 @@
+"""Synthetic certificates for CPU tests and benchmarks/gate_speed.py.
+
+Every value here is obviously made up (GPU "TEST-GPU", round timings); nothing imitates a
+real GPU result. Certificates are built through graphcert's own make_certificate.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from typing import Any
+
+from graphcert.certificate import make_certificate
+
+CREATED = "2026-01-01T00:00:00Z"
+
+
+def fake_digest(ref: str) -> str:
+    """A stand-in source digest for workload `ref` (tests monkeypatch the registry to it)."""
+    return hashlib.sha256(f"synthetic sources of {ref}".encode()).hexdigest()
+
+
+def synthetic_hash(label: str) -> str:
+    """A made-up fingerprint: sha256 of a test label."""
+    return hashlib.sha256(f"test {label}".encode()).hexdigest()
+
+
+def environment(gpu: str = "TEST-GPU") -> dict[str, Any]:
+    return {
+        "gpu": {"name": gpu, "uuid": "GPU-00000000-test", "compute_capability": "0.0",
+                "sm_count": 1, "memory_bytes": 1024, "clock_mhz": 1},
+        "driver_version": "0.0.test", "cuda_driver_api": 0,
+        "cuda_bindings_version": "0.0.0+test", "nvrtc_version": "0.0.0+test",
+        "python": "3.test", "host": "test-host", "platform": "test-platform",
+        "git": {"commit": "0" * 40, "dirty": False},
+    }
+
+
+def workload(ref: str = "scan", name: str | None = None,
+             digest: str | None = None) -> dict[str, Any]:
+    return {"ref": ref, "name": name or ref.split(":")[-1].split("[")[0],
+            "source_digest": digest or fake_digest(ref), "options": {}}
+
+
+def topology_class(capacity: int, *, topology_hash: str = "t" * 8, shape_hash: str = "s" * 8,
+                   kernels: int = 3) -> dict[str, Any]:
+    sample = {"n": capacity, "topology_equal": True, "shape_equal": True,
+              "update": {"result": "success", "failing_node": None, "reason": None},
+              "output_equal": True, "param_update_output_equal": True,
+              "node_count_matches_prediction": True, "error": None}
+    return {"capacity": capacity, "status": "pass", "reason": None,
+            "topology_hash": synthetic_hash(f"topology {topology_hash}"),
+            "shape_hash": synthetic_hash(f"shape {shape_hash} {capacity}"),
+            "node_count": kernels + 1, "counts": {"kernel": kernels, "memset": 1},
+            "predicted": {"kernel": kernels, "memset": 1},
+            "padding_waste": {"min": 0, "max": capacity // 2 - 1 if capacity > 1 else 0},
+            "samples": [sample, {**sample, "n": capacity // 2 + 1}]}
+
+
+def topology_results(capacities: tuple[int, ...] = (256, 512)) -> dict[str, Any]:
+    classes = [topology_class(c) for c in capacities]
+    transitions = [{"from": a, "to": b, "change": "launch shape"}
+                   for a, b in zip(capacities, capacities[1:], strict=False)]
+    return {"classes": classes, "transitions": transitions}
+
+
+def timing(median_s: float, noise: float = 0.01, samples: int = 100) -> dict[str, Any]:
+    return {"samples": samples, "median_s": median_s, "mean_s": median_s,
+            "min_s": median_s * 0.9, "max_s": median_s * 1.1, "rel_stddev": noise,
+            "iqr_s": median_s * noise, "noise": noise}
+
+
+def bench_size(n: int, *, stream_s: float = 2.0e-3, graph_s: float = 1.0e-3,
+               noise: float = 0.01, samples: int = 100, node_count: int = 4,
+               throttled: bool = False) -> dict[str, Any]:
+    def q(t: float) -> dict[str, Any]:
+        return {"host_enqueue": timing(t / 10, noise, samples), "device": timing(t, noise,
+                                                                                  samples),
+                "end_to_end": timing(t, noise, samples)}
+
+    ratio = stream_s / graph_s
+    iv = {"median": ratio, "low": ratio * 0.95, "high": ratio * 1.05}
+    return {"n": n, "capacity": n, "stream": q(stream_s), "graph": q(graph_s),
+            "speedup": {"host_enqueue": iv, "device": iv, "end_to_end": iv},
+            "upfront": {"capture_s": 1e-3, "instantiate_s": 1e-3, "upload_s": 1e-3,
+                        "first_launch_s": 1e-3, "exec_update_s": 1e-3, "set_params_s": 1e-3},
+            "break_even_launches": 2.0, "node_count": node_count, "throttled": throttled}
+
+
+def bench_results(sizes: tuple[int, ...] = (256,), **kw: Any) -> dict[str, Any]:
+    return {"sizes": [bench_size(n, **kw) for n in sizes],
+            "clock": {"before_mhz": 1, "after_mhz": 1},
+            "settings": {"max_noise": 0.005, "min_samples": 10, "min_time_s": 0.5,
+                         "timeout_s": 10.0, "flush_l2": False}}
+
+
+def certificate(kind: str = "topology", *, ref: str = "scan", gpu: str = "TEST-GPU",
+                results: dict[str, Any] | None = None, passed: bool = True,
+                reasons: list[str] | None = None, digest: str | None = None,
+                created: str = CREATED) -> dict[str, Any]:
+    """A sealed synthetic certificate of `kind`."""
+    if results is None:
+        results = topology_results() if kind == "topology" else bench_results()
+    return make_certificate(
+        kind, workload=workload(ref, digest=digest), environment=environment(gpu),
+        results=copy.deepcopy(results),
+        verdict={"passed": passed, "reasons": reasons if reasons is not None else
+                 (["synthetic: all checks passed"] if passed else ["class 512: output differs"])},
+        created=created)
