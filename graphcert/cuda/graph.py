@@ -15,7 +15,7 @@ from cuda.bindings import driver
 
 from graphcert.cuda.check import check, error_for
 from graphcert.cuda.memory import DeviceBuffer, PinnedBuffer
-from graphcert.cuda.module import Kernel
+from graphcert.cuda.module import Kernel, PackedArgs, param_sizes
 from graphcert.cuda.stream import Event, Stream
 from graphcert.errors import CaptureError, CudaError
 
@@ -73,7 +73,9 @@ class Graph:
         return list(nodes[:count])
 
     def instantiate(self) -> GraphExec:
-        return GraphExec(check(driver.cuGraphInstantiate(self.handle, 0), "cuGraphInstantiate"))
+        exe = GraphExec(check(driver.cuGraphInstantiate(self.handle, 0), "cuGraphInstantiate"))
+        exe.source_shape = graph_size(self.handle)
+        return exe
 
     def dot(self, verbose: bool = True) -> str:
         """The driver's DOT description of the graph."""
@@ -106,6 +108,7 @@ class GraphExec:
 
     def __init__(self, handle: Any):
         self.handle = handle
+        self.source_shape: tuple[int, int] | None = None  # (nodes, edges) instantiated from
 
     def upload(self, stream: Stream) -> None:
         check(driver.cuGraphUpload(self.handle, stream.handle), "cuGraphUpload")
@@ -126,8 +129,19 @@ class GraphExec:
         if info is not None and info.errorNode is not None and int(info.errorNode) != 0:
             failing = int(info.errorNode)
         short = name.replace("CU_GRAPH_EXEC_UPDATE_", "").replace("ERROR_", "").lower()
+        reason = _UPDATE_REASONS.get(name, name)
+        if short == "error" and self.source_shape is not None:
+            # Driver 13.0 answers a changed node or edge count with the generic ERROR and no
+            # node; counting tells the user it is a topology change, fixed by re-instantiating.
+            new = graph_size(graph.handle)
+            if new != self.source_shape:
+                short = "topology_changed"
+                reason = (f"the graph topology changed ({self.source_shape[0]} nodes, "
+                          f"{self.source_shape[1]} edges instantiated; {new[0]} nodes, {new[1]} "
+                          f"edges now; the driver said only CU_GRAPH_EXEC_UPDATE_ERROR): "
+                          f"re-instantiate")
         return UpdateResult(code == 0 and name == "CU_GRAPH_EXEC_UPDATE_SUCCESS", short,
-                            failing, _UPDATE_REASONS.get(name, name))
+                            failing, reason)
 
     def set_kernel_params(self, node: Any, params: Any) -> None:
         """cuGraphExecKernelNodeSetParams: new arguments/geometry, no re-instantiation."""
@@ -155,6 +169,13 @@ class GraphExec:
 
     def __exit__(self, *exc: object) -> None:
         self.destroy()
+
+
+def graph_size(handle: Any) -> tuple[int, int]:
+    """(node count, edge count) of a CUgraph."""
+    nodes = check(driver.cuGraphGetNodes(handle, 0), "cuGraphGetNodes")[1]
+    edges = check(driver.cuGraphGetEdges(handle, 0), "cuGraphGetEdges")[-1]
+    return int(nodes), int(edges)
 
 
 def kernel_node_arguments(node: Any) -> tuple[Any, list[bytes]]:

@@ -15,6 +15,7 @@ from cuda.bindings import driver
 
 from graphcert.cuda.check import check
 from graphcert.cuda.memory import DeviceBuffer
+from graphcert.cuda.oplog import note
 
 Dim = tuple[int, int, int]
 
@@ -162,3 +163,21 @@ class PreparedLaunch:
                                     self.shared, stream.handle, self.args.address, 0)[0]
         if int(err) != 0:
             check(err, f"cuLaunchKernel({self.kernel.name})")
+        note(self.launch)
+
+
+def time_bare_launches(kernel: Kernel, stream: Any, count: int) -> float:
+    """Seconds per cuLaunchKernel of an argument-free kernel in a bare Python loop: the floor
+    the stream path's per-launch host cost is compared with."""
+    import time
+
+    launch, func, handle = driver.cuLaunchKernel, kernel.func, stream.handle
+    for _ in range(100):
+        launch(func, 1, 1, 1, 1, 1, 1, 0, handle, 0, 0)
+    stream.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(count):
+        launch(func, 1, 1, 1, 1, 1, 1, 0, handle, 0, 0)
+    elapsed = time.perf_counter() - t0
+    stream.synchronize()
+    return elapsed / count

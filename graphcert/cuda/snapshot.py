@@ -29,6 +29,15 @@ def read_snapshot(graph: Graph, meta: dict[str, Any] | None = None) -> GraphSnap
     return snapshot_from_raw(raw, meta=meta)
 
 
+def read_snapshot_indexed(graph: Graph, meta: dict[str, Any] | None = None
+                          ) -> tuple[GraphSnapshot, dict[int, int]]:
+    """The snapshot plus {node handle as int: canonical index} (to name failing nodes)."""
+    raw, ids = read_raw(graph.handle)
+    positions: dict[int, int] = {}
+    snapshot = snapshot_from_raw(raw, meta=meta, positions=positions)
+    return snapshot, {handle: positions[raw_id] for handle, raw_id in ids.items()}
+
+
 def read_raw(handle: Any, _dot: str | None = None) -> tuple[RawGraph, dict[int, int]]:
     """RawGraph of a CUgraph, plus {node handle as int: raw id} for naming failing nodes."""
     nodes = _nodes(handle)
@@ -67,6 +76,13 @@ def read_raw(handle: Any, _dot: str | None = None) -> tuple[RawGraph, dict[int, 
         raw_nodes.append(RawNode(i, kind, attrs, children))
     edges = tuple((ids[int(a)], ids[int(b)]) for a, b in _edges(handle))
     return RawGraph(tuple(raw_nodes), edges), ids
+
+
+def kernel_nodes(graph: Graph) -> list[Any]:
+    """The top-level kernel nodes of a graph, in the driver's order."""
+    kernel = T.CU_GRAPH_NODE_TYPE_KERNEL
+    return [n for n in _nodes(graph.handle)
+            if check(driver.cuGraphNodeGetType(n), "cuGraphNodeGetType") == kernel]
 
 
 def _nodes(handle: Any) -> list[Any]:

@@ -185,7 +185,12 @@ def test_exec_update_and_set_params(gpu_ctx: RunContext, stream: Stream,
         with capture(stream, two_nodes) as other:
             refused = exe.update(other)
         assert not refused.ok and refused.topology_changed
-        assert refused.failing_node is not None and refused.reason
+        assert refused.reason and "re-instantiate" in refused.reason
+        # Same count, another node kind: the driver names the failing node.
+        with capture(stream, lambda: y.memset_u32_async(0, 512, stream)) as memset_graph:
+            swapped = exe.update(memset_graph)
+            assert not swapped.ok and swapped.result == "node_type_changed"
+            assert swapped.failing_node in {int(n) for n in memset_graph.node_handles()}
         # set-params on the exec's kernel node: a = 10, no re-capture.
         (node,) = g1.node_handles()
         params, keep = axpy.node_params(2, 256, np.float32(10.0), x, y, np.uint32(512))

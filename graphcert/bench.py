@@ -1,0 +1,305 @@
+"""`bench`: the same kernel sequence launched two ways, stream (record() replayed eagerly with
+arguments packed once) and graph (one launch of the instantiated exec), each timed three ways
+that are never mixed: host enqueue, device time queued behind a blocking kernel, end to end.
+Runs on a GPU. Method after nvbench: sample until the noise rule holds or a timeout.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from graphcert.classes import class_of
+from graphcert.cuda import oplog
+from graphcert.cuda.context import RunContext
+from graphcert.cuda.graph import GraphExec, kernel_node_arguments
+from graphcert.cuda.memory import DeviceBuffer
+from graphcert.cuda.module import PackedArgs, time_bare_launches
+from graphcert.cuda.snapshot import read_snapshot
+from graphcert.cuda.stream import BlockingKernel, Event, Stream
+from graphcert.session import WorkloadSession
+from graphcert.stats import StopRule, speedup_interval, summarize
+
+Enqueue = Callable[[Stream], None]
+QUANTITIES = ("host_enqueue", "device", "end_to_end")
+
+
+@dataclass(frozen=True)
+class BenchSettings:
+    rule: StopRule = field(default_factory=StopRule)
+    flush_l2: bool = False
+    blocker_timeout_s: float = 5.0
+    max_queued_ops: int = 256  # launches held behind the blocker at once; far below the queue
+
+
+class QueueUnavailable(Exception):
+    """The blocking kernel timed out: the queued (device) figure cannot be trusted."""
+
+
+class Harness:
+    """Timing machinery on one stream: blocker, events, L2 flush buffer, clock reading."""
+
+    def __init__(self, ctx: RunContext, settings: BenchSettings):
+        self.ctx = ctx
+        self.settings = settings
+        self.stream = Stream()
+        blocker = ctx.kernel("graphcert_runtime.cu", "gc_block_until_released")
+        self.blocker = BlockingKernel(blocker, settings.blocker_timeout_s)
+        self._calibrate = ctx.kernel("graphcert_runtime.cu", "gc_clock_calibrate")
+        # Owned here, not by the context: the context frees its buffers after every class.
+        self._clock_out = DeviceBuffer(16)
+        flush_bytes = 2 * max(ctx.device.info.l2_bytes, 1 << 20)
+        self._flush = DeviceBuffer(flush_bytes) if settings.flush_l2 else None
+        self._events: list[Event] = []
+
+    def _flush_l2(self) -> None:
+        if self._flush is not None:
+            self._flush.memset_u32_async(0, self._flush.nbytes // 4, self.stream)
+
+    def _event_pairs(self, count: int) -> list[tuple[Event, Event]]:
+        while len(self._events) < 2 * count:
+            self._events.append(Event())
+        return [(self._events[2 * i], self._events[2 * i + 1]) for i in range(count)]
+
+    def _collect(self, one_round: Callable[[], list[float]]) -> list[float]:
+        samples: list[float] = []
+        t0 = time.perf_counter()
+        while not self.settings.rule.done(samples, time.perf_counter() - t0):
+            samples.extend(one_round())
+        return samples
+
+    def host_samples(self, enqueue: Enqueue, ops: int) -> list[float]:
+        """CPU clock around the launch calls only; the GPU drains between samples."""
+        s = self.stream
+        s.synchronize()
+        t0 = time.perf_counter()
+        enqueue(s)
+        one = max(time.perf_counter() - t0, 1e-7)
+        s.synchronize()
+        k = int(min(max(1, math.ceil(50e-6 / one)), max(1, self.settings.max_queued_ops // ops)))
+
+        def one_round() -> list[float]:
+            self._flush_l2()
+            s.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(k):
+                enqueue(s)
+            t1 = time.perf_counter()
+            s.synchronize()
+            return [(t1 - t0) / k]
+
+        return self._collect(one_round)
+
+    def device_samples(self, enqueue: Enqueue, ops: int) -> list[float]:
+        """GPU time alone: a batch of (event, sequence, event) queued behind the blocking
+        kernel, released together. A blocker timeout raises QueueUnavailable."""
+        per = ops + 2 + (1 if self._flush is not None else 0)
+        batch = int(min(32, max(1, self.settings.max_queued_ops // per)))
+        pairs = self._event_pairs(batch)
+        s = self.stream
+
+        def one_round() -> list[float]:
+            with self.blocker.holding(s):
+                for start, end in pairs:
+                    self._flush_l2()
+                    start.record(s)
+                    enqueue(s)
+                    end.record(s)
+            if self.blocker.outcome() != BlockingKernel.RELEASED:
+                raise QueueUnavailable(
+                    f"the blocking kernel timed out after {self.settings.blocker_timeout_s} s "
+                    f"with {batch * per} operations queued behind it (the launch queue was "
+                    f"full or the host was too slow)")
+            return [a.elapsed_s(b) for a, b in pairs]
+
+        return self._collect(one_round)
+
+    def end_to_end_samples(self, enqueue: Enqueue, ops: int) -> list[float]:
+        """A host-bound loop: m iterations enqueued back to back, then one synchronise."""
+        s = self.stream
+        s.synchronize()
+        t0 = time.perf_counter()
+        enqueue(s)
+        s.synchronize()
+        one = max(time.perf_counter() - t0, 1e-7)
+        m = int(min(max(1, math.ceil(200e-6 / one)), max(1, 4 * self.settings.max_queued_ops
+                                                             // ops)))
+
+        def one_round() -> list[float]:
+            self._flush_l2()
+            s.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(m):
+                enqueue(s)
+            s.synchronize()
+            return [(time.perf_counter() - t0) / m]
+
+        return self._collect(one_round)
+
+    def measure(self, enqueue: Enqueue, ops: int) -> tuple[dict[str, Any], dict[str, list[float]]]:
+        """The three quantities for one way of launching; device may be unavailable."""
+        raw = {"host_enqueue": self.host_samples(enqueue, ops),
+               "end_to_end": self.end_to_end_samples(enqueue, ops)}
+        doc: dict[str, Any] = {"device_unavailable_reason": None}
+        try:
+            raw["device"] = self.device_samples(enqueue, ops)
+        except QueueUnavailable as exc:
+            doc["device_unavailable_reason"] = str(exc)
+            self.stream.synchronize()
+        for q in QUANTITIES:
+            doc[q] = summarize(raw[q]) if q in raw else None
+        return doc, raw
+
+    def clock_mhz(self) -> float:
+        """The effective SM clock: cycles counted by clock64() over %globaltimer ns."""
+        self._calibrate.launch(self.stream, 1, 1, np.uint64(20_000_000), self._clock_out)
+        self.stream.synchronize()
+        cycles, ns = (int(v) for v in self._clock_out.download(np.uint64, 2))
+        return cycles / ns * 1e3 if ns else float("nan")
+
+    def close(self) -> None:
+        self.stream.synchronize()
+        for e in self._events:
+            e.destroy()
+        self.blocker.free()
+        self._clock_out.free()
+        if self._flush is not None:
+            self._flush.free()
+        self.stream.destroy()
+
+
+def _upfront(session: WorkloadSession, h: Harness, n: int) -> tuple[Any, Any, dict[str, Any]]:
+    """Capture, instantiate, upload and first launch of the graph; exec update from a second
+    capture; one kernel node's set-params. Returns (graph, exec, costs)."""
+    s = h.stream
+    t0 = time.perf_counter()
+    graph = session.record_graph(s, n)
+    t1 = time.perf_counter()
+    exe = graph.instantiate()
+    t2 = time.perf_counter()
+    exe.upload(s)
+    s.synchronize()
+    t3 = time.perf_counter()
+    exe.launch(s)
+    s.synchronize()
+    t4 = time.perf_counter()
+    costs: dict[str, Any] = {"capture_s": t1 - t0, "instantiate_s": t2 - t1, "upload_s": t3 - t2,
+                             "first_launch_s": t4 - t3, "exec_update_s": None,
+                             "set_params_s": None}
+    again = session.record_graph(s, n)
+    try:
+        u0 = time.perf_counter()
+        result = exe.update(again)
+        costs["exec_update_s"] = time.perf_counter() - u0 if result.ok else None
+    finally:
+        again.destroy()
+    costs["set_params_s"] = _time_set_params(exe, graph)
+    return graph, exe, costs
+
+
+def _time_set_params(exe: GraphExec, graph: Any) -> float | None:
+    from graphcert.cuda.snapshot import kernel_nodes
+
+    nodes = kernel_nodes(graph)
+    if not nodes:
+        return None
+    params, args = kernel_node_arguments(nodes[0])
+    packed = PackedArgs(args)
+    params.kernelParams = packed.address
+    t0 = time.perf_counter()
+    exe.set_kernel_params(nodes[0], params)
+    return time.perf_counter() - t0
+
+
+def bench_size(session: WorkloadSession, h: Harness, n: int) -> dict[str, Any]:
+    """Everything measured for one workload at one size."""
+    capacity = class_of(n)
+    session.prepare(capacity)
+    s = h.stream
+    clock_before = h.clock_mhz()
+    graph, exe, upfront = _upfront(session, h, n)
+    try:
+        snapshot = read_snapshot(graph)
+        with oplog.recording() as ops:
+            session.run_eager(s, n)
+        s.synchronize()
+        op_count = max(len(ops), 1)
+        replayable = len(ops) > 0 and len(ops) == snapshot.node_count
+        if replayable:
+            def stream_path(st: Stream) -> None:
+                for op in ops:
+                    op(st)
+        else:  # work graphcert's wrappers do not see (cuda.core, CuPy, host loops)
+            def stream_path(st: Stream) -> None:
+                session.run_eager(st, n)
+            op_count = max(snapshot.node_count, 1)
+        stream_doc, stream_raw = h.measure(stream_path, op_count)
+        graph_doc, graph_raw = h.measure(exe.launch, 1)
+    finally:
+        exe.destroy()
+        graph.destroy()
+    clock_after = h.clock_mhz()
+    speedup = {q: (speedup_interval(stream_raw[q], graph_raw[q])
+                   if q in stream_raw and q in graph_raw else None) for q in QUANTITIES}
+    gain = stream_doc["end_to_end"]["median_s"] - graph_doc["end_to_end"]["median_s"]
+    setup_cost = upfront["capture_s"] + upfront["instantiate_s"] + upfront["upload_s"]
+    return {
+        "n": n, "capacity": capacity, "stream": stream_doc, "graph": graph_doc,
+        "speedup": speedup, "upfront": upfront,
+        "break_even_launches": setup_cost / gain if gain > 0 else None,
+        "node_count": snapshot.node_count,
+        "throttled": bool(clock_after < 0.95 * clock_before),
+        "clock_mhz": {"before": clock_before, "after": clock_after},
+        "stream_path": "prepacked" if replayable else "record",
+        "stream_ops": len(ops),
+        "stream_host_per_op_s": stream_doc["host_enqueue"]["median_s"] / op_count,
+    }
+
+
+def bench(ctx: RunContext, ref: str, sizes: list[int], settings: BenchSettings, *,
+          workload: Any = None, on_size: Callable[[dict[str, Any]], None] | None = None
+          ) -> tuple[dict[str, Any], WorkloadSession]:
+    """Bench one workload at each size; results in the bench certificate's format."""
+    session = WorkloadSession(ctx, ref, workload)
+    h = Harness(ctx, settings)
+    try:
+        before = h.clock_mhz()
+        rows = []
+        for n in sizes:
+            rows.append(bench_size(session, h, n))
+            if on_size:
+                on_size(rows[-1])
+        session.release()
+        after = h.clock_mhz()
+        bare_kernel = ctx.kernel("graphcert_runtime.cu", "gc_empty")
+        bare = time_bare_launches(bare_kernel, h.stream, 20_000)
+    finally:
+        h.close()
+    results = {"sizes": rows, "clock": {"before_mhz": before, "after_mhz": after},
+               "settings": {**settings.rule.to_json(), "flush_l2": settings.flush_l2,
+                            "blocker_timeout_s": settings.blocker_timeout_s},
+               "bare_launch_s": bare}
+    return results, session
+
+
+def fit_sweep(points: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per-launch cost as a + b*N for stream and graph, each quantity, from sweep medians."""
+    from graphcert.stats import fit_line
+
+    xs = [p["value"] for p in points]
+    out: dict[str, Any] = {}
+    for way in ("stream", "graph"):
+        out[way] = {}
+        for q in QUANTITIES:
+            ys = [p["result"][way][q]["median_s"] if p["result"][way][q] else None
+                  for p in points]
+            if len(xs) >= 2 and all(y is not None for y in ys):
+                out[way][q] = fit_line(xs, ys)  # type: ignore[arg-type]
+            else:
+                out[way][q] = None
+    return out

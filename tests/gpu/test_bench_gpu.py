@@ -1,0 +1,65 @@
+"""bench on a GPU: sanity of the figures (not timings asserted as targets), the certificate,
+and a blocking-kernel timeout that marks the queued figure unavailable instead of hanging."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphcert import certify
+from graphcert.bench import BenchSettings, bench
+from graphcert.certificate import load_certificate
+from graphcert.cuda.context import RunContext
+from graphcert.schemas import check, load_schema
+from graphcert.stats import StopRule
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "workloads" / "scale.py"
+QUICK = StopRule(max_noise=0.02, min_samples=10, min_time_s=0.05, timeout_s=1.0)
+
+
+@pytest.mark.parametrize("kernels", [16, 64])
+def test_graph_node_cheaper_than_queued_stream_kernel(gpu_ctx: RunContext, kernels: int) -> None:
+    results, _ = bench(gpu_ctx, f"chain[kernels={kernels}]", [1], BenchSettings(QUICK))
+    (row,) = results["sizes"]
+    assert row["node_count"] == kernels
+    assert row["stream_path"] == "prepacked" and row["stream_ops"] == kernels
+    stream_dev = row["stream"]["device"]["median_s"] / kernels
+    graph_dev = row["graph"]["device"]["median_s"] / kernels
+    assert graph_dev < stream_dev
+    # order of magnitude only: a launch costs between 0.1 and 100 µs
+    for way in ("stream", "graph"):
+        for q in ("host_enqueue", "device", "end_to_end"):
+            per = row[way][q]["median_s"] / kernels
+            assert 1e-8 < per < 1e-4, (way, q, per)
+    sp = row["speedup"]["device"]
+    assert sp["low"] <= sp["median"] <= sp["high"]
+
+
+def test_bench_certificate_has_every_field(gpu_ctx: RunContext, tmp_path: Path) -> None:
+    ref = f"{FIXTURE}:Scale"
+    from graphcert.workloads.registry import load
+
+    workload = load(ref)
+    results, _ = bench(gpu_ctx, ref, [1000, 4096], BenchSettings(QUICK), workload=workload)
+    env = certify.environment(0)
+    path = certify.write("bench", tmp_path, ref, workload, env, results, [], True)
+    cert = load_certificate(path)
+    assert check(cert, load_schema("bench")) == []  # jsonschema is not on the GPU machine
+    for row in cert["results"]["sizes"]:
+        assert set(row["upfront"]) >= {"capture_s", "instantiate_s", "upload_s",
+                                       "first_launch_s", "exec_update_s", "set_params_s"}
+        assert all(v is not None and v >= 0 for v in row["upfront"].values())
+        assert row["graph"]["device"] is not None
+    assert cert["results"]["clock"]["before_mhz"] > 100
+
+
+def test_blocker_timeout_marks_device_unavailable(gpu_ctx: RunContext) -> None:
+    settings = BenchSettings(QUICK, blocker_timeout_s=1e-6)
+    results, _ = bench(gpu_ctx, "chain[kernels=8]", [1], settings)
+    (row,) = results["sizes"]
+    for way in ("stream", "graph"):
+        assert row[way]["device"] is None
+        assert "timed out" in row[way]["device_unavailable_reason"]
+        assert row[way]["host_enqueue"]["median_s"] > 0
+    assert row["speedup"]["device"] is None

@@ -1,0 +1,124 @@
+"""The snapshot reader on real graphs: every field of an explicitly built graph, the node kinds
+each built-in must have, and fingerprints identical across separate processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphcert.capture import capture_sizes
+from graphcert.cuda.context import RunContext
+from graphcert.cuda.graph import GraphBuilder
+from graphcert.cuda.snapshot import read_snapshot
+from graphcert.cuda.stream import Event
+from graphcert.model import NodeKind
+from graphcert.session import WorkloadSession
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_builder_graph_reads_back_every_field(gpu_ctx: RunContext, test_kernels: Path) -> None:
+    n = 1024
+    copy = gpu_ctx.kernel(test_kernels, "t_copy_u32")
+    inc = gpu_ctx.kernel(test_kernels, "t_increment")
+    countdown = gpu_ctx.kernel(test_kernels, "t_countdown")
+    out, host_out = gpu_ctx.alloc(4 * n), gpu_ctx.pinned(4 * n)
+    counter = gpu_ctx.upload(np.zeros(1, dtype=np.uint32))
+    event = Event(timing=False)
+    child = GraphBuilder()
+    child.add_kernel(inc, 1, 1, counter)
+    b = GraphBuilder()
+    alloc, scratch = b.add_mem_alloc(4 * n, gpu_ctx.device.index)
+    fill = b.add_memset(scratch, 7, n, deps=[alloc])
+    cp = b.add_kernel(copy, (4, 1, 1), (256, 1, 1), np.uint64(scratch), out, np.uint32(n),
+                      shared=128, deps=[fill])
+    free = b.add_mem_free(scratch, deps=[cp])
+    back = b.add_memcpy(host_out, out, 4 * n, deps=[cp])
+    host = b.add_host(lambda: None, deps=[back])
+    sub = b.add_child(child.graph, deps=[host])
+    rec = b.add_event_record(event, deps=[sub])
+    wait = b.add_event_wait(event, deps=[rec])
+    handle = b.conditional_handle(default=0)
+    cond, body = b.add_while(handle, deps=[wait])
+    body.add_kernel(countdown, 1, 1, counter, counter, np.uint64(int(handle)))
+    b.add_empty(deps=[cond, free])
+    with b.graph as graph:
+        snap = read_snapshot(graph)
+    child.graph.destroy()
+    event.destroy()
+    gpu_ctx.release_buffers()
+
+    kinds = [node.kind for node in snap.nodes]
+    assert snap.counts() == {"mem_alloc": 1, "memset": 1, "kernel": 1, "mem_free": 1,
+                             "memcpy": 1, "host": 1, "graph": 1, "event_record": 1,
+                             "event_wait": 1, "conditional": 1, "empty": 1}
+    by_kind = {node.kind: node for node in snap.nodes}
+    assert kinds[0] is NodeKind.MEM_ALLOC and kinds[-1] is NodeKind.EMPTY
+    assert by_kind[NodeKind.MEM_ALLOC].attrs["bytes"] == 4 * n
+    memset = by_kind[NodeKind.MEMSET]
+    assert {k: memset.attrs[k] for k in ("element_size", "width", "height", "value", "bytes")} \
+        == {"element_size": 4, "width": n, "height": 1, "value": 7, "bytes": 4 * n}
+    assert memset.deps == (by_kind[NodeKind.MEM_ALLOC].index,)
+    kernel = by_kind[NodeKind.KERNEL]
+    assert kernel.attrs["name"] == "t_copy_u32"
+    assert kernel.attrs["grid"] == [4, 1, 1] and kernel.attrs["block"] == [256, 1, 1]
+    assert kernel.attrs["shared_mem_bytes"] == 128
+    assert kernel.attrs["param_sizes"] == [8, 8, 4]
+    assert kernel.attrs["cooperative"] is False
+    memcpy = by_kind[NodeKind.MEMCPY]
+    assert memcpy.attrs["direction"] == "DtoH" and memcpy.attrs["bytes"] == 4 * n
+    assert set(by_kind[NodeKind.MEM_FREE].deps) == {kernel.index}
+    (sub_snap,) = by_kind[NodeKind.GRAPH].children
+    assert [(c.kind, c.attrs["name"]) for c in sub_snap.nodes] == [(NodeKind.KERNEL,
+                                                                     "t_increment")]
+    conditional = by_kind[NodeKind.CONDITIONAL]
+    assert conditional.attrs["type"] == "while"
+    (body_snap,) = conditional.children
+    assert body_snap.nodes[0].attrs["name"] == "t_countdown"
+    assert set(by_kind[NodeKind.EMPTY].deps) == {conditional.index,
+                                                 by_kind[NodeKind.MEM_FREE].index}
+    assert len(snap.edges) == 11
+
+
+REQUIRED = {
+    "scan": {"kernel"}, "join": {"kernel"}, "fixpoint": {"kernel"}, "decode": {"kernel"},
+    "resident": {"kernel", "memcpy", "memset"}, "chain": {"kernel"},
+    "converge": {"conditional", "kernel"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(REQUIRED))
+def test_builtin_snapshots_have_their_node_kinds(gpu_ctx: RunContext, name: str) -> None:
+    session = WorkloadSession(gpu_ctx, name)
+    (result,) = list(capture_sizes(session, [1000], "global"))
+    counts = result.snapshot.counts()
+    assert REQUIRED[name] <= set(counts), counts
+    if name == "resident":
+        assert counts["memcpy"] == 2
+    if name == "converge":
+        (cond,) = [n for n in result.snapshot.nodes if n.kind is NodeKind.CONDITIONAL]
+        assert cond.attrs["type"] == "while" and cond.children
+    assert "digraph" in result.dot
+    assert result.capture_s > 0 and result.instantiate_s > 0
+
+
+def test_fingerprints_identical_across_three_processes(tmp_path: Path) -> None:
+    hashes = set()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for i in range(3):
+        proc = subprocess.run(
+            [sys.executable, "-m", "graphcert", "capture", "scan", "--size", "65537", "--json",
+             "--out", str(tmp_path / str(i))], capture_output=True, text=True, env=env,
+            cwd=ROOT, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        (row,) = json.loads(proc.stdout)["classes"]
+        hashes.add((row["topology_hash"], row["shape_hash"], row["nodes"]))
+    assert len(hashes) == 1, hashes
+    ((_, _, nodes),) = hashes
+    assert nodes == 5  # the scan's own prediction for 65,537 elements
