@@ -239,7 +239,7 @@ def transitions(reports: list[ClassReport]) -> list[dict[str, Any]]:
     topology (only topology needs a new capture)."""
     done = [r for r in reports if r.snapshot is not None]
     out = []
-    for a, b in zip(done, done[1:]):
+    for a, b in zip(done, done[1:], strict=False):
         assert a.snapshot is not None and b.snapshot is not None
         out.append({"from": a.capacity, "to": b.capacity,
                     "change": diff_snapshots(a.snapshot, b.snapshot).summary()})

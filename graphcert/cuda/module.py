@@ -47,7 +47,23 @@ class Module:
     def unload(self) -> None:
         if self.handle is not None:
             handle, self.handle = self.handle, None
+            _FUNCTIONS.clear()  # a later module may reuse these function addresses
             check(driver.cuModuleUnload(handle), "cuModuleUnload")
+
+
+_FUNCTIONS: dict[int, tuple[str, list[int]]] = {}
+
+
+def function_identity(func: Any) -> tuple[str, list[int]]:
+    """Name and parameter sizes of a kernel function, read once per function (a 10,000-node
+    chain has one function, not 10,000)."""
+    key = int(func)
+    if key not in _FUNCTIONS:
+        raw = check(driver.cuFuncGetName(func), "cuFuncGetName")
+        name = raw.decode() if isinstance(raw, bytes) else str(raw)
+        _FUNCTIONS[key] = (name, param_sizes(func))
+    name, sizes = _FUNCTIONS[key]
+    return name, list(sizes)
 
 
 def param_sizes(func: Any) -> list[int]:

@@ -15,7 +15,7 @@ from cuda.bindings import driver
 
 from graphcert.cuda.check import check
 from graphcert.cuda.graph import Graph
-from graphcert.cuda.module import param_sizes
+from graphcert.cuda.module import function_identity
 from graphcert.model import GraphSnapshot, NodeKind, RawGraph, RawNode, snapshot_from_raw
 
 T = driver.CUgraphNodeType
@@ -108,9 +108,7 @@ def _kernel(node: Any) -> dict[str, Any]:
     name = None
     sizes: list[int] | None = None
     if func is not None and int(func) != 0:
-        raw = check(driver.cuFuncGetName(func), "cuFuncGetName")
-        name = raw.decode() if isinstance(raw, bytes) else str(raw)
-        sizes = param_sizes(func)
+        name, sizes = function_identity(func)
     elif p.kern is not None and int(p.kern) != 0:
         raw = check(driver.cuKernelGetName(p.kern), "cuKernelGetName")
         name = raw.decode() if isinstance(raw, bytes) else str(raw)

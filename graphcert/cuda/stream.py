@@ -23,6 +23,15 @@ class Stream:
     def __init__(self) -> None:
         self.handle = check(driver.cuStreamCreate(driver.CUstream_flags.CU_STREAM_NON_BLOCKING),
                             "cuStreamCreate")
+        self._owned = True
+
+    @classmethod
+    def borrow(cls, address: int) -> Stream:
+        """Wrap another library's stream (CuPy, nvbench) by address; destroy() leaves it."""
+        stream = cls.__new__(cls)
+        stream.handle = driver.CUstream(int(address))
+        stream._owned = False
+        return stream
 
     def synchronize(self) -> None:
         check(driver.cuStreamSynchronize(self.handle), "cuStreamSynchronize")
@@ -46,7 +55,8 @@ class Stream:
     def destroy(self) -> None:
         if self.handle is not None:
             handle, self.handle = self.handle, None
-            check(driver.cuStreamDestroy(handle), "cuStreamDestroy")
+            if self._owned:
+                check(driver.cuStreamDestroy(handle), "cuStreamDestroy")
 
     def __enter__(self) -> Stream:
         return self
