@@ -47,6 +47,10 @@ class Stream:
     def wait(self, event: Event) -> None:
         check(driver.cuStreamWaitEvent(self.handle, event.handle, 0), "cuStreamWaitEvent")
 
+    def __cuda_stream__(self) -> tuple[int, int]:
+        """The CUDA stream protocol (version 0, handle): CuPy and cuda.core take it directly."""
+        return (0, int(self.handle))
+
     @property
     def address(self) -> int:
         """The CUstream as an integer, for libraries that take external streams (CuPy)."""
