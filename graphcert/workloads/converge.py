@@ -84,6 +84,7 @@ class Converge:
     # setting n on cv_init alone gives wrong answers. So none are named; verify updates this
     # workload by rebuilding the graph and cuGraphExecUpdate, which reaches the body.
     size_params: tuple[SizeParam, ...] = ()
+    n_arguments: tuple[SizeParam, ...] = (SizeParam("cv_init", 1), SizeParam("cv_step", 3))
     tolerance = Tolerance()  # integers: exact
 
     def __init__(self, degree: int = 2, components: int = 5):

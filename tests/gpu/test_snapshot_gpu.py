@@ -108,7 +108,7 @@ def test_builtin_snapshots_have_their_node_kinds(gpu_ctx: RunContext, name: str)
     assert result.capture_s > 0 and result.instantiate_s > 0
 
 
-def test_fingerprints_identical_across_three_processes(tmp_path: Path) -> None:
+def test_fingerprints_identical_across_three_processes(gpu_ctx: RunContext, tmp_path: Path) -> None:
     hashes = set()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for i in range(3):
