@@ -66,15 +66,12 @@ class Graph:
         self._keepalive: list[Any] = []  # packed args and callbacks the nodes point into
 
     def node_handles(self) -> list[Any]:
-        _, count = check(driver.cuGraphGetNodes(self.handle, 0), "cuGraphGetNodes")
-        if count == 0:
-            return []
-        nodes, _ = check(driver.cuGraphGetNodes(self.handle, count), "cuGraphGetNodes")
-        return list(nodes[:count])
+        return node_list(self.handle)
 
     def instantiate(self) -> GraphExec:
         exe = GraphExec(check(driver.cuGraphInstantiate(self.handle, 0), "cuGraphInstantiate"))
         exe.source_shape = graph_size(self.handle)
+        exe.source_kinds = node_kinds(self.handle)
         return exe
 
     def dot(self, verbose: bool = True) -> str:
@@ -108,7 +105,10 @@ class GraphExec:
 
     def __init__(self, handle: Any):
         self.handle = handle
-        self.source_shape: tuple[int, int] | None = None  # (nodes, edges) instantiated from
+        # What it was instantiated from: (nodes, edges) and node kinds in the driver's order,
+        # to explain updates the driver refuses without naming a reason or a node.
+        self.source_shape: tuple[int, int] | None = None
+        self.source_kinds: list[str] | None = None
 
     def upload(self, stream: Stream) -> None:
         check(driver.cuGraphUpload(self.handle, stream.handle), "cuGraphUpload")
@@ -140,6 +140,15 @@ class GraphExec:
                           f"{self.source_shape[1]} edges instantiated; {new[0]} nodes, {new[1]} "
                           f"edges now; the driver said only CU_GRAPH_EXEC_UPDATE_ERROR): "
                           f"re-instantiate")
+            elif self.source_kinds is not None:
+                kinds = node_kinds(graph.handle)
+                diff = [i for i, (a, b) in enumerate(zip(self.source_kinds, kinds, strict=True))
+                        if a != b]
+                if diff:
+                    short = "node_type_changed"
+                    failing = int(graph.node_handles()[diff[0]])
+                    reason = (f"node {diff[0]} (in creation order) changed kind "
+                              f"{self.source_kinds[diff[0]]} -> {kinds[diff[0]]}: re-instantiate")
         return UpdateResult(code == 0 and name == "CU_GRAPH_EXEC_UPDATE_SUCCESS", short,
                             failing, reason)
 
@@ -176,6 +185,21 @@ def graph_size(handle: Any) -> tuple[int, int]:
     nodes = check(driver.cuGraphGetNodes(handle, 0), "cuGraphGetNodes")[1]
     edges = check(driver.cuGraphGetEdges(handle, 0), "cuGraphGetEdges")[-1]
     return int(nodes), int(edges)
+
+
+def node_list(handle: Any) -> list[Any]:
+    """A CUgraph's nodes in the driver's (creation) order."""
+    _, count = check(driver.cuGraphGetNodes(handle, 0), "cuGraphGetNodes")
+    if count == 0:
+        return []
+    nodes, count = check(driver.cuGraphGetNodes(handle, count), "cuGraphGetNodes")
+    return list(nodes[:count])
+
+
+def node_kinds(handle: Any) -> list[str]:
+    """Node kinds of a CUgraph in the driver's (creation) order."""
+    return [check(driver.cuGraphNodeGetType(n), "cuGraphNodeGetType").name
+            for n in node_list(handle)]
 
 
 def kernel_node_arguments(node: Any) -> tuple[Any, list[bytes]]:

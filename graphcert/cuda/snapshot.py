@@ -14,7 +14,7 @@ from typing import Any
 from cuda.bindings import driver
 
 from graphcert.cuda.check import check
-from graphcert.cuda.graph import Graph
+from graphcert.cuda.graph import Graph, node_list
 from graphcert.cuda.module import function_identity
 from graphcert.model import GraphSnapshot, NodeKind, RawGraph, RawNode, snapshot_from_raw
 
@@ -40,7 +40,7 @@ def read_snapshot_indexed(graph: Graph, meta: dict[str, Any] | None = None
 
 def read_raw(handle: Any, _dot: str | None = None) -> tuple[RawGraph, dict[int, int]]:
     """RawGraph of a CUgraph, plus {node handle as int: raw id} for naming failing nodes."""
-    nodes = _nodes(handle)
+    nodes = node_list(handle)
     ids = {int(n): i for i, n in enumerate(nodes)}
     raw_nodes = []
     dot: str | None = _dot
@@ -78,19 +78,11 @@ def read_raw(handle: Any, _dot: str | None = None) -> tuple[RawGraph, dict[int, 
     return RawGraph(tuple(raw_nodes), edges), ids
 
 
-def kernel_nodes(graph: Graph) -> list[Any]:
+def kernelnode_list(graph: Graph) -> list[Any]:
     """The top-level kernel nodes of a graph, in the driver's order."""
     kernel = T.CU_GRAPH_NODE_TYPE_KERNEL
-    return [n for n in _nodes(graph.handle)
+    return [n for n in node_list(graph.handle)
             if check(driver.cuGraphNodeGetType(n), "cuGraphNodeGetType") == kernel]
-
-
-def _nodes(handle: Any) -> list[Any]:
-    _, count = check(driver.cuGraphGetNodes(handle, 0), "cuGraphGetNodes")
-    if count == 0:
-        return []
-    nodes, count = check(driver.cuGraphGetNodes(handle, count), "cuGraphGetNodes")
-    return list(nodes[:count])
 
 
 def _edges(handle: Any) -> list[tuple[Any, Any]]:
