@@ -40,8 +40,12 @@ class NodeKind(str, Enum):
     @classmethod
     def from_driver_type(cls, t: int) -> NodeKind:
         """Map a CUgraphNodeType number (0..13) to a kind; anything else is UNKNOWN."""
-        if isinstance(t, int) and 0 <= t < len(_DRIVER_ORDER):
-            return _DRIVER_ORDER[t]
+        try:
+            number = int(t)  # also a CUgraphNodeType member or a numpy integer
+        except (TypeError, ValueError):
+            return cls.UNKNOWN
+        if 0 <= number < len(_DRIVER_ORDER):
+            return _DRIVER_ORDER[number]
         return cls.UNKNOWN
 
 

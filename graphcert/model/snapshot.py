@@ -14,6 +14,11 @@ from graphcert.errors import GraphcertError
 from graphcert.model.canonical import canonical_order, find_cycle_nodes
 from graphcert.model.kinds import SHAPE_ATTRS, TOPOLOGY_ATTRS, NodeKind
 
+# Set in a snapshot's meta when the canonical-order search ran out of budget.
+INEXACT_META_KEY = "canonical_order"
+INEXACT_META_NOTE = ("greedy: search budget exceeded, fingerprints may depend on the "
+                     "driver's node order")
+
 
 @dataclass(frozen=True)
 class RawNode:
@@ -95,9 +100,17 @@ def _sha256(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
+_PLAIN = (int, str, bool, type(None))
+
+
 def normalize_attr(value: Any, where: str) -> Any:
     """A JSON-able copy of an attribute value: tuples become lists, numpy scalars Python ones."""
-    if value is None or isinstance(value, (bool, str)):
+    kind = type(value)
+    if kind in _PLAIN:  # the common case, checked by exact type: snapshots can be 10^4 nodes
+        return value
+    if kind is list and all(type(v) is int for v in value):
+        return list(value)
+    if isinstance(value, (bool, str)):
         return value
     if isinstance(value, numbers.Integral):
         return int(value)
@@ -133,6 +146,22 @@ def _items(kind: NodeKind, attrs: Mapping[str, Any], children: tuple[GraphSnapsh
         "children": [c.shape_hash for c in children],
     }
     return topo, shape
+
+
+def _content(s: GraphSnapshot) -> list[Any]:
+    """Everything in a (canonical) snapshot, values included, as JSON-able data."""
+    return [[n.kind.value, list(n.deps), n.attrs, [_content(c) for c in n.children]]
+            for n in s.nodes]
+
+
+def _value_label(kind: NodeKind, attrs: Mapping[str, Any], children: tuple[GraphSnapshot, ...]
+                 ) -> str:
+    """Everything else about a node: never hashed, only used to order look-alikes."""
+    hashed = TOPOLOGY_ATTRS.get(kind, frozenset()) | SHAPE_ATTRS.get(kind, frozenset())
+    values = {k: v for k, v in attrs.items() if k not in hashed}
+    if not values and not children:
+        return ""
+    return canonical_json({"attrs": values, "children": [_sha256(_content(c)) for c in children]})
 
 
 def snapshot_from_raw(raw: RawGraph, *, meta: dict[str, Any] | None = None,
@@ -180,7 +209,8 @@ def snapshot_from_raw(raw: RawGraph, *, meta: dict[str, Any] | None = None,
     # that parallel look-alikes order by value (grid 1 before grid 2): diffs pair them up.
     tsig = [_sha256(t) for t, _ in items]
     ssig = [canonical_json(s) for _, s in items]
-    order = canonical_order(preds, succs, tsig, ssig)
+    vsig = [_value_label(kinds[i], attrs[i], children[i]) for i in range(n)]
+    order, exact = canonical_order(preds, succs, tsig, ssig, vsig)
     pos = [0] * n
     for p, v in enumerate(order):
         pos[v] = p
@@ -196,10 +226,16 @@ def snapshot_from_raw(raw: RawGraph, *, meta: dict[str, Any] | None = None,
     canon_edges = [list(e) for e in edges]
     topology_hash = _sha256({"nodes": [items[v][0] for v in order], "edges": canon_edges})
     shape_hash = _sha256({"nodes": [items[v][1] for v in order], "edges": canon_edges})
-    return GraphSnapshot(tuple(records), edges, topology_hash, shape_hash, dict(meta or {}))
+    info = dict(meta or {})
+    if not exact:
+        # Rare (huge symmetric graphs): say so where people and CI will see it.
+        info[INEXACT_META_KEY] = INEXACT_META_NOTE
+    return GraphSnapshot(tuple(records), edges, topology_hash, shape_hash, info)
 
 
 __all__ = [
+    "INEXACT_META_KEY",
+    "INEXACT_META_NOTE",
     "GraphSnapshot",
     "NodeRecord",
     "RawGraph",

@@ -1,0 +1,72 @@
+"""`graphcert inventory TARGET`: every node of a saved snapshot or of a workload's graph.
+
+Only click and pure graphcert modules at the top: `inventory FILE.json` must start fast and
+run on machines without CUDA. Capturing a workload imports graphcert.capture in the body.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from graphcert.errors import InputError
+from graphcert.model import GraphSnapshot, load_snapshot, snapshot_to_json
+
+
+def _is_snapshot_file(target: str) -> bool:
+    return target.lower().endswith(".json")
+
+
+@click.command("inventory")
+@click.argument("target")
+@click.option("--size", "-n", type=click.IntRange(min=1), default=None,
+              help="Work size n to capture (workload targets only).")
+@click.option("--device", type=click.IntRange(min=0), default=0, show_default=True,
+              envvar="GRAPHCERT_DEVICE", show_envvar=True,
+              help="CUDA device ordinal (workload targets only).")
+@click.option("--json", "as_json", is_flag=True, help="Print the snapshot as JSON.")
+@click.option("--tree", is_flag=True, help="Show nodes as a tree with child graphs nested.")
+def command(target: str, size: int | None, device: int, as_json: bool, tree: bool) -> None:
+    """Show every node of a graph: kind, kernel or operation, launch shape, bytes, deps.
+
+    TARGET is a saved snapshot (SNAPSHOT.json, needs no GPU) or a workload to capture.
+    """
+    from graphcert.render.console import print_json, stdout_console
+    from graphcert.render.inventory import render_inventory
+
+    snapshot: GraphSnapshot
+    if _is_snapshot_file(target):
+        if size is not None:
+            raise InputError(f"--size applies to a workload, not to the snapshot file {target}")
+        snapshot = load_snapshot(target)
+    else:
+        snapshot = _capture(target, size, device)
+
+    if as_json:
+        print_json(json.dumps(snapshot_to_json(snapshot), indent=2, ensure_ascii=False))
+        return
+    render_inventory(stdout_console(), snapshot, tree=tree)
+
+
+def _capture(target: str, size: int | None, device: int) -> GraphSnapshot:
+    """Capture the workload `target` once and read its graph (needs a GPU)."""
+    if size is None:
+        raise InputError(f"{target!r} is not a snapshot file (*.json), so it names a workload, "
+                         "which needs a size", hint="add --size N")
+    try:
+        import graphcert.capture as capture
+    except ModuleNotFoundError as exc:
+        if exc.name != "graphcert.capture":
+            raise  # something capture itself needs is missing: let its own error speak
+        raise InputError(
+            f"{target!r} is not a snapshot file (*.json), and this build of graphcert cannot "
+            "capture workloads (graphcert.capture is missing)",
+            hint="pass a saved SNAPSHOT.json",
+        ) from None
+    capture_snapshot = getattr(capture, "capture_snapshot", None)
+    if capture_snapshot is None:
+        raise InputError("this build of graphcert cannot capture workloads "
+                         "(graphcert.capture has no capture_snapshot)")
+    snapshot: GraphSnapshot = capture_snapshot(target, size=size, mode="global", device=device)
+    return snapshot

@@ -1,0 +1,186 @@
+"""What changed between two snapshots: nodes added, removed, and changed field by field. Pure."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
+
+from graphcert.model.kinds import NodeKind
+from graphcert.model.snapshot import GraphSnapshot, NodeRecord
+
+ChangeClass = Literal["parameters only", "launch shape", "topology"]
+
+
+class FieldChange(NamedTuple):
+    """One field of one node that differs: node index in a and in b, field, both values.
+
+    `field` is an attribute key, "deps" (predecessors, as indices of each snapshot), or
+    "children" (a child graph or conditional body differs; see SnapshotDiff.child_diffs)."""
+
+    index_a: int
+    index_b: int
+    field: str
+    value_a: Any
+    value_b: Any
+
+
+class ChildDiff(NamedTuple):
+    """The diff of child graph `position` (0 for a child graph node, the body number for a
+    conditional) of node index_a in a / index_b in b; `kind` is that node's kind."""
+
+    index_a: int
+    index_b: int
+    position: int
+    kind: NodeKind
+    diff: SnapshotDiff
+
+
+@dataclass(frozen=True)
+class SnapshotDiff:
+    """The difference between snapshots a and b."""
+
+    topology_equal: bool
+    shape_equal: bool
+    added: tuple[NodeRecord, ...]  # nodes of b with no counterpart in a
+    removed: tuple[NodeRecord, ...]  # nodes of a with no counterpart in b
+    changed: tuple[FieldChange, ...]
+    child_diffs: tuple[ChildDiff, ...] = ()
+
+    @property
+    def identical(self) -> bool:
+        """No difference at all, parameter values included."""
+        return not (self.added or self.removed or self.changed)
+
+    def summary(self) -> ChangeClass:
+        """The class of the change, in the words `verify` uses from one class to the next."""
+        if not self.topology_equal:
+            return "topology"
+        if not self.shape_equal:
+            return "launch shape"
+        return "parameters only"
+
+    def summary_lines(self, prefix_a: str = "", prefix_b: str = "") -> list[str]:
+        """One plain line per difference ("removed 4 kernel k_c", "2: grid [4, 1, 1] ->
+        [8, 1, 1]"), child graphs as "7.1" / "8[0].0" like the inventory table."""
+        lines = [f"removed {prefix_a}{n.index} {_label(n)}" for n in self.removed]
+        lines += [f"added {prefix_b}{n.index} {_label(n)}" for n in self.added]
+        for c in self.changed:
+            if c.field == "children" and any(d.index_a == c.index_a for d in self.child_diffs):
+                continue  # listed in detail below
+            at = (f"{prefix_a}{c.index_a}" if c.index_a == c.index_b and prefix_a == prefix_b
+                  else f"{prefix_a}{c.index_a}->{prefix_b}{c.index_b}")
+            lines.append(f"{at}: {c.field} {_json(c.value_a)} -> {_json(c.value_b)}")
+        for d in self.child_diffs:
+            sub = "." if d.kind is NodeKind.GRAPH else f"[{d.position}]."
+            lines += d.diff.summary_lines(f"{prefix_a}{d.index_a}{sub}",
+                                          f"{prefix_b}{d.index_b}{sub}")
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form (for `diff --json`); nodes as {index, kind, name}."""
+        return {
+            "summary": self.summary(),
+            "topology_equal": self.topology_equal,
+            "shape_equal": self.shape_equal,
+            "removed": [_brief(n) for n in self.removed],
+            "added": [_brief(n) for n in self.added],
+            "changed": [c._asdict() for c in self.changed],
+            "children": [{"index_a": d.index_a, "index_b": d.index_b, "position": d.position,
+                          "kind": d.kind.value, "diff": d.diff.to_dict()}
+                         for d in self.child_diffs],
+        }
+
+
+def _label(n: NodeRecord) -> str:
+    return f"{n.kind.value} {n.name}" if n.name else n.kind.value
+
+
+def _brief(n: NodeRecord) -> dict[str, Any]:
+    return {"index": n.index, "kind": n.kind.value, "name": n.name}
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def node_signature(node: NodeRecord) -> tuple[str, str]:
+    """What aligns nodes of two different topologies: kind, and a kernel's name."""
+    return (node.kind.value, node.name or "") if node.kind is NodeKind.KERNEL else (
+        node.kind.value, "")
+
+
+def _child_summary(s: GraphSnapshot) -> str:
+    return f"{s.node_count} nodes, topology {s.topology_hash[:12]}, shape {s.shape_hash[:12]}"
+
+
+def _compare(a: NodeRecord, b: NodeRecord, deps_b_from_a: tuple[int, ...] | None,
+             changes: list[FieldChange], child_diffs: list[ChildDiff]) -> None:
+    if a.kind is not b.kind:
+        changes.append(FieldChange(a.index, b.index, "kind", a.kind.value, b.kind.value))
+    for key in sorted(set(a.attrs) | set(b.attrs)):
+        va, vb = a.attrs.get(key), b.attrs.get(key)
+        if va != vb:
+            changes.append(FieldChange(a.index, b.index, key, va, vb))
+    if deps_b_from_a is not None and deps_b_from_a != b.deps:
+        changes.append(FieldChange(a.index, b.index, "deps", list(a.deps), list(b.deps)))
+    nested = []
+    for j, (ca, cb) in enumerate(zip(a.children, b.children, strict=False)):
+        d = diff_snapshots(ca, cb)
+        if not d.identical:
+            nested.append(ChildDiff(a.index, b.index, j, b.kind, d))
+    if nested or len(a.children) != len(b.children):
+        changes.append(FieldChange(a.index, b.index, "children",
+                                   [_child_summary(c) for c in a.children],
+                                   [_child_summary(c) for c in b.children]))
+        child_diffs.extend(nested)
+
+
+def diff_snapshots(a: GraphSnapshot, b: GraphSnapshot) -> SnapshotDiff:
+    """Compare two snapshots node by node (recursing into child graphs).
+
+    Equal topology: node i of a is node i of b (canonical order guarantees it). Otherwise the
+    canonical sequences are aligned by node signature (kind, kernel name) with difflib, nodes
+    left over are paired by signature in order, and the rest are reported as removed from a
+    / added in b."""
+    changes: list[FieldChange] = []
+    child_diffs: list[ChildDiff] = []
+    topology_equal = a.topology_hash == b.topology_hash
+    if topology_equal:
+        for na, nb in zip(a.nodes, b.nodes, strict=True):
+            _compare(na, nb, None, changes, child_diffs)
+        return SnapshotDiff(True, a.shape_hash == b.shape_hash, (), (), tuple(changes),
+                            tuple(child_diffs))
+
+    sig_a = [node_signature(n) for n in a.nodes]
+    sig_b = [node_signature(n) for n in b.nodes]
+    matcher = difflib.SequenceMatcher(None, sig_a, sig_b, autojunk=False)
+    a_to_b: dict[int, int] = {}
+    for block in matcher.get_matching_blocks():
+        for k in range(block.size):
+            a_to_b[block.a + k] = block.b + k
+    # A new edge can move a node far in canonical order; pair such left-overs by signature
+    # (in order) so they show as a change of deps, not as removed and added again.
+    spare_b: dict[tuple[str, str], list[int]] = {}
+    matched = set(a_to_b.values())
+    for ib, sig in enumerate(sig_b):
+        if ib not in matched:
+            spare_b.setdefault(sig, []).append(ib)
+    for ia, sig in enumerate(sig_a):
+        if ia not in a_to_b and spare_b.get(sig):
+            a_to_b[ia] = spare_b[sig].pop(0)
+    for ia, ib in sorted(a_to_b.items()):
+        na, nb = a.nodes[ia], b.nodes[ib]
+        # A dependency on a removed node has no counterpart in b: keep it visible as -1.
+        mapped = tuple(sorted(a_to_b.get(d, -1) for d in na.deps))
+        _compare(na, nb, mapped, changes, child_diffs)
+    matched_b = set(a_to_b.values())
+    removed = tuple(n for n in a.nodes if n.index not in a_to_b)
+    added = tuple(n for n in b.nodes if n.index not in matched_b)
+    changes.sort(key=lambda c: (c.index_a, c.index_b))
+    return SnapshotDiff(False, False, added, removed, tuple(changes), tuple(child_diffs))
+
+
+__all__ = ["ChangeClass", "ChildDiff", "FieldChange", "SnapshotDiff", "diff_snapshots",
+           "node_signature"]

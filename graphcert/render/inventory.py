@@ -1,0 +1,366 @@
+"""Rich rendering of snapshots (table, tree) and of snapshot diffs. Pure: no CUDA import.
+
+Output is deterministic for a given snapshot and console width, so tests compare it with
+golden files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from rich import box
+from rich.cells import cell_len
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from graphcert.model import (
+    ChildDiff,
+    GraphSnapshot,
+    NodeKind,
+    NodeRecord,
+    SnapshotDiff,
+)
+
+SHORT_HASH = 12  # hex digits of a fingerprint shown in tables (the JSON has all 64)
+MAX_DEPS_SHOWN = 6
+_DIMENSIONS = ("grid", "block", "cluster_dim")
+
+
+def short_hash(digest: str) -> str:
+    """The first 12 hex digits of a fingerprint."""
+    return digest[:SHORT_HASH]
+
+
+def format_bytes(n: Any) -> str:
+    """Exact below 1 KiB, else IEC units with at most one decimal ("1.5 MiB")."""
+    if not isinstance(n, int) or isinstance(n, bool):
+        return "-" if n is None else str(n)
+    if abs(n) < 1024:
+        return f"{n} B"
+    value = float(n)
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        value /= 1024
+        if abs(value) < 1024 or unit == "TiB":
+            text = f"{value:.1f}".removesuffix(".0")
+            return f"{text} {unit}"
+    raise AssertionError("unreachable")
+
+
+def format_dim(value: Any) -> str:
+    """[8, 1, 1] -> "8x1x1"; missing -> "-"."""
+    if isinstance(value, list) and value:
+        return "x".join(str(v) for v in value)
+    return "-" if value is None else str(value)
+
+
+def format_value(field: str, value: Any) -> str:
+    """One attribute value as a table cell."""
+    if value is None:
+        return "-"
+    if field in _DIMENSIONS:
+        return format_dim(value)
+    if field == "deps" and isinstance(value, list):
+        return _deps_text([str(v) for v in value])
+    if field in ("bytes", "shared_mem_bytes", "width_bytes"):
+        return format_bytes(value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    return str(value)
+
+
+def operation(node: NodeRecord) -> str:
+    """What a node does, in a few words: the kernel name, "memcpy DtoH", "memset value=0"..."""
+    a = node.attrs
+    kind = node.kind
+    if kind is NodeKind.KERNEL:
+        text = node.name or "(unnamed kernel)"
+        flags = []
+        if a.get("cooperative"):
+            flags.append("cooperative")
+        cluster = a.get("cluster_dim")
+        if isinstance(cluster, list) and any(c != 1 for c in cluster if isinstance(c, int)):
+            flags.append(f"cluster {format_dim(cluster)}")
+        if a.get("priority"):
+            flags.append(f"priority {a['priority']}")
+        return text + (f" [{', '.join(flags)}]" if flags else "")
+    if kind is NodeKind.MEMSET:
+        text = f"memset value={format_value('value', a.get('value'))}"
+        if a.get("element_size") is not None:
+            text += f" elem={a['element_size']}B"
+        return text
+    if kind is NodeKind.MEMCPY:
+        return f"memcpy {a.get('direction') or '(direction unknown)'}"
+    if kind is NodeKind.GRAPH:
+        n = sum(c.node_count for c in node.children)
+        return f"child graph ({_plural(n, 'node')})" if node.children else "child graph"
+    if kind is NodeKind.CONDITIONAL:
+        text = f"conditional {a.get('type') or '(type unknown)'}"
+        if node.children:
+            return text + f" ({_plural(len(node.children), 'body', 'bodies')})"
+        if a.get("size") is not None:
+            return text + f" ({_plural(a['size'], 'body', 'bodies')}, not read)"
+        return text + " (bodies not read)"
+    if kind in (NodeKind.EXT_SEMAS_SIGNAL, NodeKind.EXT_SEMAS_WAIT):
+        verb = "signal" if kind is NodeKind.EXT_SEMAS_SIGNAL else "wait on"
+        count = a.get("count")
+        return f"{verb} {count if count is not None else '?'} external semaphores"
+    if kind is NodeKind.BATCH_MEM_OP:
+        count = a.get("count")
+        return f"batch of {count if count is not None else '?'} memory ops"
+    if kind is NodeKind.UNKNOWN:
+        return f"unknown node type {a.get('driver_type', '?')}"
+    return {
+        NodeKind.HOST: "host function",
+        NodeKind.EMPTY: "empty (dependency only)",
+        NodeKind.EVENT_RECORD: "record event",
+        NodeKind.EVENT_WAIT: "wait for event",
+        NodeKind.MEM_ALLOC: "allocate",
+        NodeKind.MEM_FREE: "free",
+    }.get(kind, kind.value)
+
+
+def _plural(n: Any, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def _deps_text(labels: list[str]) -> str:
+    if not labels:
+        return "-"
+    shown = labels[:MAX_DEPS_SHOWN]
+    more = len(labels) - len(shown)
+    return ", ".join(shown) + (f", +{more} more" if more else "")
+
+
+def _child_prefix(node: NodeRecord, parent: str, j: int) -> str:
+    # A child graph has one child: "4.0" is node 0 inside node 4. Conditional bodies are
+    # numbered: "5[1].0" is node 0 of body 1 of node 5.
+    return f"{parent}." if node.kind is NodeKind.GRAPH else f"{parent}[{j}]."
+
+
+def _rows(s: GraphSnapshot, prefix: str) -> Iterator[tuple[str, NodeRecord, list[str]]]:
+    for node in s.nodes:
+        label = f"{prefix}{node.index}"
+        yield label, node, [f"{prefix}{d}" for d in node.deps]
+        for j, child in enumerate(node.children):
+            yield from _rows(child, _child_prefix(node, label, j))
+
+
+_HEADERS = ("#", "kind", "kernel / operation", "grid", "block", "smem", "bytes", "deps")
+_RIGHT = {"#", "grid", "block", "smem", "bytes"}
+# Past this many rows the table is laid out by plain string padding: rich measures every
+# cell, which takes seconds for a 10,000-node graph. Same layout, only no folding.
+LARGE_TABLE_ROWS = 1000
+
+
+def _table_rows(snapshot: GraphSnapshot) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = []
+    for label, node, deps in _rows(snapshot, ""):
+        a = node.attrs
+        is_kernel = node.kind is NodeKind.KERNEL
+        rows.append((
+            label,
+            node.kind.value,
+            operation(node),
+            format_dim(a.get("grid")) if is_kernel else "",
+            format_dim(a.get("block")) if is_kernel else "",
+            format_bytes(a.get("shared_mem_bytes")) if is_kernel else "",
+            format_bytes(a["bytes"]) if a.get("bytes") is not None else "",
+            _deps_text(deps),
+        ))
+    return rows
+
+
+def inventory_table(snapshot: GraphSnapshot) -> Table:
+    """Every node (child graphs and conditional bodies included, with dotted indices)."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    for header in _HEADERS:
+        wrap = header in ("kernel / operation", "deps")
+        table.add_column(header, justify="right" if header in _RIGHT else "left",
+                         no_wrap=not wrap, overflow="fold" if wrap else "ellipsis")
+    for row in _table_rows(snapshot):
+        table.add_row(*row)
+    return table
+
+
+def plain_inventory_table(snapshot: GraphSnapshot) -> Text:
+    """The inventory table laid out like inventory_table, fast for any size (no folding)."""
+    rows = _table_rows(snapshot)
+    widths = [max([cell_len(h)] + [cell_len(r[i]) for r in rows])
+              for i, h in enumerate(_HEADERS)]
+
+    def line(cells: tuple[str, ...]) -> str:
+        out = []
+        for cell, width, header in zip(cells, widths, _HEADERS, strict=True):
+            pad = " " * (width - cell_len(cell))
+            out.append(pad + cell if header in _RIGHT else cell + pad)
+        return "   ".join(out)
+
+    rule = "\u2500" * (sum(widths) + 3 * (len(widths) - 1))
+    return Text("\n".join([line(_HEADERS), rule, *(line(r) for r in rows)]))
+
+
+def counts_line(snapshot: GraphSnapshot) -> str:
+    """"7 nodes (+2 nested): kernel 4, memset 1, graph 1, ..." (top level, by kind)."""
+    top = snapshot.counts()
+    nested = sum(snapshot.counts(recursive=True).values()) - snapshot.node_count
+    parts = ", ".join(f"{k} {v}" for k, v in top.items()) or "empty graph"
+    more = f" (+{nested} nested)" if nested else ""
+    return f"{_plural(snapshot.node_count, 'node')}{more}: {parts}"
+
+
+def fingerprint_line(snapshot: GraphSnapshot) -> str:
+    """Both fingerprints, short form."""
+    return (f"topology {short_hash(snapshot.topology_hash)}  "
+            f"shape {short_hash(snapshot.shape_hash)}")
+
+
+def meta_line(snapshot: GraphSnapshot) -> str | None:
+    """Free-form metadata (workload, capacity, n, ...) as key=value pairs, if any."""
+    items = [f"{k}={v}" for k, v in snapshot.meta.items()
+             if isinstance(v, (str, int, float, bool)) or v is None]
+    return "  ".join(items) if items else None
+
+
+def summary_text(snapshot: GraphSnapshot) -> Text:
+    """Counts by kind, fingerprints and metadata, one per line."""
+    lines = [counts_line(snapshot), fingerprint_line(snapshot)]
+    meta = meta_line(snapshot)
+    if meta:
+        lines.append(meta)
+    return Text("\n".join(lines))
+
+
+def _node_label(label: str, node: NodeRecord, deps: list[str]) -> str:
+    a = node.attrs
+    parts = [f"{label} {node.kind.value}: {operation(node)}"]
+    if node.kind is NodeKind.KERNEL:
+        parts.append(f"grid {format_dim(a.get('grid'))} block {format_dim(a.get('block'))} "
+                     f"smem {format_bytes(a.get('shared_mem_bytes'))}")
+    if a.get("bytes") is not None:
+        parts.append(format_bytes(a["bytes"]))
+    if deps:
+        parts.append(f"after {_deps_text(deps)}")
+    return "  ".join(parts)
+
+
+def _add_nodes(tree: Tree, s: GraphSnapshot, prefix: str) -> None:
+    for node in s.nodes:
+        label = f"{prefix}{node.index}"
+        branch = tree.add(Text(_node_label(label, node, [f"{prefix}{d}" for d in node.deps])))
+        for j, child in enumerate(node.children):
+            inner = _child_prefix(node, label, j)
+            if node.kind is NodeKind.GRAPH:
+                _add_nodes(branch, child, inner)
+            else:
+                body = branch.add(Text(f"body {j}: {_plural(child.node_count, 'node')}, "
+                                       f"{fingerprint_line(child)}"))
+                _add_nodes(body, child, inner)
+
+
+def inventory_tree(snapshot: GraphSnapshot) -> Tree:
+    """The graph as a tree: nodes in canonical order, child graphs and bodies nested."""
+    tree = Tree(Text(f"graph ({fingerprint_line(snapshot)})"))
+    _add_nodes(tree, snapshot, "")
+    return tree
+
+
+def render_inventory(console: Console, snapshot: GraphSnapshot, *, tree: bool = False) -> None:
+    """Print a snapshot as the `inventory` command shows it: table (or tree), then summary."""
+    if tree:
+        console.print(inventory_tree(snapshot))
+    elif sum(snapshot.counts(recursive=True).values()) > LARGE_TABLE_ROWS:
+        console.print(plain_inventory_table(snapshot), soft_wrap=True)
+    else:
+        console.print(inventory_table(snapshot))
+    console.print(summary_text(snapshot))
+
+
+def _describe(node: NodeRecord) -> str:
+    return f"{node.kind.value}: {operation(node)}"
+
+
+def _diff_rows(diff: SnapshotDiff, pa: str, pb: str) -> Iterator[tuple[str, ...]]:
+    events: list[tuple[int, int, tuple[str, ...]]] = []
+    for n in diff.removed:
+        events.append((n.index, 0, (f"{pa}{n.index}", "", "removed", "", _describe(n), "")))
+    for n in diff.added:
+        # Sort an added node near its neighbours in a: by its own index, after removals.
+        events.append((n.index, 1, ("", f"{pb}{n.index}", "added", "", "", _describe(n))))
+    for c in diff.changed:
+        if c.field == "children":
+            continue  # shown in detail below, by child_diffs
+        events.append((c.index_a, 2, (f"{pa}{c.index_a}", f"{pb}{c.index_b}", "changed",
+                                      c.field, format_value(c.field, c.value_a),
+                                      format_value(c.field, c.value_b))))
+    child_by_parent: dict[int, list[ChildDiff]] = {}
+    for cd in diff.child_diffs:
+        child_by_parent.setdefault(cd.index_a, []).append(cd)
+    for c in diff.changed:
+        if c.field == "children" and c.index_a not in child_by_parent:
+            # Different numbers of children: nothing to pair, say so.
+            events.append((c.index_a, 2, (f"{pa}{c.index_a}", f"{pb}{c.index_b}", "changed",
+                                          "children", f"{len(c.value_a)} graphs",
+                                          f"{len(c.value_b)} graphs")))
+    events.sort(key=lambda e: (e[0], e[1]))
+    for _, _, row in events:
+        yield row
+    for cds in child_by_parent.values():
+        for cd in cds:
+            # The same dotted labels as the inventory table: "4.0", "5[1].0".
+            sub = "." if cd.kind is NodeKind.GRAPH else f"[{cd.position}]."
+            yield from _diff_rows(cd.diff, f"{pa}{cd.index_a}{sub}", f"{pb}{cd.index_b}{sub}")
+
+
+def diff_summary(diff: SnapshotDiff) -> str:
+    """"launch shape: 0 removed, 0 added, 2 fields changed" (top level)."""
+    fields = sum(1 for c in diff.changed if c.field != "children")
+    nested = len(diff.child_diffs)
+    inner = f", {_plural(nested, 'child graph')} changed" if nested else ""
+    return (f"{diff.summary()}: {len(diff.removed)} removed, {len(diff.added)} added, "
+            f"{_plural(fields, 'field')} changed{inner}")
+
+
+def diff_table(diff: SnapshotDiff) -> Table:
+    """Every difference between two snapshots, one row per node added/removed or field."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column("a", justify="right", no_wrap=True)
+    table.add_column("b", justify="right", no_wrap=True)
+    table.add_column("change", no_wrap=True)
+    table.add_column("field", no_wrap=True)
+    table.add_column("in a", overflow="fold")
+    table.add_column("in b", overflow="fold")
+    for row in _diff_rows(diff, "", ""):
+        table.add_row(*row)
+    return table
+
+
+def render_diff(console: Console, diff: SnapshotDiff) -> None:
+    """Print a diff: the table (when anything differs), then the one-line summary."""
+    if not diff.identical:
+        console.print(diff_table(diff))
+    console.print(Text(diff_summary(diff)))
+
+
+__all__ = [
+    "counts_line",
+    "diff_summary",
+    "diff_table",
+    "fingerprint_line",
+    "format_bytes",
+    "format_dim",
+    "format_value",
+    "inventory_table",
+    "inventory_tree",
+    "meta_line",
+    "operation",
+    "plain_inventory_table",
+    "render_diff",
+    "render_inventory",
+    "short_hash",
+    "summary_text",
+]

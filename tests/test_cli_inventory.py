@@ -1,0 +1,137 @@
+"""`graphcert inventory` through click's runner, on a synthetic snapshot (no GPU needed).
+
+The snapshot is the synthetic example pinned in tests/golden/example_snapshot.json (kernel
+names k_*), written by tests/test_inventory_render.py.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from graphcert.cli import cli
+from graphcert.model import load_snapshot, snapshot_to_json
+
+EXAMPLE = Path(__file__).parent / "golden" / "example_snapshot.json"
+
+
+@pytest.fixture
+def snap(tmp_path: Path) -> Path:
+    path = tmp_path / "example.snapshot.json"
+    shutil.copy(EXAMPLE, path)
+    return path
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(cli, ["inventory", *args], env={"COLUMNS": "120", **(env or {})})
+
+
+def test_table(snap: Path) -> None:
+    result = run(str(snap))
+    assert result.exit_code == 0, result.output
+    s = load_snapshot(snap)
+    for text in ("k_a", "k_child_b", "memcpy DtoH", "memset value=0", "8[0].0",
+                 s.topology_hash[:12], s.shape_hash[:12], "12 nodes (+3 nested)"):
+        assert text in result.stdout
+    assert result.stderr == ""
+
+
+def test_tree(snap: Path) -> None:
+    result = run(str(snap), "--tree")
+    assert result.exit_code == 0, result.output
+    assert "graph (topology" in result.stdout and "body 0: 1 node" in result.stdout
+
+
+def test_json_is_the_snapshot_document(snap: Path) -> None:
+    result = run(str(snap), "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc == snapshot_to_json(load_snapshot(snap))
+    assert doc["counts"]["kernel"] == 3 and len(doc["topology_hash"]) == 64
+
+
+def one_line_error(result: Result) -> str:
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("graphcert: error: ")
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+def test_corrupt_file_is_one_line_exit_2(snap: Path) -> None:
+    doc = json.loads(snap.read_text())
+    doc["nodes"][2]["attrs"]["grid"] = [99, 1, 1]
+    snap.write_text(json.dumps(doc))
+    line = one_line_error(run(str(snap)))
+    assert str(snap) in line and "corrupt or edited: shape_hash does not match" in line
+
+
+@pytest.mark.parametrize("content,message", [
+    ("not json at all", "not JSON"),
+    ('{"schema_version": 1, "kind": "bench", "tool": {"name": "graphcert"}}',
+     "is a graphcert certificate ('bench'), not a snapshot"),
+])
+def test_bad_files(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    assert message in one_line_error(run(str(path)))
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    line = one_line_error(run(str(tmp_path / "nope.json")))
+    assert "nope.json: no such file" in line
+
+
+def test_size_is_for_workloads_only(snap: Path) -> None:
+    assert "--size applies to a workload" in one_line_error(run(str(snap), "--size", "8"))
+
+
+def test_workload_needs_a_size() -> None:
+    assert "add --size N" in one_line_error(run("synthetic_workload"))
+
+
+def test_workload_without_capture_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "graphcert.capture", None)  # import now fails
+    line = one_line_error(run("synthetic_workload", "--size", "8"))
+    assert "cannot capture workloads" in line
+
+
+def test_workload_is_captured_through_graphcert_capture(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    calls: list[tuple[str, dict[str, Any]]] = []
+    fake = types.ModuleType("graphcert.capture")
+
+    def capture_snapshot(ref: str, **kw: Any) -> Any:
+        calls.append((ref, kw))
+        return load_snapshot(EXAMPLE)
+
+    fake.capture_snapshot = capture_snapshot  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "graphcert.capture", fake)
+    result = run("synthetic_workload", "--size", "1000", "--json",
+                 env={"GRAPHCERT_DEVICE": "3"})
+    assert result.exit_code == 0, result.output
+    assert calls == [("synthetic_workload", {"size": 1000, "mode": "global", "device": 3})]
+    assert json.loads(result.stdout)["meta"]["workload"] == "synthetic-example"
+    result = run("synthetic_workload", "--size", "4", "--device", "1")
+    assert result.exit_code == 0, result.output
+    assert calls[-1][1]["device"] == 1
+
+
+def test_snapshot_mode_imports_no_cuda(snap: Path) -> None:
+    """inventory FILE must work where CUDA is absent: it never imports it."""
+    code = ("import sys; from click.testing import CliRunner; from graphcert.cli import cli; "
+            "r = CliRunner().invoke(cli, ['inventory', sys.argv[1]]); "
+            "assert r.exit_code == 0, r.output; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('cuda', 'numpy') "
+            "or m.startswith('graphcert.cuda') or m == 'graphcert.capture']; "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code, str(snap)], check=True)

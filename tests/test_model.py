@@ -1,0 +1,542 @@
+"""The pure graph model: kinds, canonical order, fingerprints, JSON files, diffs.
+
+All graphs here are synthetic (kernel names k_*), built in code; nothing imitates a real GPU.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import re
+import subprocess
+import sys
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import graphcert.model.canonical as canonical
+from graphcert.errors import GraphcertError, InputError
+from graphcert.model import (
+    SHAPE_ATTRS,
+    SNAPSHOT_KIND,
+    TOPOLOGY_ATTRS,
+    VALUE_ATTRS,
+    GraphSnapshot,
+    NodeKind,
+    RawGraph,
+    RawNode,
+    attr_class,
+    diff_snapshots,
+    load_snapshot,
+    save_snapshot,
+    snapshot_from_json,
+    snapshot_from_raw,
+    snapshot_to_json,
+)
+from graphcert.model.snapshot import INEXACT_META_KEY
+
+K = NodeKind
+
+
+# ---------------------------------------------------------------- synthetic graph builders
+
+def kern(i: int, name: str, grid: int = 1, block: int = 256, **extra: Any) -> RawNode:
+    attrs = {"name": name, "grid": [grid, 1, 1], "block": [block, 1, 1],
+             "shared_mem_bytes": 0, "param_sizes": [8, 4]}
+    attrs.update(extra)
+    return RawNode(i, K.KERNEL, attrs)
+
+
+def memset(i: int, value: int = 0, width: int = 256) -> RawNode:
+    return RawNode(i, K.MEMSET, {"element_size": 4, "width": width, "height": 1,
+                                 "value": value, "bytes": 4 * width})
+
+
+def chain(*nodes: RawNode) -> RawGraph:
+    return RawGraph(tuple(nodes), tuple((a.id, b.id) for a, b in pairwise(nodes)))
+
+
+def fork(grid_b: int = 1, grid_c: int = 2, name_b: str = "k_b", name_c: str = "k_c",
+         child_grid: int = 1) -> RawGraph:
+    """memset -> k_a -> {k_x -> name_b, k_x -> name_c} -> child graph (k_child)."""
+    child = chain(kern(1, "k_child", child_grid), kern(2, "k_child2"))
+    nodes = (memset(0), kern(1, "k_a", 4), kern(2, "k_x", grid_b), kern(3, "k_x", grid_c),
+             kern(4, name_b), kern(5, name_c), RawNode(6, K.GRAPH, {}, (child,)))
+    edges = ((0, 1), (1, 2), (1, 3), (2, 4), (3, 5), (4, 6), (5, 6))
+    return RawGraph(nodes, edges)
+
+
+def relabel(raw: RawGraph, order: list[int], id_of: list[int], edge_order: list[int]
+            ) -> RawGraph:
+    """The same graph with new ids, nodes listed in `order`, edges in `edge_order`."""
+    ids = {n.id: id_of[i] for i, n in enumerate(raw.nodes)}
+    nodes = [RawNode(ids[n.id], n.kind, dict(n.attrs), n.children) for n in raw.nodes]
+    edges = [(ids[a], ids[b]) for a, b in raw.edges]
+    return RawGraph(tuple(nodes[i] for i in order), tuple(edges[i] for i in edge_order))
+
+
+def is_topological(s: GraphSnapshot) -> bool:
+    return all(d < n.index for n in s.nodes for d in n.deps) and all(a < b for a, b in s.edges)
+
+
+# ---------------------------------------------------------------- kinds
+
+
+def test_driver_type_numbers_map_in_cuda_order() -> None:
+    expected = ["kernel", "memcpy", "memset", "host", "graph", "empty", "event_wait",
+                "event_record", "ext_semas_signal", "ext_semas_wait", "mem_alloc", "mem_free",
+                "batch_mem_op", "conditional"]
+    assert [NodeKind.from_driver_type(t).value for t in range(14)] == expected
+    for t in (14, 99, -1):
+        assert NodeKind.from_driver_type(t) is NodeKind.UNKNOWN
+
+    class DriverType(enum.IntEnum):  # what cuda.bindings hands out
+        CU_GRAPH_NODE_TYPE_MEMSET = 2
+
+    assert NodeKind.from_driver_type(DriverType.CU_GRAPH_NODE_TYPE_MEMSET) is NodeKind.MEMSET
+    assert len(NodeKind) == 15
+    assert NodeKind("event_wait") is NodeKind.EVENT_WAIT
+
+
+def test_attr_classes() -> None:
+    assert attr_class(K.KERNEL, "name") == "topology"
+    assert attr_class(K.KERNEL, "grid") == "shape"
+    assert attr_class(K.MEMCPY, "direction") == "topology"
+    assert attr_class(K.MEMSET, "bytes") == "shape"
+    assert attr_class(K.MEMSET, "value") == "value"
+    assert attr_class(K.CONDITIONAL, "type") == "topology"
+    assert attr_class(K.CONDITIONAL, "size") == "shape"
+    assert attr_class(K.KERNEL, "some_new_key") == "value"
+    for kind in NodeKind:
+        t, s = TOPOLOGY_ATTRS.get(kind, frozenset()), SHAPE_ATTRS.get(kind, frozenset())
+        assert not (t & s) and not (t & VALUE_ATTRS.get(kind, frozenset()))
+
+
+# ---------------------------------------------------------------- canonical order
+
+
+@st.composite
+def random_dags(draw: st.DrawFn) -> RawGraph:
+    """Small DAGs with few distinct labels, so look-alike nodes (the hard case) abound."""
+    n = draw(st.integers(1, 12))
+    nodes = []
+    for i in range(n):
+        kind = draw(st.sampled_from(["kernel", "kernel", "kernel", "memset", "empty"]))
+        if kind == "kernel":
+            nodes.append(kern(i, draw(st.sampled_from(["k_a", "k_b"])),
+                              draw(st.sampled_from([1, 2]))))
+        elif kind == "memset":
+            nodes.append(memset(i, value=draw(st.sampled_from([0, 1]))))
+        else:
+            nodes.append(RawNode(i, K.EMPTY, {}))
+    pairs = [(a, b) for b in range(n) for a in range(b)]
+    edges = draw(st.lists(st.sampled_from(pairs), unique=True, max_size=2 * n)) if pairs else []
+    return RawGraph(tuple(nodes), tuple(edges))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(raw=random_dags(), data=st.data())
+def test_canonical_form_ignores_node_order_and_ids(raw: RawGraph, data: st.DataObject) -> None:
+    n = len(raw.nodes)
+    order = data.draw(st.permutations(range(n)))
+    id_of = data.draw(st.lists(st.integers(-10**6, 10**6), min_size=n, max_size=n,
+                               unique=True))
+    edge_order = data.draw(st.permutations(range(len(raw.edges))))
+    a = snapshot_from_raw(raw)
+    b = snapshot_from_raw(relabel(raw, list(order), id_of, list(edge_order)))
+    assert a == b  # hashes, canonical indices, deps, attrs: all of it
+    assert is_topological(a)
+    assert INEXACT_META_KEY not in a.meta
+
+
+@settings(max_examples=150, deadline=None)
+@given(raw=random_dags(), data=st.data())
+def test_topology_hash_ignores_shape_and_values(raw: RawGraph, data: st.DataObject) -> None:
+    """New grids and memset values never move the topology fingerprint, even when they
+    reorder look-alike nodes; values never move the shape fingerprint."""
+    def vary(node: RawNode, grids: bool) -> RawNode:
+        attrs = dict(node.attrs)
+        if grids and "grid" in attrs:
+            attrs["grid"] = [data.draw(st.integers(1, 4)), 1, 1]
+        if "value" in attrs:
+            attrs["value"] = data.draw(st.integers(0, 3))
+        return RawNode(node.id, node.kind, attrs)
+
+    base = snapshot_from_raw(raw)
+    regrid = snapshot_from_raw(RawGraph(tuple(vary(n, True) for n in raw.nodes), raw.edges))
+    revalue = snapshot_from_raw(RawGraph(tuple(vary(n, False) for n in raw.nodes), raw.edges))
+    assert regrid.topology_hash == base.topology_hash
+    assert (revalue.topology_hash, revalue.shape_hash) == (base.topology_hash, base.shape_hash)
+
+
+def parallel_chains(width: int, length: int, reps: int = 1, grids: bool = False) -> RawGraph:
+    """`reps` fork-joins in a row, each with `width` parallel chains of `length` kernels
+    (grids differ per chain when asked): look-alikes that are not twins, the costly case."""
+    nodes, edges, prev = [RawNode(0, K.EMPTY, {})], [], 0
+    for _ in range(reps):
+        tails = []
+        for w in range(width):
+            last = prev
+            for step in range(length):
+                nid = len(nodes)
+                nodes.append(kern(nid, f"k_{step}", grid=w + 1 if grids else 1))
+                edges.append((last, nid))
+                last = nid
+            tails.append(last)
+        join = len(nodes)
+        nodes.append(RawNode(join, K.EMPTY, {}))
+        edges += [(t, join) for t in tails]
+        prev = join
+    return RawGraph(tuple(nodes), tuple(edges))
+
+
+@pytest.mark.parametrize("raw", [
+    parallel_chains(8, 3),
+    parallel_chains(8, 3, grids=True),
+    parallel_chains(3, 2, reps=200),  # 1,400 nodes: searched segment by segment
+], ids=["8-chains", "8-chains-distinct-grids", "200-fork-joins"])
+def test_structured_graphs_are_canonical(raw: RawGraph) -> None:
+    n = len(raw.nodes)
+    a = snapshot_from_raw(raw)
+    b = snapshot_from_raw(relabel(raw, list(reversed(range(n))), [7 * i + 3 for i in range(n)],
+                                  list(reversed(range(len(raw.edges))))))
+    assert a == b and INEXACT_META_KEY not in a.meta
+
+
+def test_cut_positions() -> None:
+    def cuts(n: int, edges: list[tuple[int, int]]) -> list[int]:
+        preds: list[list[int]] = [[] for _ in range(n)]
+        succs: list[list[int]] = [[] for _ in range(n)]
+        for a, b in edges:
+            succs[a].append(b)
+            preds[b].append(a)
+        return canonical.cut_positions(preds, succs)
+
+    assert cuts(3, [(0, 1), (1, 2)]) == [0, 1, 2]
+    assert cuts(4, [(0, 1), (0, 2), (1, 3), (2, 3)]) == [0, 3]  # a fork-join
+    assert cuts(3, [(0, 1), (1, 2), (0, 2)]) == [0, 2]  # an edge passes node 1 by
+    assert cuts(3, [(0, 1)]) == []  # node 2 is apart from everything
+
+
+def test_child_graphs_are_canonical_too() -> None:
+    raw = fork()
+    shuffled = relabel(raw, [6, 5, 4, 3, 2, 1, 0], [70, 60, 50, 40, 30, 20, 10],
+                       [6, 5, 4, 3, 2, 1, 0])
+    child = shuffled.nodes[0].children[0]
+    shuffled_child = RawGraph(tuple(reversed(child.nodes)), child.edges)
+    node = RawNode(shuffled.nodes[0].id, K.GRAPH, {}, (shuffled_child,))
+    shuffled = RawGraph((node, *shuffled.nodes[1:]), shuffled.edges)
+    assert snapshot_from_raw(raw) == snapshot_from_raw(shuffled)
+
+
+def test_snapshot_structure() -> None:
+    s = snapshot_from_raw(fork(), meta={"workload": "synthetic", "n": 3})
+    assert [n.index for n in s.nodes] == list(range(7))
+    assert [n.kind for n in s.nodes][:2] == [K.MEMSET, K.KERNEL]
+    assert s.nodes[1].name == "k_a" and s.nodes[0].name is None
+    assert s.node_count == 7
+    assert s.counts() == {"kernel": 5, "memset": 1, "graph": 1}
+    assert s.counts(recursive=True) == {"kernel": 7, "memset": 1, "graph": 1}
+    assert s.meta == {"workload": "synthetic", "n": 3}
+    assert len(s.topology_hash) == len(s.shape_hash) == 64
+    assert is_topological(s)
+    graph_node = s.nodes[-1]
+    assert graph_node.kind is K.GRAPH and graph_node.children[0].node_count == 2
+    assert sorted(graph_node.deps) == list(graph_node.deps)
+    # Parallel look-alikes (k_x -> k_b twice) are ordered by shape value: grid 1 first.
+    twins = snapshot_from_raw(fork(grid_b=2, grid_c=1, name_c="k_b"))
+    xs = [n for n in twins.nodes if n.name == "k_x"]
+    assert [x.attrs["grid"][0] for x in xs] == [1, 2]
+
+
+def test_hashes_are_the_same_in_another_process() -> None:
+    """Fingerprints must not depend on Python's per-process hash seed."""
+    s = snapshot_from_raw(fork())
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import test_model as t; "
+            "from graphcert.model import snapshot_from_raw as f; "
+            "s = f(t.fork()); print(s.topology_hash, s.shape_hash)")
+    for seed in ("1", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent)],
+                             env=env, capture_output=True, text=True, check=True).stdout
+        assert out.split() == [s.topology_hash, s.shape_hash]
+
+
+def test_work_budget_falls_back_to_a_flagged_greedy_order(monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    monkeypatch.setattr(canonical, "WORK_BUDGET", 0)
+    nodes = [RawNode(0, K.EMPTY, {})] + [kern(i, "k_p") for i in range(1, 5)]
+    nodes += [kern(i, "k_q", grid=i) for i in range(5, 9)]
+    raw = RawGraph(tuple(nodes), tuple([(0, i) for i in range(1, 5)] +
+                                       [(i, i + 4) for i in range(1, 5)]))
+    s = snapshot_from_raw(raw)
+    assert is_topological(s) and s.node_count == 9
+    assert "budget" in s.meta[INEXACT_META_KEY]
+
+
+# ---------------------------------------------------------------- fingerprint semantics
+
+
+def hashes(raw: RawGraph) -> tuple[str, str]:
+    s = snapshot_from_raw(raw)
+    return s.topology_hash, s.shape_hash
+
+
+def test_grid_changes_shape_not_topology() -> None:
+    t0, s0 = hashes(chain(memset(0), kern(1, "k_a", 4), kern(2, "k_b")))
+    t1, s1 = hashes(chain(memset(0), kern(1, "k_a", 8), kern(2, "k_b")))
+    assert t0 == t1 and s0 != s1
+
+
+@pytest.mark.parametrize("attr,value", [("block", [128, 1, 1]), ("shared_mem_bytes", 64),
+                                        ("param_sizes", [8]), ("cooperative", True),
+                                        ("cluster_dim", [2, 1, 1]), ("priority", 1)])
+def test_every_launch_attribute_is_shape(attr: str, value: Any) -> None:
+    t0, s0 = hashes(chain(kern(0, "k_a")))
+    t1, s1 = hashes(chain(kern(0, "k_a", **{attr: value})))
+    assert t0 == t1 and s0 != s1
+
+
+def test_memset_bytes_are_shape_and_value_is_neither() -> None:
+    base = hashes(chain(memset(0, value=0), kern(1, "k_a")))
+    assert hashes(chain(memset(0, value=0xFF), kern(1, "k_a"))) == base
+    t, s = hashes(chain(memset(0, width=512), kern(1, "k_a")))
+    assert t == base[0] and s != base[1]
+
+
+def test_kernel_name_edge_and_direction_change_topology() -> None:
+    base = hashes(chain(kern(0, "k_a"), kern(1, "k_b")))
+    assert hashes(chain(kern(0, "k_a"), kern(1, "k_c")))[0] != base[0]
+    apart = RawGraph((kern(0, "k_a"), kern(1, "k_b")), ())
+    assert hashes(apart)[0] != base[0]
+    h2d = RawNode(0, K.MEMCPY, {"direction": "HtoD", "bytes": 64})
+    d2h = RawNode(0, K.MEMCPY, {"direction": "DtoH", "bytes": 64})
+    assert hashes(chain(h2d))[0] != hashes(chain(d2h))[0]
+    assert hashes(chain(RawNode(0, K.HOST, {})))[0] != hashes(chain(RawNode(0, K.EMPTY, {})))[0]
+
+
+def test_unknown_driver_types_differ_and_unknown_keys_are_values() -> None:
+    u14 = RawNode(0, K.UNKNOWN, {"driver_type": 14})
+    u15 = RawNode(0, K.UNKNOWN, {"driver_type": 15})
+    assert hashes(chain(u14))[0] != hashes(chain(u15))[0]
+    assert hashes(chain(kern(0, "k_a", note="x"))) == hashes(chain(kern(0, "k_a", note="y")))
+
+
+def test_missing_and_none_attributes_hash_alike() -> None:
+    assert hashes(chain(kern(0, "k_a", priority=None))) == hashes(chain(kern(0, "k_a")))
+
+
+def test_child_graph_changes_reach_the_parent() -> None:
+    t0, s0 = hashes(fork())
+    t1, s1 = hashes(fork(child_grid=3))
+    assert t0 == t1 and s0 != s1
+    child = chain(kern(1, "k_other"))
+    renamed = RawGraph(fork().nodes[:-1] + (RawNode(6, K.GRAPH, {}, (child,)),), fork().edges)
+    assert hashes(renamed)[0] != t0
+
+
+def test_parallel_look_alikes_keep_topology_when_shapes_swap() -> None:
+    """Grids swapped between parallel k_x: same topology, and diff pairs by position."""
+    a = snapshot_from_raw(fork(grid_b=1, grid_c=2))
+    b = snapshot_from_raw(fork(grid_b=2, grid_c=1))
+    assert a.topology_hash == b.topology_hash
+    d = diff_snapshots(a, b)
+    assert d.topology_equal and not d.shape_equal and d.summary() == "launch shape"
+
+
+def test_attribute_values_are_normalized() -> None:
+    s = snapshot_from_raw(chain(RawNode(0, K.KERNEL, {"name": "k_a", "grid": (4, 1, 1)})))
+    assert s.nodes[0].attrs["grid"] == [4, 1, 1]
+
+
+@pytest.mark.parametrize("raw,match", [
+    (RawGraph((kern(0, "k_a"), kern(1, "k_b")), ((0, 1), (1, 0))), "cycle"),
+    (RawGraph((kern(0, "k_a"),), ((0, 0),)), "cycle"),
+    (RawGraph((kern(0, "k_a"),), ((0, 9),)), "unknown node id 9"),
+    (RawGraph((kern(0, "k_a"), kern(0, "k_b")), ()), "twice"),
+    (RawGraph((RawNode(0, K.KERNEL, {"name": object()}),), ()), "not a JSON value"),
+    (RawGraph((RawNode(0, K.KERNEL, {"x": float("nan")}),), ()), "JSON cannot hold"),
+])
+def test_reader_bugs_raise(raw: RawGraph, match: str) -> None:
+    with pytest.raises(GraphcertError, match=match):
+        snapshot_from_raw(raw)
+
+
+def test_duplicate_edges_count_once() -> None:
+    once = RawGraph((kern(0, "k_a"), kern(1, "k_b")), ((0, 1),))
+    twice = RawGraph((kern(0, "k_a"), kern(1, "k_b")), ((0, 1), (0, 1)))
+    assert snapshot_from_raw(once) == snapshot_from_raw(twice)
+
+
+def test_empty_graph() -> None:
+    s = snapshot_from_raw(RawGraph((), ()))
+    assert s.node_count == 0 and s.counts() == {}
+    assert snapshot_from_json(snapshot_to_json(s)) == s
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def test_json_round_trip(tmp_path: Path) -> None:
+    s = snapshot_from_raw(fork(), meta={"workload": "synthetic", "capacity": 8})
+    doc = snapshot_to_json(s)
+    assert list(doc) == ["schema_version", "kind", "topology_hash", "shape_hash", "counts",
+                         "meta", "nodes", "edges"]
+    assert doc["kind"] == SNAPSHOT_KIND and doc["schema_version"] == 1
+    assert doc["counts"] == {"kernel": 5, "memset": 1, "graph": 1}
+    assert set(doc["nodes"][0]) == {"index", "kind", "deps", "attrs", "children"}
+    assert doc["nodes"][-1]["children"][0]["nodes"][1]["deps"] == [0]
+    assert snapshot_from_json(json.loads(json.dumps(doc))) == s
+    path = save_snapshot(tmp_path / "sub" / "snap.json", s)
+    assert load_snapshot(path) == s
+    save_snapshot(path, s)  # overwrite in place
+    assert sorted(p.name for p in path.parent.iterdir()) == ["snap.json"]  # no temp left
+
+
+def test_save_failure_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", broken)
+    with pytest.raises(InputError, match="cannot write: No space left"):
+        save_snapshot(tmp_path / "snap.json", snapshot_from_raw(fork()))
+    assert list(tmp_path.iterdir()) == []
+
+
+def _edit(doc: dict[str, Any], how: str) -> Any:
+    if how == "certificate":
+        return {"schema_version": 1, "kind": "topology", "tool": {"name": "graphcert"}}
+    if how == "other kind":
+        return {**doc, "kind": "something.else"}
+    if how == "no kind":
+        return {k: v for k, v in doc.items() if k != "kind"}
+    if how == "a list":
+        return [doc]
+    if how == "newer":
+        return {**doc, "schema_version": 2}
+    if how == "missing nodes":
+        return {k: v for k, v in doc.items() if k != "nodes"}
+    if how == "missing nested":
+        del doc["nodes"][-1]["children"][0]["edges"]
+    elif how == "edited grid":
+        doc["nodes"][1]["attrs"]["grid"] = [5, 1, 1]
+    elif how == "edited name":
+        doc["nodes"][1]["attrs"]["name"] = "k_zzz"
+    elif how == "edited hash":
+        doc["shape_hash"] = "0" * 64
+    elif how == "edited child hash":
+        doc["nodes"][-1]["children"][0]["topology_hash"] = "0" * 64
+    elif how == "edited deps":
+        doc["nodes"][2]["deps"] = []
+    elif how == "bad kind":
+        doc["nodes"][0]["kind"] = "teleport"
+    return doc
+
+
+@pytest.mark.parametrize("how,message", [
+    ("certificate", "is a graphcert certificate ('topology'), not a snapshot"),
+    ("other kind", "not a graphcert snapshot (kind is 'something.else')"),
+    ("no kind", "not a graphcert snapshot (no 'kind' field)"),
+    ("a list", "not a graphcert snapshot (the JSON is a list, not an object)"),
+    ("newer", "snapshot schema_version 2 is newer than this graphcert reads (1)"),
+    ("missing nodes", "missing field 'nodes'"),
+    ("missing nested", "missing field 'nodes[6].children[0].edges'"),
+    ("edited grid", "corrupt or edited: shape_hash does not match"),
+    ("edited name", "corrupt or edited: topology_hash does not match"),
+    ("edited hash", "corrupt or edited: shape_hash does not match"),
+    ("edited child hash", "corrupt or edited: nodes[6].children[0].topology_hash"),
+    ("edited deps", "corrupt or edited: nodes[2].deps disagrees with the edges"),
+    ("bad kind", "field 'nodes[0].kind': unknown node kind 'teleport'"),
+])
+def test_bad_snapshot_documents(tmp_path: Path, how: str, message: str) -> None:
+    doc = snapshot_to_json(snapshot_from_raw(fork()))
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(_edit(json.loads(json.dumps(doc)), how)))
+    with pytest.raises(InputError) as info:
+        load_snapshot(path)
+    text = str(info.value)
+    assert text.startswith(f"{path}: ") and message in text and "\n" not in text
+
+
+@pytest.mark.parametrize("content,message", [
+    (None, "no such file"),
+    (b"{not json", "not JSON (Expecting property name enclosed in double quotes"),
+    (b"\xff\xfe", "not JSON (not UTF-8 text)"),
+])
+def test_unreadable_files(tmp_path: Path, content: bytes | None, message: str) -> None:
+    path = tmp_path / "x.json"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(InputError, match="^" + re.escape(f"{path}: {message}")):
+        load_snapshot(path)
+
+
+def test_a_folder_is_not_a_snapshot(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="cannot be read"):
+        load_snapshot(tmp_path)
+
+
+# ---------------------------------------------------------------- diff
+
+
+def test_diff_identical() -> None:
+    a = snapshot_from_raw(fork())
+    d = diff_snapshots(a, a)
+    assert d.identical and d.topology_equal and d.shape_equal
+    assert d.summary() == "parameters only"
+
+
+def test_diff_values_only() -> None:
+    a = snapshot_from_raw(chain(memset(0, value=0), kern(1, "k_a")))
+    b = snapshot_from_raw(chain(memset(0, value=7), kern(1, "k_a")))
+    d = diff_snapshots(a, b)
+    assert d.summary() == "parameters only" and not d.identical
+    assert [tuple(c) for c in d.changed] == [(0, 0, "value", 0, 7)]
+
+
+def test_diff_launch_shape() -> None:
+    a = snapshot_from_raw(chain(memset(0), kern(1, "k_a", 4)))
+    b = snapshot_from_raw(chain(memset(0), kern(1, "k_a", 8)))
+    d = diff_snapshots(a, b)
+    assert d.summary() == "launch shape" and not d.added and not d.removed
+    assert [tuple(c) for c in d.changed] == [(1, 1, "grid", [4, 1, 1], [8, 1, 1])]
+
+
+def test_diff_topology_added_removed_and_deps() -> None:
+    a = snapshot_from_raw(chain(memset(0), kern(1, "k_a"), kern(2, "k_b"), kern(3, "k_c")))
+    b = snapshot_from_raw(chain(memset(0), kern(1, "k_a"), kern(3, "k_c"), kern(4, "k_d")))
+    d = diff_snapshots(a, b)
+    assert d.summary() == "topology" and not d.topology_equal and not d.shape_equal
+    assert [n.name for n in d.removed] == ["k_b"]
+    assert [n.name for n in d.added] == ["k_d"]
+    # k_c followed k_b (removed, shown as -1); now it follows k_a (index 1 in b).
+    assert [tuple(c) for c in d.changed] == [(3, 2, "deps", [2], [1])]
+
+
+def test_diff_renamed_kernel_is_removed_and_added() -> None:
+    d = diff_snapshots(snapshot_from_raw(chain(kern(0, "k_a"), kern(1, "k_b"))),
+                       snapshot_from_raw(chain(kern(0, "k_a"), kern(1, "k_z"))))
+    assert [n.name for n in d.removed] == ["k_b"] and [n.name for n in d.added] == ["k_z"]
+
+
+def test_diff_edge_only_change() -> None:
+    a = snapshot_from_raw(RawGraph((kern(0, "k_a"), kern(1, "k_b")), ((0, 1),)))
+    b = snapshot_from_raw(RawGraph((kern(0, "k_a"), kern(1, "k_b")), ()))
+    d = diff_snapshots(a, b)
+    assert d.summary() == "topology"
+    assert [(c.field, c.value_a, c.value_b) for c in d.changed] == [("deps", [0], [])]
+
+
+def test_diff_recurses_into_child_graphs() -> None:
+    d = diff_snapshots(snapshot_from_raw(fork()), snapshot_from_raw(fork(child_grid=3)))
+    assert d.summary() == "launch shape"
+    (change,) = d.changed
+    assert (change.index_a, change.field) == (6, "children")
+    (child,) = d.child_diffs
+    assert (child.index_a, child.position, child.kind) == (6, 0, K.GRAPH)
+    assert [tuple(c) for c in child.diff.changed] == [(0, 0, "grid", [1, 1, 1], [3, 1, 1])]
