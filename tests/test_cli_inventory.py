@@ -116,6 +116,9 @@ def test_workload_is_captured_through_graphcert_capture(monkeypatch: pytest.Monk
 
     fake.capture_snapshot = capture_snapshot  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "graphcert.capture", fake)
+    import graphcert  # `import graphcert.capture as x` reads the package attribute first
+
+    monkeypatch.setattr(graphcert, "capture", fake, raising=False)
     result = run("synthetic_workload", "--size", "1000", "--json",
                  env={"GRAPHCERT_DEVICE": "3"})
     assert result.exit_code == 0, result.output

@@ -20,14 +20,14 @@ def _is_snapshot_file(target: str) -> bool:
 
 @click.command("inventory")
 @click.argument("target")
-@click.option("--size", "-n", type=click.IntRange(min=1), default=None,
-              help="Work size n to capture (workload targets only).")
+@click.option("--size", "-n", "size_text", default=None,
+              help="Work size n to capture (workload targets only), e.g. 65536 or 2^16.")
 @click.option("--device", type=click.IntRange(min=0), default=0, show_default=True,
               envvar="GRAPHCERT_DEVICE", show_envvar=True,
               help="CUDA device ordinal (workload targets only).")
 @click.option("--json", "as_json", is_flag=True, help="Print the snapshot as JSON.")
 @click.option("--tree", is_flag=True, help="Show nodes as a tree with child graphs nested.")
-def command(target: str, size: int | None, device: int, as_json: bool, tree: bool) -> None:
+def command(target: str, size_text: str | None, device: int, as_json: bool, tree: bool) -> None:
     """Show every node of a graph: kind, kernel or operation, launch shape, bytes, deps.
 
     TARGET is a saved snapshot (SNAPSHOT.json, needs no GPU) or a workload to capture.
@@ -35,6 +35,9 @@ def command(target: str, size: int | None, device: int, as_json: bool, tree: boo
     from graphcert.render.console import print_json, stdout_console
     from graphcert.render.inventory import render_inventory
 
+    from graphcert.classes import parse_size
+
+    size = None if size_text is None else parse_size(size_text)
     snapshot: GraphSnapshot
     if _is_snapshot_file(target):
         if size is not None:
