@@ -34,7 +34,7 @@ class BenchSettings:
     rule: StopRule = field(default_factory=StopRule)
     flush_l2: bool = False
     blocker_timeout_s: float = 5.0
-    max_queued_ops: int = 256  # launches held behind the blocker at once; far below the queue
+    max_queued_ops: int = 256  # host loops enqueue at most this many ops between syncs
 
 
 class QueueUnavailable(Exception):
@@ -96,26 +96,26 @@ class Harness:
         return self._collect(one_round)
 
     def device_samples(self, enqueue: Enqueue, ops: int) -> list[float]:
-        """GPU time alone: a batch of (event, sequence, event) queued behind the blocking
-        kernel, released together. A blocker timeout raises QueueUnavailable."""
-        per = ops + 2 + (1 if self._flush is not None else 0)
-        batch = int(min(32, max(1, self.settings.max_queued_ops // per)))
-        pairs = self._event_pairs(batch)
+        """GPU time alone, nvbench's cold measurement: each sample is (event, sequence,
+        event) queued behind its own blocking kernel, then released. One sample per hold:
+        batching samples behind one hold lets each sequence overlap the previous one's tail
+        and reads up to a third low against nvbench. A blocker timeout (a full launch queue)
+        raises QueueUnavailable."""
         s = self.stream
+        ((start, end),) = self._event_pairs(1)
 
         def one_round() -> list[float]:
+            self._flush_l2()
             with self.blocker.holding(s):
-                for start, end in pairs:
-                    self._flush_l2()
-                    start.record(s)
-                    enqueue(s)
-                    end.record(s)
+                start.record(s)
+                enqueue(s)
+                end.record(s)
             if self.blocker.outcome() != BlockingKernel.RELEASED:
                 raise QueueUnavailable(
                     f"the blocking kernel timed out after {self.settings.blocker_timeout_s} s "
-                    f"with {batch * per} operations queued behind it (the launch queue was "
-                    f"full or the host was too slow)")
-            return [a.elapsed_s(b) for a, b in pairs]
+                    f"with {ops + 2} operations queued behind it (the launch queue was full "
+                    f"or the host was too slow); the queued figure is unavailable")
+            return [start.elapsed_s(end)]
 
         return self._collect(one_round)
 

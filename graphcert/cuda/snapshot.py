@@ -78,7 +78,7 @@ def read_raw(handle: Any, _dot: str | None = None) -> tuple[RawGraph, dict[int, 
     return RawGraph(tuple(raw_nodes), edges), ids
 
 
-def kernelnode_list(graph: Graph) -> list[Any]:
+def kernel_nodes(graph: Graph) -> list[Any]:
     """The top-level kernel nodes of a graph, in the driver's order."""
     kernel = T.CU_GRAPH_NODE_TYPE_KERNEL
     return [n for n in node_list(graph.handle)

@@ -80,7 +80,7 @@ def plot_sweep(key: str, points: list[dict[str, Any]], path: Path) -> Path:
             ax.plot(xs, ys, style, label=f"{way} launch")
         ax.set_xscale("log")
         ax.set_title(f"{label}: time per kernel")
-        ax.set_xlabel(f"{key} (kernels in the sequence)")
+        ax.set_xlabel(f"{key} (log scale)")
         ax.set_ylabel("µs per kernel")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
