@@ -66,10 +66,13 @@ def nvbench_times(ctx: RunContext, kernels: int) -> dict[str, dict[str, float]]:
     for bench_doc in doc["benchmarks"]:
         summaries = {s["tag"]: s for s in bench_doc["states"][0]["summaries"]}
 
-        def value(tag: str) -> float:
+        def value(tag: str, summaries: dict[str, Any] = summaries) -> float:
             data = {d["name"]: d for d in summaries[tag]["data"]}
             return float(data["value"]["value"])
 
+        print(bench_doc["name"], {tag: value(tag) for tag in summaries
+                                  if tag.startswith("nv/") and "time" in tag
+                                  and "value" in {d["name"] for d in summaries[tag]["data"]}})
         found[bench_doc["name"]] = {
             "mean_s": value("nv/cold/time/gpu/mean"),
             "noise": value("nv/cold/time/gpu/stdev/relative"),
@@ -84,7 +87,10 @@ def main() -> None:
     args = parser.parse_args()
     k = args.kernels
     with RunContext.open(args.device) as ctx:
-        ours, _ = bench(ctx, f"chain[kernels={k}]", [1], BenchSettings(StopRule()))
+        # nvbench's cold measurement clears L2 before every sample; so does --flush-l2.
+        # Each chain kernel stores one word, so the L2 state moves its per-kernel time.
+        ours, _ = bench(ctx, f"chain[kernels={k}]", [1], BenchSettings(StopRule(),
+                                                                         flush_l2=True))
         theirs = nvbench_times(ctx, k)
     row = ours["sizes"][0]
     print(f"\nchain with {k} empty kernels on {ctx.device.info.name}")
