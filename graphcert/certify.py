@@ -6,8 +6,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from graphcert.certificate import (certificate_filename, host_environment, make_certificate,
-                                   write_certificate)
+from graphcert.certificate import (
+    certificate_filename,
+    host_environment,
+    make_certificate,
+    write_certificate,
+)
 from graphcert.workloads import registry
 
 

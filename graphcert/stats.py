@@ -32,7 +32,7 @@ class StopRule:
                 "min_time_s": self.min_time_s, "timeout_s": self.timeout_s}
 
 
-def relative_stddev(samples: Sequence[float]) -> float:
+def relative_stddev(samples: Sequence[float] | np.ndarray) -> float:
     a = np.asarray(samples, dtype=np.float64)
     if a.size < 2:
         return math.inf

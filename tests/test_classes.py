@@ -6,8 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphcert.classes import (class_of, lower_edge, padding_waste, parse_classes, parse_size,
-                               sample_sizes)
+from graphcert.classes import (
+    class_of,
+    lower_edge,
+    padding_waste,
+    parse_classes,
+    parse_size,
+    sample_sizes,
+)
 from graphcert.errors import InputError
 
 

@@ -128,7 +128,7 @@ def _runs(workloads: tuple[str, ...], sweep: str | None) -> list[tuple[str, str 
         nums = [int(v) for v in values.split(",") if v.strip()]
     except ValueError:
         raise InputError(f"--sweep values {values!r} are not integers") from None
-    runs = []
+    runs: list[tuple[str, str | None, Any]] = []
     for w in workloads:
         if "[" in w:
             raise InputError(f"--sweep sets options itself; give {w.split('[')[0]} plainly")

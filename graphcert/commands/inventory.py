@@ -32,10 +32,9 @@ def command(target: str, size_text: str | None, device: int, as_json: bool, tree
 
     TARGET is a saved snapshot (SNAPSHOT.json, needs no GPU) or a workload to capture.
     """
+    from graphcert.classes import parse_size
     from graphcert.render.console import print_json, stdout_console
     from graphcert.render.inventory import render_inventory
-
-    from graphcert.classes import parse_size
 
     size = None if size_text is None else parse_size(size_text)
     snapshot: GraphSnapshot

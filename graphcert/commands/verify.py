@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -42,19 +43,20 @@ def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, m
     from graphcert.cuda.context import RunContext
     from graphcert.render.console import print_json, stderr_console, stdout_console
     from graphcert.render.verify import breakdown_table, class_table, transitions_table
-    from graphcert.verify import transitions, verify
+    from graphcert.verify import ClassReport, transitions, verify
 
     docs, failed = [], False
     err = stderr_console()
     with RunContext.open(device, seed=seed) as ctx:
         env = certify.environment(device) if not no_certificate else {}
         for ref, workload in loaded:
-            reports, phases, session = verify(
-                ctx, ref, capacities, samples=samples, seed=seed, mode=mode, workload=workload,
-                on_class=lambda r, ref=ref: err.print(
-                    f"{ref}: class {r.capacity:,} {r.status}", highlight=False))
+            def progress(report: ClassReport, ref: str = ref) -> None:
+                err.print(f"{ref}: class {report.capacity:,} {report.status}", highlight=False)
+
+            reports, phases, _ = verify(ctx, ref, capacities, samples=samples, seed=seed,
+                                        mode=mode, workload=workload, on_class=progress)
             phases["compile"] = phases.get("compile", 0.0)
-            results = {"classes": [r.to_json() for r in reports],
+            results: dict[str, Any] = {"classes": [r.to_json() for r in reports],
                        "transitions": transitions(reports), "timings_s": phases,
                        "settings": {"samples": samples, "seed": seed, "mode": mode,
                                     "classes": classes}}

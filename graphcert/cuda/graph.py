@@ -210,7 +210,7 @@ def kernel_node_arguments(node: Any) -> tuple[Any, list[bytes]]:
     if sizes and not address:
         raise CudaError("cuGraphKernelNodeGetParams", 0, "NO_KERNEL_PARAMS",
                         "the node's arguments are not readable (launched with `extra`)")
-    pointers = (ctypes.c_uint64 * len(sizes)).from_address(address) if sizes else []
+    pointers: Any = (ctypes.c_uint64 * len(sizes)).from_address(address) if sizes else []
     return params, [ctypes.string_at(int(p), size) for p, size in zip(pointers, sizes,
                                                                         strict=True)]
 

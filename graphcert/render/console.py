@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import os
 import sys
-from functools import lru_cache
+from functools import cache
 
 from rich.console import Console
 
 
-@lru_cache(maxsize=None)
+@cache
 def stdout_console() -> Console:
     """The console for data. rich itself honours NO_COLOR, FORCE_COLOR and COLUMNS."""
     return Console(soft_wrap=False, highlight=False)
 
 
-@lru_cache(maxsize=None)
+@cache
 def stderr_console() -> Console:
     """The console for messages and progress."""
     return Console(stderr=True, highlight=False)

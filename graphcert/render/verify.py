@@ -23,7 +23,7 @@ def class_table(ref: str, reports: list[Any]) -> Table:
         doc = r.to_json()
         samples = doc["samples"]
 
-        def all_of(key: str) -> str:
+        def all_of(key: str, samples: list[dict[str, Any]] = samples) -> str:
             values = [s[key] for s in samples]
             if not values or all(v is None for v in values):
                 return "-"
