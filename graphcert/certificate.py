@@ -7,15 +7,12 @@ naming the file, what is wrong with a certificate it cannot trust.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import platform
 import re
 import socket
 import subprocess
-import tempfile
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,6 +20,7 @@ from typing import Any
 
 from graphcert import __version__
 from graphcert.errors import GraphcertError
+from graphcert.fileio import atomic_write_text
 
 SCHEMA_VERSION = 1
 CERT_KINDS: tuple[str, ...] = ("topology", "bench")
@@ -121,42 +119,6 @@ def write_certificate(path: Path | str, cert: Mapping[str, Any]) -> Path:
     text = json.dumps(cert, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     atomic_write_text(path, text)
     return path
-
-
-def atomic_write_text(path: Path | str, text: str) -> Path:
-    """Write `text` to a temp file beside `path`, fsync it, then rename over `path`."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)
-    return path
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make the rename durable where the platform allows (best effort)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def read_document(path: Path | str) -> Any:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from cuda.bindings import nvrtc
 
 from graphcert.cuda.check import check
 from graphcert.errors import CompileError, InputError
+from graphcert.fileio import atomic_write_bytes
 from graphcert.paths import cache_dir, kernels_dir
 
 DEFAULT_OPTIONS: tuple[str, ...] = ("--std=c++17", "-lineinfo")
@@ -99,11 +99,8 @@ def _read_cached(path: Path) -> bytes | None:
 def _write_cached(path: Path, cubin: bytes) -> None:
     """Atomic write; a cache we cannot write is not an error, only a slower next run."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".cubin")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(_MAGIC + hashlib.sha256(cubin).hexdigest().encode() + b"\n" + cubin)
-        os.replace(tmp, path)
+        atomic_write_bytes(path, _MAGIC + hashlib.sha256(cubin).hexdigest().encode() + b"\n"
+                           + cubin)
     except OSError:
         pass
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from graphcert.errors import GraphcertError, InputError
+from graphcert.fileio import atomic_write_text
 from graphcert.model.kinds import NodeKind
 from graphcert.model.snapshot import GraphSnapshot, RawGraph, RawNode, snapshot_from_raw
 
@@ -185,27 +184,9 @@ def save_snapshot(path: str | os.PathLike[str], s: GraphSnapshot) -> Path:
     target = Path(path)
     text = json.dumps(snapshot_to_json(s), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        return atomic_write_text(target, text)
     except OSError as exc:
         raise InputError(f"{target}: cannot write: {exc.strerror or exc}") from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        # mkstemp makes 0600; a snapshot is ordinary data, so honour the umask like open().
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise InputError(f"{target}: cannot write: {exc.strerror or exc}") from exc
-        raise
-    return target
 
 
 def load_snapshot(path: str | os.PathLike[str]) -> GraphSnapshot:
