@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     import numpy as np
 
     from graphcert.cuda.context import RunContext
-    from graphcert.cuda.graph import GraphBuilder
     from graphcert.cuda.stream import Stream
 
 
@@ -105,6 +104,3 @@ __all__ = [
     "tolerance",
 ]
 
-
-if TYPE_CHECKING:
-    _ = (GraphBuilder,)
