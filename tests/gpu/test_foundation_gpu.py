@@ -11,10 +11,12 @@ import numpy as np
 import pytest
 
 from graphcert.cuda.context import RunContext
-from graphcert.cuda.graph import Graph, GraphBuilder, capture
+from graphcert.cuda.graph import Graph, capture
 from graphcert.cuda.memory import DeviceBuffer
-from graphcert.cuda.stream import BlockingKernel, Event, Stream
+from graphcert.cuda.stream import BlockingKernel, Stream
 from graphcert.errors import CaptureError, InputError
+
+from .every_kind import N, build_every_kind
 
 
 def _axpy(ctx: RunContext, kernels: Path):  # type: ignore[no-untyped-def]
@@ -115,49 +117,18 @@ def test_builder_every_node_kind_runs(gpu_ctx: RunContext, stream: Stream,
                                       test_kernels: Path) -> None:
     """Explicit build of kernel, memset, memcpy, host, empty, child graph, event record and
     wait, mem alloc and free, and a conditional WHILE node; one launch checks each effect."""
-    n = 1024
-    copy = gpu_ctx.kernel(test_kernels, "t_copy_u32")
-    inc = gpu_ctx.kernel(test_kernels, "t_increment")
-    countdown = gpu_ctx.kernel(test_kernels, "t_countdown")
-    out = gpu_ctx.alloc(4 * n)
-    host_out = gpu_ctx.pinned(4 * n)
-    counter = gpu_ctx.upload(np.zeros(1, dtype=np.uint32))
-    loop = gpu_ctx.upload(np.array([5], dtype=np.uint32))
-    iterations = gpu_ctx.upload(np.zeros(1, dtype=np.uint32))
-    host_calls: list[int] = []
-    event = Event(timing=False)
-
-    child = GraphBuilder()
-    child.add_kernel(inc, 1, 1, counter)
-
-    b = GraphBuilder()
-    alloc, scratch = b.add_mem_alloc(4 * n, gpu_ctx.device.index)
-    fill = b.add_memset(scratch, 7, n, deps=[alloc])
-    cp = b.add_kernel(copy, n // 256, 256, np.uint64(scratch), out, np.uint32(n), deps=[fill])
-    free = b.add_mem_free(scratch, deps=[cp])
-    back = b.add_memcpy(host_out, out, 4 * n, deps=[cp])
-    host = b.add_host(lambda: host_calls.append(1), deps=[back])
-    sub = b.add_child(child.graph, deps=[host])
-    rec = b.add_event_record(event, deps=[sub])
-    wait = b.add_event_wait(event, deps=[rec])
-    handle = b.conditional_handle(default=1)
-    cond, body = b.add_while(handle, deps=[wait])
-    body.add_kernel(countdown, 1, 1, loop, iterations, np.uint64(int(handle)))
-    b.add_empty(deps=[cond, free])
-
-    with b.graph as graph, graph.instantiate() as exe:
+    g = build_every_kind(gpu_ctx, test_kernels)
+    with g.builder.graph.instantiate() as exe:
         exe.launch(stream)
         stream.synchronize()
-        assert (host_out.array(np.uint32, n) == 7).all()
-        assert host_calls == [1]
-        assert counter.download(np.uint32)[0] == 1
-        assert loop.download(np.uint32)[0] == 0
-        assert iterations.download(np.uint32)[0] == 5
-        dot = graph.dot()
-        assert "digraph" in dot
-    child.graph.destroy()
-    event.destroy()
-    gpu_ctx.release_buffers()
+    bufs = g.buffers
+    assert (bufs["host_out"].array(np.uint32, N) == 7).all()
+    assert g.host_calls == [1]
+    assert bufs["counter"].download(np.uint32)[0] == 1
+    assert bufs["loop"].download(np.uint32)[0] == 0
+    assert bufs["iterations"].download(np.uint32)[0] == 5
+    assert "digraph" in g.builder.graph.dot()
+    g.close(gpu_ctx)
 
 
 def test_exec_update_and_set_params(gpu_ctx: RunContext, stream: Stream,

@@ -9,50 +9,24 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from graphcert.capture import capture_sizes
 from graphcert.cuda.context import RunContext
-from graphcert.cuda.graph import GraphBuilder
 from graphcert.cuda.snapshot import read_snapshot
-from graphcert.cuda.stream import Event
 from graphcert.model import NodeKind
 from graphcert.session import WorkloadSession
+
+from .every_kind import N, build_every_kind
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_builder_graph_reads_back_every_field(gpu_ctx: RunContext, test_kernels: Path) -> None:
-    n = 1024
-    copy = gpu_ctx.kernel(test_kernels, "t_copy_u32")
-    inc = gpu_ctx.kernel(test_kernels, "t_increment")
-    countdown = gpu_ctx.kernel(test_kernels, "t_countdown")
-    out, host_out = gpu_ctx.alloc(4 * n), gpu_ctx.pinned(4 * n)
-    counter = gpu_ctx.upload(np.zeros(1, dtype=np.uint32))
-    event = Event(timing=False)
-    child = GraphBuilder()
-    child.add_kernel(inc, 1, 1, counter)
-    b = GraphBuilder()
-    alloc, scratch = b.add_mem_alloc(4 * n, gpu_ctx.device.index)
-    fill = b.add_memset(scratch, 7, n, deps=[alloc])
-    cp = b.add_kernel(copy, (4, 1, 1), (256, 1, 1), np.uint64(scratch), out, np.uint32(n),
-                      shared=128, deps=[fill])
-    free = b.add_mem_free(scratch, deps=[cp])
-    back = b.add_memcpy(host_out, out, 4 * n, deps=[cp])
-    host = b.add_host(lambda: None, deps=[back])
-    sub = b.add_child(child.graph, deps=[host])
-    rec = b.add_event_record(event, deps=[sub])
-    wait = b.add_event_wait(event, deps=[rec])
-    handle = b.conditional_handle(default=0)
-    cond, body = b.add_while(handle, deps=[wait])
-    body.add_kernel(countdown, 1, 1, counter, counter, np.uint64(int(handle)))
-    b.add_empty(deps=[cond, free])
-    with b.graph as graph:
-        snap = read_snapshot(graph)
-    child.graph.destroy()
-    event.destroy()
-    gpu_ctx.release_buffers()
+    g = build_every_kind(gpu_ctx, test_kernels)
+    snap = read_snapshot(g.builder.graph)
+    g.close(gpu_ctx)
+    n = N
 
     kinds = [node.kind for node in snap.nodes]
     assert snap.counts() == {"mem_alloc": 1, "memset": 1, "kernel": 1, "mem_free": 1,
