@@ -125,8 +125,11 @@ def _bench_view(results: Mapping[str, Any]) -> list[RenderableType]:
                       "-" if be is None else f"{be:.0f} launches",
                       "yes" if s["throttled"] else "no")
     clock = results.get("clock", {})
-    return [table, Text(f"clock {_opt(clock.get('before_mhz'))} -> "
-                        f"{_opt(clock.get('after_mhz'))} MHz")]
+    def mhz(value: Any) -> str:
+        return f"{value:.0f}" if isinstance(value, (int, float)) else _opt(value)
+
+    return [table, Text(f"SM clock {mhz(clock.get('before_mhz'))} -> "
+                        f"{mhz(clock.get('after_mhz'))} MHz")]
 
 
 def diff_renderables(diff: CertificateDiff, a: str, b: str) -> list[RenderableType]:
