@@ -19,7 +19,7 @@ from typing import Any
 from graphcert.classes import padding_waste, sample_sizes
 from graphcert.compare import mismatches
 from graphcert.cuda.context import RunContext
-from graphcert.cuda.graph import Graph, GraphExec
+from graphcert.cuda.graph import GraphExec
 from graphcert.cuda.snapshot import read_snapshot_indexed
 from graphcert.cuda.stream import Stream
 from graphcert.errors import GraphcertError
@@ -186,7 +186,8 @@ class Verifier:
         graph = self.s.record_graph(self.stream, base_n, self.mode)
         try:
             snap, index_of = read_snapshot_indexed(graph)
-            handles = {index: handle for handle, index in index_of.items()}
+            by_handle = {int(node): node for node in graph.node_handles()}
+            handles = {index: by_handle[handle] for handle, index in index_of.items()}
             targets = [(p, handles[node.index], node) for p in params for node in snap.nodes
                        if node.kind.value == "kernel" and node.attrs.get("name") == p.kernel]
             missing = {p.kernel for p in params} - {p.kernel for p, _, _ in targets}
@@ -198,10 +199,10 @@ class Verifier:
             try:
                 for row in report.samples:
                     n = row["n"]
-                    for p, handle, _ in targets:
-                        node, value = _node(graph, handle), p.value(n)
+                    for p, graph_node, _ in targets:
+                        value = p.value(n)
                         t0 = time.perf_counter()
-                        exe.set_kernel_argument(node, p.index, value)
+                        exe.set_kernel_argument(graph_node, p.index, value)
                         self.s.timings.add("update", time.perf_counter() - t0)
                     problems = self._replay_and_compare(exe, n)
                     row["param_update_output_equal"] = not problems
@@ -214,13 +215,6 @@ class Verifier:
                 exe.destroy()
         finally:
             graph.destroy()
-
-
-def _node(graph: Graph, handle: int) -> Any:
-    for node in graph.node_handles():
-        if int(node) == handle:
-            return node
-    raise GraphcertError(f"graph node {handle:#x} vanished")
 
 
 def _frozen_node(base: GraphSnapshot, ref: GraphSnapshot | None,

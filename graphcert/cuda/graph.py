@@ -265,6 +265,11 @@ def captured(stream: Stream, record: Callable[[], None], mode: str = "global") -
         graph.destroy()
 
 
+def _current_context() -> Any:
+    """The calling thread's context: memset, memcpy and conditional nodes name it."""
+    return check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
+
+
 HostCallback = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
@@ -305,7 +310,7 @@ class GraphBuilder:
         p.height = 1
         p.pitch = 0
         d, n = self._deps(deps)
-        ctx = check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
+        ctx = _current_context()
         return check(driver.cuGraphAddMemsetNode(self.graph.handle, d, n, p, ctx),
                      "cuGraphAddMemsetNode")
 
@@ -324,7 +329,7 @@ class GraphBuilder:
         p.Height = 1
         p.Depth = 1
         d, n = self._deps(deps)
-        ctx = check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
+        ctx = _current_context()
         return check(driver.cuGraphAddMemcpyNode(self.graph.handle, d, n, p, ctx),
                      "cuGraphAddMemcpyNode")
 
@@ -373,7 +378,7 @@ class GraphBuilder:
 
     def conditional_handle(self, default: int = 1) -> Any:
         """A conditional handle whose value is `default` at each launch of the graph."""
-        ctx = check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
+        ctx = _current_context()
         flags = driver.CU_GRAPH_COND_ASSIGN_DEFAULT
         return check(driver.cuGraphConditionalHandleCreate(self.graph.handle, ctx, default,
                                                            flags),
@@ -387,7 +392,7 @@ class GraphBuilder:
         p.conditional.handle = handle
         p.conditional.type = driver.CUgraphConditionalNodeType.CU_GRAPH_COND_TYPE_WHILE
         p.conditional.size = 1
-        p.conditional.ctx = check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
+        p.conditional.ctx = _current_context()
         d, n = self._deps(deps)
         node = check(driver.cuGraphAddNode(self.graph.handle, d, None, n, p),
                      "cuGraphAddNode(conditional WHILE)",

@@ -9,7 +9,7 @@ import numpy as np
 from cuda.bindings import driver
 
 from graphcert.cuda.check import check
-from graphcert.cuda.oplog import note
+from graphcert.cuda.oplog import run
 
 
 class DeviceBuffer:
@@ -51,24 +51,38 @@ class DeviceBuffer:
 
     def memset_u32_async(self, value: int, count: int, stream: Any) -> None:
         """Enqueue a 32-bit memset (captured as a memset node)."""
-        check(driver.cuMemsetD32Async(self.ptr, value, count, stream.handle), "cuMemsetD32Async")
-        note(lambda s: self.memset_u32_async(value, count, s))
+        ptr = self.ptr
+
+        def op(s: Any) -> None:
+            check(driver.cuMemsetD32Async(ptr, value, count, s.handle), "cuMemsetD32Async")
+
+        run(op, stream)
 
     def memset_u8_async(self, value: int, count: int, stream: Any) -> None:
-        check(driver.cuMemsetD8Async(self.ptr, value, count, stream.handle), "cuMemsetD8Async")
-        note(lambda s: self.memset_u8_async(value, count, s))
+        ptr = self.ptr
+
+        def op(s: Any) -> None:
+            check(driver.cuMemsetD8Async(ptr, value, count, s.handle), "cuMemsetD8Async")
+
+        run(op, stream)
 
     def copy_from_host_async(self, host: PinnedBuffer, nbytes: int, stream: Any) -> None:
         """Enqueue host→device from pinned memory (captured as a memcpy node)."""
-        check(driver.cuMemcpyHtoDAsync(self.ptr, host.ptr, nbytes, stream.handle),
-              "cuMemcpyHtoDAsync")
-        note(lambda s: self.copy_from_host_async(host, nbytes, s))
+        dst, src = self.ptr, host.ptr
+
+        def op(s: Any) -> None:
+            check(driver.cuMemcpyHtoDAsync(dst, src, nbytes, s.handle), "cuMemcpyHtoDAsync")
+
+        run(op, stream)
 
     def copy_to_host_async(self, host: PinnedBuffer, nbytes: int, stream: Any) -> None:
         """Enqueue device→host into pinned memory (captured as a memcpy node)."""
-        check(driver.cuMemcpyDtoHAsync(host.ptr, self.ptr, nbytes, stream.handle),
-              "cuMemcpyDtoHAsync")
-        note(lambda s: self.copy_to_host_async(host, nbytes, s))
+        dst, src = host.ptr, self.ptr
+
+        def op(s: Any) -> None:
+            check(driver.cuMemcpyDtoHAsync(dst, src, nbytes, s.handle), "cuMemcpyDtoHAsync")
+
+        run(op, stream)
 
     def free(self) -> None:
         if self._dptr is not None:

@@ -15,7 +15,7 @@ from cuda.bindings import driver
 
 from graphcert.cuda.check import check
 from graphcert.cuda.memory import DeviceBuffer
-from graphcert.cuda.oplog import note
+from graphcert.cuda.oplog import run
 
 Dim = tuple[int, int, int]
 
@@ -174,12 +174,15 @@ class PreparedLaunch:
     args: PackedArgs
 
     def launch(self, stream: Any) -> None:
+        run(self.enqueue, stream)
+
+    def enqueue(self, stream: Any) -> None:
+        """The cuLaunchKernel itself (what a replay of the op log calls)."""
         g, b = self.grid, self.block
         err = driver.cuLaunchKernel(self.kernel.func, g[0], g[1], g[2], b[0], b[1], b[2],
                                     self.shared, stream.handle, self.args.address, 0)[0]
         if int(err) != 0:
             check(err, f"cuLaunchKernel({self.kernel.name})")
-        note(self.launch)
 
 
 def time_bare_launches(kernel: Kernel, stream: Any, count: int) -> float:
