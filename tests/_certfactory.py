@@ -91,7 +91,8 @@ def bench_results(sizes: tuple[int, ...] = (256,), **kw: Any) -> dict[str, Any]:
     return {"sizes": [bench_size(n, **kw) for n in sizes],
             "clock": {"before_mhz": 1, "after_mhz": 1},
             "settings": {"max_noise": 0.005, "min_samples": 10, "min_time_s": 0.5,
-                         "timeout_s": 10.0, "flush_l2": False}}
+                         "timeout_s": 10.0, "flush_l2": False, "blocker_timeout_s": 5.0,
+                         "context_settled_launches": 2000}}
 
 
 def certificate(kind: str = "topology", *, ref: str = "scan", gpu: str = "TEST-GPU",
