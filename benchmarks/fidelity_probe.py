@@ -225,6 +225,43 @@ def probe_trigger(k: int, trigger: str) -> dict[str, Any]:
     return {"before": before, "after": after}
 
 
+MARK = r"""
+extern "C" __global__ void probe_mark(unsigned int* marks, unsigned int step,
+                                      unsigned int stride) {
+    marks[step * stride] = step + 1u;
+}
+"""
+
+
+def probe_placement(k: int, variant: str) -> dict[str, Any]:
+    """Stream-path device time per kernel for a chain whose marks live in each of several
+    buffers (one process, settled context): does where the one written line lands move it?
+    Also empty kernels (no store) and stores 128 bytes apart (one line per kernel)."""
+    with RunContext.open(0) as ctx:
+        h = Harness(ctx, BenchSettings(StopRule(min_time_s=0.3, timeout_s=2.0), flush_l2=True))
+        path = Path(tempfile.mkdtemp()) / "probe_mark.cu"
+        path.write_text(MARK)
+        mark = ctx.kernel(path, "probe_mark")
+        empty = ctx.kernel("graphcert_runtime.cu", "gc_empty").prepare(1, 1)
+        out: dict[str, Any] = {}
+
+        def per_kernel(launches: list[Any]) -> float:
+            def stream_path(s: Stream) -> None:
+                for launch in launches:
+                    launch.enqueue(s)
+            return summarize(h.device_samples(stream_path, k))["mean_s"] / k * 1e6
+
+        out["empty"] = per_kernel([empty] * k)
+        for j in range(6):
+            buf = ctx.alloc(4 << 20)
+            for stride in (1, 32):
+                launches = [mark.prepare(1, 1, buf, np.uint32(i), np.uint32(stride))
+                            for i in range(k)]
+                out[f"buffer {j} stride {stride}"] = per_kernel(launches)
+        h.close()
+    return out
+
+
 MATRIX = {
     "tools": (("ours", "default"), ("nvbench", "default"), ("nvbench", "same-stream"),
               ("nvbench", "no-blocker"), ("ours", "other-stream"), ("ours", "timestamps"),
@@ -264,7 +301,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.one:
         tool, variant, k = args.one
-        fn = {"ours": probe_ours, "nvbench": probe_nvbench, "trigger": probe_trigger}[tool]
+        fn = {"ours": probe_ours, "nvbench": probe_nvbench, "trigger": probe_trigger,
+              "placement": probe_placement}[tool]
         print(json.dumps(fn(int(k), variant)))
         return
     run_matrix([int(v) for v in args.kernels.split(",")], args.matrix)

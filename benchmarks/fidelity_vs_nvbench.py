@@ -89,7 +89,7 @@ def main() -> None:
     args = parser.parse_args()
     k = args.kernels
     with RunContext.open(args.device) as ctx:
-        # nvbench's cold measurement clears L2 before every sample; so does --flush-l2.
+        # nvbench's cold measurement clears L2 before every sample; so does bench by default.
         h = Harness(ctx, BenchSettings(StopRule(), flush_l2=True))
         session = WorkloadSession(ctx, f"chain[kernels={k}]")
         try:

@@ -33,7 +33,7 @@ SETTLE_LAUNCHES = 2000
 @dataclass(frozen=True)
 class BenchSettings:
     rule: StopRule = field(default_factory=StopRule)
-    flush_l2: bool = False
+    flush_l2: bool = True  # nvbench's default; see the --flush-l2 option
     blocker_timeout_s: float = 5.0
     max_queued_ops: int = 256  # host loops enqueue at most this many ops between syncs
 

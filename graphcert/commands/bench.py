@@ -28,7 +28,9 @@ from graphcert.commands._options import device_option, json_option
               help="Seconds after which a noisy measurement stops anyway.")
 @click.option("--blocker-timeout", type=click.FloatRange(min=1e-6), default=5.0,
               show_default=True, help="Seconds the blocking kernel holds a stream at most.")
-@click.option("--flush-l2", is_flag=True, help="Clear L2 between samples.")
+@click.option("--flush-l2/--no-flush-l2", default=True, show_default=True,
+              help="Clear L2 before every sample, as nvbench's cold measurement does; without "
+                   "it, what earlier samples left in L2 moves stream figures between runs.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("reports"), show_default=True)
 @click.option("--no-certificate", is_flag=True)
