@@ -1,10 +1,14 @@
-"""Probes for the fidelity gap between graphcert's and nvbench's cold device time.
+"""Probes behind benchmarks/NOTES.md: why graphcert and nvbench once disagreed on device time
+(the driver's one-stream and several-streams states), and what moves the stream path between
+processes (where its buffers lie).
 
-Each probe runs in a fresh process (the driver's state drifts within one process, see
-NOTES.md) and prints one JSON line; with no arguments the script runs the whole matrix and
-prints a table. Needs a GPU and cuda-bench 0.3.0.
+Each probe runs in a fresh process, because the state a context is in cannot be undone, and
+prints one JSON line; `--matrix` runs a set of them and prints a table. The `nvbench` probes
+need cuda-bench 0.3.0.
 
-    python benchmarks/fidelity_probe.py [--kernels 16,64,256]
+    python benchmarks/fidelity_probe.py [--matrix tools|upload] [--kernels 16,64,256]
+    python benchmarks/fidelity_probe.py --one trigger 1000-kernels-other 64
+    python benchmarks/fidelity_probe.py --one placement x 16
 """
 
 from __future__ import annotations
