@@ -46,7 +46,10 @@ class LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            except ModuleNotFoundError as exc:
+                raise _missing_dependency(exc) from exc
         except GraphcertError as exc:
             click.echo(f"graphcert: error: {exc.one_line()}", err=True)
             log = getattr(exc, "log", None)
@@ -56,6 +59,16 @@ class LazyGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("graphcert: interrupted", err=True)
             ctx.exit(130)
+
+
+def _missing_dependency(exc: ModuleNotFoundError) -> Exception:
+    """A third-party package graphcert needs is absent: one line naming it and the fix."""
+    package = (exc.name or "").split(".")[0]
+    if not package or package == "graphcert":
+        return exc
+    return GraphcertError(f"the Python package '{package}' is not installed",
+                          hint="install graphcert with its dependencies as the README says: "
+                               "pip install '.[test]'")
 
 
 def _available(name: str) -> bool:

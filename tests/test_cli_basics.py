@@ -74,3 +74,14 @@ def test_env_subprocess_on_machine_without_driver() -> None:
 def test_unknown_command_exits_2() -> None:
     result = CliRunner().invoke(cli, ["nonsense"])
     assert result.exit_code == 2
+
+
+def test_missing_dependency_is_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """A declared dependency that is not installed (here rich) names itself, no traceback."""
+    monkeypatch.delitem(sys.modules, "graphcert.render.console", raising=False)
+    monkeypatch.setitem(sys.modules, "rich.console", None)
+    result = CliRunner().invoke(cli, ["gate", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert "graphcert: error: the Python package 'rich' is not installed" in result.output
+    assert "pip install" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
