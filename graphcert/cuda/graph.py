@@ -309,10 +309,8 @@ class GraphBuilder:
         p.width = count
         p.height = 1
         p.pitch = 0
-        d, n = self._deps(deps)
-        ctx = _current_context()
-        return check(driver.cuGraphAddMemsetNode(self.graph.handle, d, n, p, ctx),
-                     "cuGraphAddMemsetNode")
+        return self._add_in_context(driver.cuGraphAddMemsetNode, "cuGraphAddMemsetNode", p,
+                                    deps)
 
     def add_memcpy(self, dst: DeviceBuffer | PinnedBuffer, src: DeviceBuffer | PinnedBuffer,
                    nbytes: int, deps: Any = None) -> Any:
@@ -328,10 +326,13 @@ class GraphBuilder:
         p.WidthInBytes = nbytes
         p.Height = 1
         p.Depth = 1
+        return self._add_in_context(driver.cuGraphAddMemcpyNode, "cuGraphAddMemcpyNode", p,
+                                    deps)
+
+    def _add_in_context(self, add: Any, name: str, params: Any, deps: Any) -> Any:
+        """Memset and memcpy nodes name the context they run in."""
         d, n = self._deps(deps)
-        ctx = _current_context()
-        return check(driver.cuGraphAddMemcpyNode(self.graph.handle, d, n, p, ctx),
-                     "cuGraphAddMemcpyNode")
+        return check(add(self.graph.handle, d, n, params, _current_context()), name)
 
     def add_host(self, fn: Callable[[], None], deps: Any = None) -> Any:
         """A host node calling `fn` (a Python callable) when the graph reaches it."""

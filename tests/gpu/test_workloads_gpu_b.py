@@ -69,6 +69,14 @@ def _run_graph_twice(graph: Graph, workload: Any, stream: Stream) -> None:
         exe.destroy()
 
 
+def _check_eager(workload: Any, stream: Stream, n: int, want: dict[str, Any]) -> None:
+    """Poison, run record() straight onto the stream, compare with the reference."""
+    _poison(workload, stream)
+    workload.record(stream, n)
+    stream.synchronize()
+    _check(workload, n, want, "eager")
+
+
 CAPTURED: list[Any] = [
     pytest.param(Fixpoint, id="fixpoint"),
     pytest.param(lambda: Fixpoint(iterations=3), id="fixpoint-k3"),  # unconverged, odd K
@@ -92,10 +100,7 @@ def test_captured_and_eager_runs_match_reference(gpu_ctx: RunContext, stream: St
             _check(workload, n, want, "graph")
         finally:
             graph.destroy()
-        _poison(workload, stream)
-        workload.record(stream, n)
-        stream.synchronize()
-        _check(workload, n, want, "eager")
+        _check_eager(workload, stream, n, want)
     finally:
         workload.teardown()
         gpu_ctx.release_buffers()
@@ -120,10 +125,7 @@ def test_converge_while_loop_matches_reference(gpu_ctx: RunContext, stream: Stre
             _check(workload, n, want, "graph")
         finally:
             builder.graph.destroy()
-        _poison(workload, stream)
-        workload.record(stream, n)
-        stream.synchronize()
-        _check(workload, n, want, "eager")
+        _check_eager(workload, stream, n, want)
     finally:
         workload.teardown()
         gpu_ctx.release_buffers()
