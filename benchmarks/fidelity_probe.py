@@ -25,12 +25,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from graphcert.bench import BenchSettings, Harness  # noqa: E402
 from graphcert.cuda import oplog  # noqa: E402
 from graphcert.cuda.context import RunContext  # noqa: E402
 from graphcert.cuda.memory import PinnedBuffer  # noqa: E402
 from graphcert.cuda.stream import Stream  # noqa: E402
-from graphcert.session import WorkloadSession  # noqa: E402
+from graphcert.run.bench import BenchSettings, Harness  # noqa: E402
+from graphcert.run.session import WorkloadSession  # noqa: E402
 from graphcert.stats import StopRule, summarize  # noqa: E402
 
 TIMESTAMPS = r"""

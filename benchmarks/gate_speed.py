@@ -23,7 +23,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from _certfactory import bench_results, certificate, topology_results  # noqa: E402
 
-from graphcert.certificate import write_certificate  # noqa: E402
+from graphcert.cert.document import write_certificate  # noqa: E402
 from graphcert.workloads import registry  # noqa: E402
 
 COUNT = 200

@@ -23,7 +23,7 @@ from graphcert.cuda.snapshot import read_raw  # noqa: E402
 from graphcert.cuda.stream import Stream  # noqa: E402
 from graphcert.model import snapshot_from_raw  # noqa: E402
 from graphcert.render.inventory import inventory_table  # noqa: E402
-from graphcert.session import WorkloadSession  # noqa: E402
+from graphcert.run.session import WorkloadSession  # noqa: E402
 
 
 def main() -> None:

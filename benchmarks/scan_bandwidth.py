@@ -26,10 +26,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.replays < 20:
         parser.error("--replays must be at least 20")
 
-    from graphcert.compare import mismatches
     from graphcert.cuda.context import RunContext
     from graphcert.cuda.graph import capture
     from graphcert.cuda.stream import Event, Stream
+    from graphcert.run.outputs import mismatches
     from graphcert.workloads.scan import Scan, scan_kernel_count
 
     n = 1 << args.log2

@@ -10,7 +10,7 @@ import copy
 import hashlib
 from typing import Any
 
-from graphcert.certificate import make_certificate
+from graphcert.cert.document import make_certificate
 
 CREATED = "2026-01-01T00:00:00Z"
 

@@ -15,20 +15,25 @@ import pytest
 from _certfactory import bench_results, certificate, fake_digest, topology_results
 
 from graphcert import __version__
-from graphcert.certificate import (
+from graphcert.cert.document import (
     SCHEMA_VERSION,
     CertificateError,
     NotACertificate,
     certificate_filename,
     collect_git_info,
     compute_digest,
-    load_certificate,
     make_certificate,
-    staleness,
     validate_certificate,
     write_certificate,
 )
-from graphcert.schemas import SUPPORTED_KEYWORDS, check, keywords_used, load_schema, schema_kinds
+from graphcert.cert.schemas import (
+    SUPPORTED_KEYWORDS,
+    check,
+    keywords_used,
+    load_schema,
+    schema_kinds,
+)
+from graphcert.cert.store import load_certificate, staleness
 from graphcert.workloads import registry
 
 

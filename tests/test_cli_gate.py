@@ -16,9 +16,10 @@ from _certfactory import bench_results, certificate, fake_digest, topology_class
 from click.testing import CliRunner, Result
 from test_certificate import REASONS, broken
 
-from graphcert.certificate import load_certificate, make_certificate, write_certificate
+from graphcert.cert.document import make_certificate, write_certificate
+from graphcert.cert.schemas import load_schema
+from graphcert.cert.store import load_certificate
 from graphcert.cli import cli
-from graphcert.schemas import load_schema
 from graphcert.workloads import registry
 
 ROOT = Path(__file__).resolve().parent.parent

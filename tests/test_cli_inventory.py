@@ -100,7 +100,7 @@ def test_workload_needs_a_size() -> None:
 
 
 def test_workload_without_capture_module(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "graphcert.capture", None)  # import now fails
+    monkeypatch.setitem(sys.modules, "graphcert.run.capture", None)  # import now fails
     line = one_line_error(run("synthetic_workload", "--size", "8"))
     assert "cannot capture workloads" in line
 
@@ -108,17 +108,17 @@ def test_workload_without_capture_module(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_workload_is_captured_through_graphcert_capture(monkeypatch: pytest.MonkeyPatch
                                                         ) -> None:
     calls: list[tuple[str, dict[str, Any]]] = []
-    fake = types.ModuleType("graphcert.capture")
+    fake = types.ModuleType("graphcert.run.capture")
 
     def capture_snapshot(ref: str, **kw: Any) -> Any:
         calls.append((ref, kw))
         return load_snapshot(EXAMPLE)
 
     fake.capture_snapshot = capture_snapshot  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "graphcert.capture", fake)
-    import graphcert  # `import graphcert.capture as x` reads the package attribute first
+    monkeypatch.setitem(sys.modules, "graphcert.run.capture", fake)
+    import graphcert.run  # `import graphcert.run.capture as x` reads the package attribute first
 
-    monkeypatch.setattr(graphcert, "capture", fake, raising=False)
+    monkeypatch.setattr(graphcert.run, "capture", fake, raising=False)
     result = run("synthetic_workload", "--size", "1000", "--json",
                  env={"GRAPHCERT_DEVICE": "3"})
     assert result.exit_code == 0, result.output
@@ -135,6 +135,6 @@ def test_snapshot_mode_imports_no_cuda(snap: Path) -> None:
             "r = CliRunner().invoke(cli, ['inventory', sys.argv[1]]); "
             "assert r.exit_code == 0, r.output; "
             "bad = [m for m in sys.modules if m.split('.')[0] in ('cuda', 'numpy') "
-            "or m.startswith('graphcert.cuda') or m == 'graphcert.capture']; "
+            "or m.startswith('graphcert.cuda') or m == 'graphcert.run.capture']; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code, str(snap)], check=True)

@@ -25,8 +25,8 @@ from _certfactory import (
     topology_results,
 )
 
-from graphcert.certdiff import Change, compare_timing, compare_topology, diff_certificates
-from graphcert.certificate import write_certificate
+from graphcert.cert.compare import Change, compare_timing, compare_topology, diff_certificates
+from graphcert.cert.document import write_certificate
 from graphcert.gate import (
     GateReport,
     Policy,

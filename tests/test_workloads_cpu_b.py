@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphcert.compare import mismatches
 from graphcert.errors import CudaError, GraphcertError, InputError
+from graphcert.run.outputs import mismatches
 from graphcert.workloads import decode as decode_mod
 from graphcert.workloads import registry
 from graphcert.workloads.base import Tolerance

@@ -57,8 +57,6 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
     if not no_certificate:
         ensure_writable_dir(out_dir)
 
-    from graphcert import certify
-    from graphcert.bench import BenchSettings, bench, fit_sweep
     from graphcert.cuda.context import RunContext
     from graphcert.render.bench import plot_sweep, size_table, sweep_table, upfront_table
     from graphcert.render.console import (
@@ -67,6 +65,8 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
         stderr_console,
         stdout_console,
     )
+    from graphcert.run import environment as certify
+    from graphcert.run.bench import BenchSettings, bench, fit_sweep
     from graphcert.stats import StopRule
 
     settings = BenchSettings(StopRule(max_noise, min_samples, min_time, timeout), flush_l2,

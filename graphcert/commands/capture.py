@@ -38,10 +38,10 @@ def command(workload: str, size: str | None, classes: str | None, mode: str, out
 
     loaded = load(workload)  # a bad reference fails here, before any GPU work
 
-    from graphcert.capture import capture_sizes, write_outputs
     from graphcert.cuda.context import RunContext
     from graphcert.render.console import print_json, stderr_console, stdout_console
-    from graphcert.session import WorkloadSession
+    from graphcert.run.capture import capture_sizes, write_outputs
+    from graphcert.run.session import WorkloadSession
 
     rows = []
     with RunContext.open(device) as ctx:

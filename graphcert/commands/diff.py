@@ -17,8 +17,8 @@ def command(a: Path, b: Path, as_json: bool) -> None:
     counts, timing by timing like nvbench-compare), or two snapshots (node by node)."""
     import json
 
-    from graphcert.certdiff import diff_certificates
-    from graphcert.certificate import check_document, is_snapshot, read_document
+    from graphcert.cert.compare import diff_certificates
+    from graphcert.cert.store import check_document, is_snapshot, read_document
     from graphcert.errors import InputError
     from graphcert.gate import display_path
     from graphcert.render.certview import diff_renderables

@@ -32,7 +32,7 @@ def command(ctx: click.Context, paths: tuple[Path, ...], baseline: Path | None,
     max_regression, min_noise. Timings are compared like nvbench-compare (same, faster,
     slower, ambiguous); noise never fails a build.
     """
-    from graphcert.certificate import atomic_write_text, utc_now
+    from graphcert.cert.document import atomic_write_text, utc_now
     from graphcert.gate import UnusableInput, load_policy, run_gate, step_summary_path
     from graphcert.render.console import print_json, stdout_console
     from graphcert.render.report import OutputFormat, print_table, render

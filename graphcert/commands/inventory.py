@@ -1,7 +1,7 @@
 """`graphcert inventory TARGET`: every node of a saved snapshot or of a workload's graph.
 
 Only click and pure graphcert modules at the top: `inventory FILE.json` must start fast and
-run on machines without CUDA. Capturing a workload imports graphcert.capture in the body.
+run on machines without CUDA. Capturing a workload imports graphcert.run.capture in the body.
 """
 
 from __future__ import annotations
@@ -57,18 +57,18 @@ def _capture(target: str, size: int | None, device: int) -> GraphSnapshot:
         raise InputError(f"{target!r} is not a snapshot file (*.json), so it names a workload, "
                          "which needs a size", hint="add --size N")
     try:
-        import graphcert.capture as capture
+        import graphcert.run.capture as capture
     except ModuleNotFoundError as exc:
-        if exc.name != "graphcert.capture":
+        if exc.name != "graphcert.run.capture":
             raise  # something capture itself needs is missing: let its own error speak
         raise InputError(
             f"{target!r} is not a snapshot file (*.json), and this build of graphcert cannot "
-            "capture workloads (graphcert.capture is missing)",
+            "capture workloads (graphcert.run.capture is missing)",
             hint="pass a saved SNAPSHOT.json",
         ) from None
     capture_snapshot = getattr(capture, "capture_snapshot", None)
     if capture_snapshot is None:
         raise InputError("this build of graphcert cannot capture workloads "
-                         "(graphcert.capture has no capture_snapshot)")
+                         "(graphcert.run.capture has no capture_snapshot)")
     snapshot: GraphSnapshot = capture_snapshot(target, size=size, mode="global", device=device)
     return snapshot

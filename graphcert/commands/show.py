@@ -18,7 +18,7 @@ def command(cert: Path, as_json: bool) -> None:
     """
     import json
 
-    from graphcert.certificate import load_certificate, staleness
+    from graphcert.cert.store import load_certificate, staleness
     from graphcert.gate import display_path
     from graphcert.render.certview import show_renderables
     from graphcert.render.console import print_json, stdout_console

@@ -39,11 +39,11 @@ def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, m
     if not no_certificate:
         ensure_writable_dir(out_dir)
 
-    from graphcert import certify
     from graphcert.cuda.context import RunContext
     from graphcert.render.console import print_json, stderr_console, stdout_console
     from graphcert.render.verify import breakdown_table, class_table, transitions_table
-    from graphcert.verify import ClassReport, transitions, verify
+    from graphcert.run import environment as certify
+    from graphcert.run.verify import ClassReport, transitions, verify
 
     docs, failed = [], False
     err = stderr_console()

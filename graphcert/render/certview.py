@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from graphcert.certdiff import CertificateDiff, Change, fmt_seconds, hash_change, short_hash
+from graphcert.cert.compare import CertificateDiff, Change, fmt_seconds, hash_change, short_hash
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

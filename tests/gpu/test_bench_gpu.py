@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from graphcert import certify
-from graphcert.bench import BenchSettings, bench
-from graphcert.certificate import load_certificate
+from graphcert.cert.schemas import check, load_schema
+from graphcert.cert.store import load_certificate
 from graphcert.cuda.context import RunContext
-from graphcert.schemas import check, load_schema
+from graphcert.run import environment as certify
+from graphcert.run.bench import BenchSettings, bench
 from graphcert.stats import StopRule
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "workloads" / "scale.py"

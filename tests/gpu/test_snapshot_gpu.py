@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from graphcert.capture import capture_sizes
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.snapshot import read_snapshot
 from graphcert.model import NodeKind
-from graphcert.session import WorkloadSession
+from graphcert.run.capture import capture_sizes
+from graphcert.run.session import WorkloadSession
 
 from .every_kind import N, build_every_kind
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from graphcert.cuda.context import RunContext
-from graphcert.verify import transitions, verify
+from graphcert.run.verify import transitions, verify
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "workloads" / "scale.py"
 CLASSES = [1 << k for k in range(0, 13)]

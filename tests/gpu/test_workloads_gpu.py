@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from graphcert.compare import mismatches
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.graph import capture
 from graphcert.cuda.snapshot import read_snapshot
 from graphcert.cuda.stream import Stream
+from graphcert.run.outputs import mismatches
 from graphcert.workloads import registry
 from graphcert.workloads.base import predict, tolerance
 

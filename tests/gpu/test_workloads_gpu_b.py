@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from graphcert.compare import mismatches
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.graph import Graph, GraphBuilder, capture
 from graphcert.cuda.memory import DeviceBuffer
 from graphcert.cuda.snapshot import read_snapshot
 from graphcert.cuda.stream import Stream
 from graphcert.model import NodeKind
+from graphcert.run.outputs import mismatches
 from graphcert.workloads.converge import Converge
 from graphcert.workloads.decode import Decode
 from graphcert.workloads.fixpoint import Fixpoint

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from graphcert.certificate import (
+from graphcert.cert.document import (
     certificate_filename,
     host_environment,
     make_certificate,

@@ -21,7 +21,7 @@ from graphcert.cuda.snapshot import read_snapshot
 from graphcert.cuda.stream import Stream
 from graphcert.fileio import atomic_write_bytes, atomic_write_text
 from graphcert.model import GraphSnapshot, save_snapshot
-from graphcert.session import WorkloadSession
+from graphcert.run.session import WorkloadSession
 
 
 @dataclass(frozen=True)

@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphcert.classes import padding_waste, sample_sizes
-from graphcert.compare import mismatches
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.graph import GraphExec
 from graphcert.cuda.snapshot import read_snapshot_indexed
 from graphcert.cuda.stream import Stream
 from graphcert.errors import GraphcertError
 from graphcert.model import GraphSnapshot, diff_snapshots
-from graphcert.session import WorkloadSession
+from graphcert.run.outputs import mismatches
+from graphcert.run.session import WorkloadSession
 from graphcert.workloads.base import predict, size_params, tolerance
 
 

@@ -21,7 +21,7 @@ from graphcert.cuda.graph import GraphExec, graph_size, kernel_node_arguments
 from graphcert.cuda.memory import DeviceBuffer
 from graphcert.cuda.module import PackedArgs, time_bare_launches
 from graphcert.cuda.stream import BlockingKernel, Event, Stream
-from graphcert.session import WorkloadSession
+from graphcert.run.session import WorkloadSession
 from graphcert.stats import StopRule, speedup_interval, summarize
 
 Enqueue = Callable[[Stream], None]

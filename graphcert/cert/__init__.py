@@ -1,0 +1,1 @@
+"""Certificates: the document (make, seal, write), the store (find, load, check), compare."""

@@ -1,0 +1,158 @@
+"""Certificates: one JSON document of evidence, digested, schema-checked, written atomically.
+
+Pure: no CUDA, no numpy. `make_certificate` builds one, `write_certificate` checks it against
+the shipped schema and writes it whole or not at all; reading and checking one is in
+graphcert.cert.store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import re
+import socket
+import subprocess
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from graphcert import __version__
+from graphcert.errors import GraphcertError
+from graphcert.fileio import atomic_write_text
+
+SCHEMA_VERSION = 1
+CERT_KINDS: tuple[str, ...] = ("topology", "bench")
+SNAPSHOT_KIND = "graphcert.snapshot"
+TOOL_NAME = "graphcert"
+# What regenerates a certificate of each kind, for "re-run" hints.
+PRODUCER: dict[str, str] = {"topology": "graphcert verify", "bench": "graphcert bench"}
+
+
+class CertificateError(GraphcertError):
+    """A certificate that cannot be used: unreadable, corrupt, tampered, wrong version, stale."""
+
+    exit_code = 2
+
+    def __init__(self, path: Path | str, problem: str, *, hint: str | None = None,
+                 reason: str = "invalid"):
+        super().__init__(f"{path}: {problem}", hint=hint)
+        self.path = str(path)
+        self.problem = problem
+        self.reason = reason  # short machine key: not_json, not_certificate, digest, ...
+
+
+class NotACertificate(CertificateError):
+    """A JSON file that is not a graphcert certificate (a snapshot is one such)."""
+
+    def __init__(self, path: Path | str, problem: str, *, is_snapshot: bool = False,
+                 hint: str | None = None):
+        super().__init__(path, problem, hint=hint, reason="not_certificate")
+        self.is_snapshot = is_snapshot
+
+
+def utc_now() -> str:
+    """The current time as UTC ISO-8601 with a Z, to the second."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def canonical_json(value: Any) -> bytes:
+    """sort_keys, compact separators, UTF-8, no NaN: the bytes the digest is taken over."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False).encode("utf-8")
+
+
+def compute_digest(cert: Mapping[str, Any]) -> str:
+    """`sha256:<hex>` over the canonical JSON of everything except `digest`."""
+    body = {k: v for k, v in cert.items() if k != "digest"}
+    return "sha256:" + hashlib.sha256(canonical_json(body)).hexdigest()
+
+
+def make_certificate(kind: str, *, workload: dict[str, Any], environment: dict[str, Any],
+                     results: dict[str, Any], verdict: dict[str, Any],
+                     created: str | None = None) -> dict[str, Any]:
+    """Assemble a certificate of `kind` and seal it with its digest (not schema-checked)."""
+    if kind not in CERT_KINDS:
+        raise ValueError(f"unknown certificate kind {kind!r}; known: {', '.join(CERT_KINDS)}")
+    cert: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "kind": kind,
+        "tool": {"name": TOOL_NAME, "version": __version__},
+        "created": created or utc_now(),
+        "environment": environment,
+        "workload": workload,
+        "results": results,
+        "verdict": verdict,
+    }
+    cert["digest"] = compute_digest(cert)
+    return cert
+
+
+def validate_certificate(cert: Mapping[str, Any]) -> list[str]:
+    """Structural problems of a certificate against its kind's shipped schema."""
+    from graphcert.cert.schemas import check, load_schema
+
+    kind = cert.get("kind")
+    if kind not in CERT_KINDS:
+        return [f"field 'kind': {kind!r} is not one of {', '.join(map(repr, CERT_KINDS))}"]
+    return check(cert, load_schema(str(kind)))
+
+
+def write_certificate(path: Path | str, cert: Mapping[str, Any]) -> Path:
+    """Check `cert` and write it atomically; on any failure nothing is left at `path`."""
+    path = Path(path)
+    problems = validate_certificate(cert)
+    try:
+        sealed = cert.get("digest") == compute_digest(cert)
+    except ValueError as exc:  # NaN or Infinity: not JSON
+        problems.insert(0, f"a value is not JSON ({exc})")
+        sealed = True
+    if not problems and not sealed:
+        problems = ["field 'digest' does not match the content (changed after sealing?)"]
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise CertificateError(path, f"refusing to write an invalid certificate: "
+                                     f"{problems[0]}{more}", reason="invalid")
+    text = json.dumps(cert, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    atomic_write_text(path, text)
+    return path
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _safe(text: str) -> str:
+    return _UNSAFE.sub("_", text).strip("_.") or "unknown"
+
+
+def certificate_filename(kind: str, workload_name: str, gpu_name: str) -> str:
+    """`<kind>-<workload>-<gpu>.json` with anything outside [A-Za-z0-9._-] made `_`."""
+    return f"{_safe(kind)}-{_safe(workload_name)}-{_safe(gpu_name)}.json"
+
+
+def collect_git_info(cwd: Path | str | None = None) -> dict[str, Any]:
+    """The checkout's commit and dirty flag; nulls outside a checkout or without git."""
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                                  timeout=10, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if commit is None:
+        return {"commit": None, "dirty": None}
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "dirty": None if status is None else bool(status)}
+
+
+def host_environment(cwd: Path | str | None = None) -> dict[str, Any]:
+    """The non-GPU part of `environment`: Python, host, platform and git."""
+    return {
+        "python": platform.python_version(),
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "git": collect_git_info(cwd),
+    }

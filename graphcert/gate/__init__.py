@@ -1,0 +1,33 @@
+"""The CI gate: policy, rules, report. Pure and import-light (no numpy, no CUDA)."""
+
+from graphcert.gate.policy import Policy, PolicyError, load_policy, parse_policy
+from graphcert.gate.report import (
+    CertificateResult,
+    GateReport,
+    UnusableInput,
+    display_path,
+    find_json_files,
+    load_all,
+    run_gate,
+    step_summary_path,
+)
+from graphcert.gate.rules import Loaded, Rule, RuleResult, Status
+
+__all__ = [
+    "CertificateResult",
+    "GateReport",
+    "Loaded",
+    "Policy",
+    "PolicyError",
+    "Rule",
+    "RuleResult",
+    "Status",
+    "UnusableInput",
+    "display_path",
+    "find_json_files",
+    "load_all",
+    "load_policy",
+    "parse_policy",
+    "run_gate",
+    "step_summary_path",
+]

@@ -1,0 +1,154 @@
+"""The gate's policy: what it requires, read from TOML (a file or pyproject.toml) and checked
+key by key. Pure and import-light."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from graphcert.cert.compare import QUANTITIES
+from graphcert.cert.document import CERT_KINDS
+from graphcert.errors import GraphcertError
+
+
+class PolicyError(GraphcertError):
+    """A policy file that cannot be used (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What the gate requires. Per-workload values use a table with an optional '*'."""
+
+    require: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    require_kinds: tuple[str, ...] = ()
+    min_speedup: float | Mapping[str, float] | None = None
+    speedup_metric: str = "end_to_end"
+    max_nodes: int | Mapping[str, int] | None = None
+    allow_topology_change: bool = False
+    max_regression: float = 0.05
+    min_noise: float = 0.005
+    source: str = "defaults"
+
+    def for_workload(self, value: Any, workload: str) -> Any:
+        """A scalar as is; a table's entry for `workload`, else its '*', else None."""
+        if isinstance(value, Mapping):
+            return value.get(workload, value.get("*"))
+        return value
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "require": {k: list(v) for k, v in self.require.items()},
+            "require_kinds": list(self.require_kinds),
+            "min_speedup": _plain(self.min_speedup),
+            "speedup_metric": self.speedup_metric,
+            "max_nodes": _plain(self.max_nodes),
+            "allow_topology_change": self.allow_topology_change,
+            "max_regression": self.max_regression,
+            "min_noise": self.min_noise,
+        }
+
+
+def _plain(value: Any) -> Any:
+    return dict(value) if isinstance(value, Mapping) else value
+
+
+POLICY_KEYS = ("require", "require_kinds", "min_speedup", "speedup_metric", "max_nodes",
+               "allow_topology_change", "max_regression", "min_noise")
+
+
+def _toml_loads(text: str) -> dict[str, Any]:
+    try:
+        import tomllib  # Python 3.11+
+    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ModuleNotFoundError as exc:
+            raise PolicyError("reading a TOML policy on Python 3.10 needs the tomli package",
+                              hint="pip install tomli") from exc
+    data: dict[str, Any] = tomllib.loads(text)
+    return data
+
+
+def load_policy(path: Path | None = None, *, cwd: Path | None = None) -> Policy:
+    """The policy from `path` (its `[tool.graphcert.gate]` or its top level), else from
+    ./pyproject.toml's `[tool.graphcert.gate]`, else the defaults."""
+    if path is None:
+        pyproject = (cwd or Path.cwd()) / "pyproject.toml"
+        if not pyproject.is_file():
+            return Policy()
+        table = _read_toml(pyproject).get("tool", {}).get("graphcert", {}).get("gate")
+        if table is None:
+            return Policy()
+        return parse_policy(table, f"{pyproject.name} [tool.graphcert.gate]")
+    data = _read_toml(path)
+    nested = data.get("tool", {}).get("graphcert", {}).get("gate")
+    if nested is not None:
+        return parse_policy(nested, f"{path} [tool.graphcert.gate]")
+    return parse_policy(data, str(path))
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise PolicyError(f"policy file {path} cannot be read: {exc.strerror or exc}") from exc
+    try:
+        return _toml_loads(text)
+    except ValueError as exc:  # tomllib.TOMLDecodeError is a ValueError
+        raise PolicyError(f"policy file {path} is not valid TOML: {exc}") from exc
+
+
+def parse_policy(table: Mapping[str, Any], source: str) -> Policy:
+    """Check a policy table key by key; every problem is one PolicyError line."""
+    if not isinstance(table, Mapping):
+        raise PolicyError(f"policy {source}: expected a table")
+    unknown = sorted(set(table) - set(POLICY_KEYS))
+    if unknown:
+        raise PolicyError(f"policy {source}: unknown key {unknown[0]!r}",
+                          hint=f"known keys: {', '.join(POLICY_KEYS)}")
+
+    def bad(key: str, wanted: str) -> PolicyError:
+        return PolicyError(f"policy {source}: {key} must be {wanted}, not {table[key]!r}")
+
+    def kinds(key: str, value: Any) -> tuple[str, ...]:
+        if not isinstance(value, list) or any(k not in CERT_KINDS for k in value):
+            raise bad(key, f"a list of certificate kinds ({', '.join(CERT_KINDS)})")
+        return tuple(value)
+
+    def number(key: str, value: Any, integer: bool = False) -> Any:
+        ok = isinstance(value, int) if integer else isinstance(value, (int, float))
+        if not ok or isinstance(value, bool) or value < 0:
+            raise bad(key, "a non-negative " + ("integer" if integer else "number"))
+        return value
+
+    def per_workload(key: str, integer: bool = False) -> Any:
+        value = table.get(key)
+        if value is None:
+            return None
+        if isinstance(value, Mapping):
+            return {str(k): number(key, v, integer) for k, v in value.items()}
+        return number(key, value, integer)
+
+    require = table.get("require", {})
+    if not isinstance(require, Mapping):
+        raise bad("require", 'a table like {scan = ["topology", "bench"]}')
+    allow = table.get("allow_topology_change", False)
+    if not isinstance(allow, bool):
+        raise bad("allow_topology_change", "true or false")
+    metric = table.get("speedup_metric", "end_to_end")
+    if metric not in QUANTITIES:
+        raise bad("speedup_metric", " or ".join(QUANTITIES))
+    return Policy(
+        require={str(w): kinds("require", v) for w, v in require.items()},
+        require_kinds=kinds("require_kinds", table.get("require_kinds", [])),
+        min_speedup=per_workload("min_speedup"),
+        speedup_metric=metric,
+        max_nodes=per_workload("max_nodes", integer=True),
+        allow_topology_change=allow,
+        max_regression=float(number("max_regression", table.get("max_regression", 0.05))),
+        min_noise=float(number("min_noise", table.get("min_noise", 0.005))),
+        source=source,
+    )

@@ -1,0 +1,218 @@
+"""The CI gate's run and report: load certificates, apply the rules, collect the findings.
+
+Pure and import-light (no numpy, no CUDA): `graphcert gate` must start fast on any machine.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from graphcert.cert.document import CertificateError, NotACertificate
+from graphcert.cert.store import DigestOf, check_document, memoized_digests, read_document
+from graphcert.errors import GraphcertError
+from graphcert.gate.policy import Policy
+from graphcert.gate.rules import (
+    Loaded,
+    RuleResult,
+    Status,
+    baseline_rules,
+    certificate_rules,
+    set_rules,
+)
+
+
+@dataclass(frozen=True)
+class CertificateResult:
+    """The gate's findings for one certificate."""
+
+    path: str
+    kind: str
+    workload: str
+    ref: str
+    gpu: str
+    rules: tuple[RuleResult, ...]
+
+    @property
+    def status(self) -> Status:
+        return _worst(r.status for r in self.rules)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "kind": self.kind, "workload": self.workload,
+                "ref": self.ref, "gpu": self.gpu, "status": self.status.value,
+                "rules": [r.to_dict() for r in self.rules]}
+
+
+@dataclass(frozen=True)
+class GateReport:
+    """Everything the gate found; renderers turn it into a table, JUnit, markdown, JSON."""
+
+    created: str
+    policy: Policy
+    baseline: str | None
+    certificates: tuple[CertificateResult, ...]
+    checks: tuple[RuleResult, ...]  # rules over the whole set (require, baseline coverage)
+    skipped_snapshots: int = 0
+
+    @property
+    def status(self) -> Status:
+        return _worst([r.status for r in self.checks] + [c.status for c in self.certificates])
+
+    @property
+    def passed(self) -> bool:
+        return self.status is not Status.FAIL
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+    def failures(self) -> list[tuple[str, RuleResult]]:
+        """(subject, rule result) of every failed rule, in report order."""
+        return [(s, r) for s, r in self._all() if r.status is Status.FAIL]
+
+    def warnings(self) -> list[tuple[str, RuleResult]]:
+        return [(s, r) for s, r in self._all() if r.status is Status.WARN]
+
+    def _all(self) -> list[tuple[str, RuleResult]]:
+        out = [("policy", r) for r in self.checks]
+        for c in self.certificates:
+            out += [(f"{c.workload} {c.kind} on {c.gpu}", r) for r in c.rules]
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status.value, "passed": self.passed,
+                "exit_code": self.exit_code, "created": self.created,
+                "policy": self.policy.to_dict(), "baseline": self.baseline,
+                "skipped_snapshots": self.skipped_snapshots,
+                "checks": [r.to_dict() for r in self.checks],
+                "certificates": [c.to_dict() for c in self.certificates]}
+
+
+def _worst(statuses: Iterable[Status]) -> Status:
+    found = set(statuses)
+    for s in (Status.FAIL, Status.WARN):
+        if s in found:
+            return s
+    return Status.PASS
+
+
+class UnusableInput(GraphcertError):
+    """The gate cannot judge: one line per problem, exit 2."""
+
+    def __init__(self, problems: Sequence[str]):
+        super().__init__(problems[0] if problems else "unusable input")
+        self.problems = tuple(problems)
+
+
+def display_path(path: Path) -> str:
+    """`path` relative to the current folder when it is below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def find_json_files(paths: Sequence[Path], exclude: Path | None = None
+                    ) -> tuple[list[Path], list[str]]:
+    """*.json files under `paths` (hidden folders and `exclude` skipped); missing paths."""
+    files: list[Path] = []
+    problems: list[str] = []
+    skip = exclude.resolve() if exclude is not None else None
+    for path in paths:
+        if path.is_file():
+            files.append(path)
+        elif path.is_dir():
+            for found in sorted(path.rglob("*.json")):
+                rel = found.relative_to(path).parts
+                if any(p.startswith(".") for p in rel[:-1]):
+                    continue
+                if skip is not None and skip in found.resolve().parents:
+                    continue
+                files.append(found)
+        else:
+            problems.append(f"{path}: no such file or folder")
+    seen: set[Path] = set()
+    unique = []
+    for f in files:
+        if f.resolve() not in seen:
+            seen.add(f.resolve())
+            unique.append(f)
+    return unique, problems
+
+
+def load_all(paths: Sequence[Path], *, digest_of: DigestOf | None,
+             exclude: Path | None = None) -> tuple[list[Loaded], int, list[str]]:
+    """Load every certificate under `paths`: (accepted, snapshots skipped, problems)."""
+    files, problems = find_json_files(paths, exclude)
+    loaded: list[Loaded] = []
+    snapshots = 0
+    for f in files:
+        try:
+            doc = read_document(f)
+            loaded.append(Loaded(display_path(f), check_document(doc, display_path(f),
+                                                                 digest_of=digest_of)))
+        except NotACertificate as exc:
+            if exc.is_snapshot:
+                snapshots += 1
+            else:
+                problems.append(exc.one_line())
+        except CertificateError as exc:
+            problems.append(exc.one_line())
+    return loaded, snapshots, problems
+
+
+def run_gate(paths: Sequence[Path], *, policy: Policy, baseline: Path | None = None,
+             created: str, digest_of: DigestOf | None = None) -> GateReport:
+    """Load, check the policy, compare with the baseline. Raises UnusableInput (exit 2)."""
+    if not paths:
+        raise UnusableInput(["no certificate paths given"])
+    loaded, snapshots, problems = load_all(
+        paths, digest_of=digest_of or memoized_digests(), exclude=baseline)
+    base: list[Loaded] = []
+    if baseline is not None:
+        if not baseline.is_dir():
+            problems.append(f"{baseline}: baseline folder does not exist")
+        else:
+            base, _, base_problems = load_all([baseline], digest_of=None)
+            problems += [f"baseline {p}" for p in base_problems]
+    problems += _duplicates(loaded, "") + _duplicates(base, "baseline ")
+    if not problems and not loaded:
+        problems.append(f"no certificates under {', '.join(map(str, paths))}")
+    if problems:
+        raise UnusableInput(problems)
+    base_by_key = {b.key: b for b in base}
+    results = []
+    for item in sorted(loaded, key=lambda x: (x.cert["workload"]["name"], x.cert["kind"],
+                                              x.key[2], x.path)):
+        rules = certificate_rules(item.cert, policy)
+        if baseline is not None:
+            rules += baseline_rules(item.cert, base_by_key.get(item.key), policy)
+        c = item.cert
+        results.append(CertificateResult(item.path, c["kind"], c["workload"]["name"],
+                                         c["workload"]["ref"], c["environment"]["gpu"]["name"],
+                                         tuple(rules)))
+    checks = set_rules(loaded, base, policy, baseline is not None)
+    return GateReport(created, policy, None if baseline is None else display_path(baseline),
+                      tuple(results), tuple(checks), snapshots)
+
+
+def _duplicates(items: Sequence[Loaded], prefix: str) -> list[str]:
+    first: dict[tuple[str, str, str], str] = {}
+    out = []
+    for it in items:
+        if it.key in first:
+            kind, ref, gpu = it.key
+            out.append(f"{prefix}{it.path}: a second {kind} certificate for workload {ref} on "
+                       f"{gpu} (the first is {first[it.key]}); keep one")
+        else:
+            first[it.key] = it.path
+    return out
+
+
+def step_summary_path() -> Path | None:
+    """$GITHUB_STEP_SUMMARY when set."""
+    value = os.environ.get("GITHUB_STEP_SUMMARY")
+    return Path(value) if value else None

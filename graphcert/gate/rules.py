@@ -1,0 +1,168 @@
+"""The gate's rules: each takes certificates and the policy and gives RuleResults.
+
+Baseline comparison uses nvbench-style interval logic (graphcert.cert.compare). Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from graphcert.cert.compare import Change, compare_bench, compare_topology
+from graphcert.gate.policy import Policy
+
+
+class Rule(str, Enum):
+    """What the gate checks; the value is the policy key a user changes."""
+
+    VERDICT = "verdict"
+    REQUIRE = "require"
+    REQUIRE_KINDS = "require_kinds"
+    MAX_NODES = "max_nodes"
+    MIN_SPEEDUP = "min_speedup"
+    TOPOLOGY = "allow_topology_change"
+    REGRESSION = "max_regression"
+    BASELINE = "baseline"
+
+
+class Status(str, Enum):
+    """A rule's outcome; WARN is reported and never fails the gate."""
+
+    PASS = "pass"
+    WARN = "warn"
+    FAIL = "fail"
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    """One rule applied to one certificate (or to the set): outcome, summary, details."""
+
+    rule: Rule
+    status: Status
+    summary: str
+    details: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rule": self.rule.value, "status": self.status.value, "summary": self.summary,
+                "details": list(self.details)}
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A certificate the gate accepted, with the path it shows."""
+
+    path: str
+    cert: Mapping[str, Any]
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.cert["kind"], self.cert["workload"]["ref"],
+                self.cert["environment"]["gpu"]["name"])
+
+
+def certificate_rules(cert: Mapping[str, Any], policy: Policy) -> list[RuleResult]:
+    verdict = cert["verdict"]
+    name = cert["workload"]["name"]
+    results = cert["results"]
+    rules = [RuleResult(Rule.VERDICT, Status.PASS if verdict["passed"] else Status.FAIL,
+                        "passed" if verdict["passed"] else "the certificate's verdict is fail",
+                        tuple(verdict["reasons"]))]
+    limit = policy.for_workload(policy.max_nodes, name)
+    if limit is not None:
+        rows = results["classes"] if cert["kind"] == "topology" else results["sizes"]
+        label = "class" if cert["kind"] == "topology" else "n"
+        key = "capacity" if cert["kind"] == "topology" else "n"
+        over = [f"{label} {r[key]}: {r['node_count']} nodes > {limit}" for r in rows
+                if r.get("node_count") is not None and r["node_count"] > limit]
+        counts = [r["node_count"] for r in rows if r.get("node_count") is not None]
+        most = max(counts) if counts else 0
+        rules.append(RuleResult(Rule.MAX_NODES, Status.FAIL if over else Status.PASS,
+                                f"{len(over)} over the limit of {limit} nodes" if over else
+                                f"at most {most} nodes (limit {limit})", tuple(over)))
+    floor = policy.for_workload(policy.min_speedup, name)
+    if floor is not None and cert["kind"] == "bench":
+        rules.append(speedup_rule(results["sizes"], float(floor), policy.speedup_metric))
+    return rules
+
+
+def speedup_rule(sizes: Sequence[Mapping[str, Any]], floor: float, metric: str) -> RuleResult:
+    fails, warns, lowest = [], [], None
+    for s in sizes:
+        iv = s["speedup"].get(metric)
+        if iv is None:
+            warns.append(f"n={s['n']}: no {metric} speedup measured")
+            continue
+        lowest = iv["median"] if lowest is None else min(lowest, iv["median"])
+        text = (f"n={s['n']}: {metric} speedup {iv['median']:.2f}x "
+                f"[{iv['low']:.2f}, {iv['high']:.2f}]")
+        if iv["high"] < floor:
+            fails.append(f"{text} < {floor:g}x")
+        elif iv["median"] < floor:
+            warns.append(f"{text}: median below {floor:g}x, interval reaches it")
+    status = Status.FAIL if fails else Status.WARN if warns else Status.PASS
+    summary = (f"{len(fails)} size(s) below {floor:g}x {metric} speedup" if fails else
+               f"lowest {metric} speedup {lowest:.2f}x (min {floor:g}x)" if lowest is not None
+               else f"no {metric} speedup measured")
+    return RuleResult(Rule.MIN_SPEEDUP, status, summary, tuple(fails + warns))
+
+
+def baseline_rules(cert: Mapping[str, Any], base: Loaded | None,
+                    policy: Policy) -> list[RuleResult]:
+    rule = Rule.TOPOLOGY if cert["kind"] == "topology" else Rule.REGRESSION
+    if base is None:
+        return [RuleResult(rule, Status.WARN, "no baseline certificate to compare with")]
+    if cert["kind"] == "topology":
+        classes = compare_topology(base.cert["results"], cert["results"])
+        changed = [c for c in classes if c.change in ("topology", "shape")]
+        other = [c.describe() for c in classes if c.change not in ("same", "topology", "shape")]
+        if not changed:
+            return [RuleResult(rule, Status.PASS,
+                               f"{len(classes) - len(other)} class(es) unchanged against "
+                               f"{base.path}", tuple(other))]
+        status = Status.WARN if policy.allow_topology_change else Status.FAIL
+        return [RuleResult(rule, status, f"{len(changed)} class(es) changed against {base.path}",
+                           tuple(c.describe() for c in changed) + tuple(other))]
+    comps, notes = compare_bench(base.cert["results"], cert["results"],
+                                 min_noise=policy.min_noise)
+    slower = [c for c in comps if c.change is Change.SLOWER and c.diff > policy.max_regression]
+    ambiguous = [c for c in comps if c.change is Change.AMBIGUOUS]
+    tally = {ch: sum(1 for c in comps if c.change is ch) for ch in Change}
+    counts = ", ".join(f"{v} {ch.value}" for ch, v in tally.items() if v)
+    if slower:
+        return [RuleResult(rule, Status.FAIL, f"{len(slower)} timing(s) slower by more than "
+                                              f"{policy.max_regression:.1%} against {base.path}",
+                           tuple(c.describe() for c in slower + ambiguous) + tuple(notes))]
+    status = Status.WARN if ambiguous else Status.PASS
+    return [RuleResult(rule, status, f"{len(comps)} timing(s): {counts or 'none compared'}",
+                       tuple(c.describe() for c in ambiguous) + tuple(notes))]
+
+
+def set_rules(loaded: Sequence[Loaded], base: Sequence[Loaded], policy: Policy,
+               with_baseline: bool) -> list[RuleResult]:
+    have = {(it.cert["workload"]["name"], it.cert["kind"]) for it in loaded}
+    out = []
+    if policy.require:
+        missing = [f"{w}: no {k} certificate" for w, kinds in sorted(policy.require.items())
+                   for k in kinds if (w, k) not in have]
+        out.append(RuleResult(Rule.REQUIRE, Status.FAIL if missing else Status.PASS,
+                              f"{len(missing)} required certificate(s) missing" if missing else
+                              "all required certificates present", tuple(missing)))
+    if policy.require_kinds:
+        workloads = sorted({w for w, _ in have} | set(policy.require))
+        missing = [f"{w}: no {k} certificate" for w in workloads for k in policy.require_kinds
+                   if (w, k) not in have]
+        out.append(RuleResult(Rule.REQUIRE_KINDS, Status.FAIL if missing else Status.PASS,
+                              f"{len(missing)} required certificate(s) missing" if missing else
+                              f"every workload has {', '.join(policy.require_kinds)}",
+                              tuple(missing)))
+    if with_baseline:
+        current = {it.key for it in loaded}
+        gone = [f"{k[1]} {k[0]} on {k[2]} ({b.path})" for b in base
+                for k in [b.key] if k not in current]
+        if gone:
+            out.append(RuleResult(Rule.BASELINE, Status.WARN,
+                                  f"{len(gone)} baseline certificate(s) have no current one",
+                                  tuple(gone)))
+    return out
