@@ -14,7 +14,8 @@ from graphcert.commands._options import device_option, json_option
 @click.command("bench")
 @click.argument("workloads", nargs=-1, required=True)
 @click.option("--size", "size", help="One size N.")
-@click.option("--classes", help="Each class capacity in LO..HI.")
+@click.option("--classes", help="Each class capacity in LO..HI, or each bucket of a list "
+              "(1,2,4,8 or vllm:MAX / sglang:MAX).")
 @click.option("--sweep", help="KEY=V1,V2,... : one run per workload option value, e.g. "
                               "kernels=1,10,100,1000 for chain; fits a + b·value.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
