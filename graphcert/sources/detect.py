@@ -72,6 +72,8 @@ def _address(value: Any, what: str) -> int:
     if address == 0:
         raise InputError(f"{what} holds no graph (its CUgraph handle is 0)",
                          hint="capture or build the graph before taking its snapshot")
+    if not 0 < address < 1 << 64:
+        raise InputError(f"{what} gave {address}, which is not a CUgraph address")
     return address
 
 
