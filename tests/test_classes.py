@@ -193,3 +193,17 @@ def test_capacity_is_smallest_bucket_at_least_n(values: list[int], n: int) -> No
         return
     c = b.capacity_of(n)
     assert c >= n and all(x < n for x in b if x < c)
+
+
+@pytest.mark.parametrize("command", ["verify", "capture", "bench"])
+@pytest.mark.parametrize("classes,word", [("4,2", "not ascending"), ("vllm:0", "no bucket"),
+                                          ("2^99999999", "larger"), ("tgi:8", "preset")])
+def test_cli_bad_classes_is_one_line_exit_2(command: str, classes: str, word: str) -> None:
+    from click.testing import CliRunner
+
+    from graphcert.cli import cli
+
+    result = CliRunner().invoke(cli, [command, "scan", "--classes", classes])
+    assert result.exit_code == 2, result.output
+    assert word in result.output and "Traceback" not in result.output
+    assert len([ln for ln in result.output.splitlines() if ln.strip()]) == 1, result.output
