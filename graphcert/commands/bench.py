@@ -43,14 +43,14 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
             out_dir: Path, no_certificate: bool, device: int, as_json: bool) -> None:
     """Time WORKLOAD launched kernel by kernel on a stream and as one graph: host enqueue,
     device time (queued behind a blocking kernel) and end to end, plus up-front costs."""
-    from graphcert.classes import parse_classes, parse_size
+    from graphcert.classes import parse_buckets, parse_size
     from graphcert.errors import InputError
     from graphcert.fileio import ensure_writable_dir
     from graphcert.workloads.registry import load
 
     if size is not None and classes is not None:
         raise InputError("give --size or --classes, not both")
-    sizes = parse_classes(classes) if classes else [parse_size(size if size else 1 << 16)]
+    sizes = parse_buckets(classes) if classes else [parse_size(size if size else 1 << 16)]
     if plot_path is not None and sweep is None:
         raise InputError("--plot draws a --sweep; give --sweep KEY=V1,V2,...")
     runs = _runs(workloads, sweep)
