@@ -14,7 +14,8 @@ from graphcert.commands._options import device_option, json_option
 @click.command("bench")
 @click.argument("workloads", nargs=-1, required=True)
 @click.option("--size", "size", help="One size N.")
-@click.option("--classes", help="Each class capacity in LO..HI.")
+@click.option("--classes", help="Each class capacity in LO..HI, or each bucket of a list "
+              "(1,2,4,8 or vllm:MAX / sglang:MAX).")
 @click.option("--sweep", help="KEY=V1,V2,... : one run per workload option value, e.g. "
                               "kernels=1,10,100,1000 for chain; fits a + b·value.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -42,14 +43,14 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
             out_dir: Path, no_certificate: bool, device: int, as_json: bool) -> None:
     """Time WORKLOAD launched kernel by kernel on a stream and as one graph: host enqueue,
     device time (queued behind a blocking kernel) and end to end, plus up-front costs."""
-    from graphcert.classes import parse_classes, parse_size
+    from graphcert.classes import parse_buckets, parse_size
     from graphcert.errors import InputError
     from graphcert.fileio import ensure_writable_dir
     from graphcert.workloads.registry import load
 
     if size is not None and classes is not None:
         raise InputError("give --size or --classes, not both")
-    sizes = parse_classes(classes) if classes else [parse_size(size if size else 1 << 16)]
+    sizes = parse_buckets(classes) if classes else [parse_size(size if size else 1 << 16)]
     if plot_path is not None and sweep is None:
         raise InputError("--plot draws a --sweep; give --sweep KEY=V1,V2,...")
     runs = _runs(workloads, sweep)

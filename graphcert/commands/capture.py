@@ -13,7 +13,8 @@ from graphcert.commands._options import device_option, json_option
 @click.command("capture")
 @click.argument("workload")
 @click.option("--size", "size", help="Capture one size N (its class is N rounded up to 2^k).")
-@click.option("--classes", "classes", help="Capture each class in LO..HI at its capacity.")
+@click.option("--classes", "classes", help="Capture each class in LO..HI, or each bucket of a list "
+              "(1,2,4,8 or vllm:MAX / sglang:MAX), at its capacity.")
 @click.option("--mode", type=click.Choice(["global", "thread-local", "relaxed"]),
               default="global", show_default=True, help="Stream capture mode.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
@@ -25,14 +26,16 @@ def command(workload: str, size: str | None, classes: str | None, mode: str, out
     """Capture WORKLOAD, instantiate it, and write a snapshot and DOT per class (plus SVG
     when Graphviz's `dot` is installed). WORKLOAD is a built-in name, path/file.py:NAME or
     package.module:NAME."""
-    from graphcert.classes import class_of, parse_classes, parse_size
+    from graphcert.classes import class_of, parse_buckets, parse_size
     from graphcert.errors import InputError
     from graphcert.fileio import ensure_writable_dir
 
     if size is not None and classes is not None:
         raise InputError("give --size or --classes, not both")
-    sizes = (parse_classes(classes) if classes is not None
+    buckets = parse_buckets(classes) if classes is not None else None
+    sizes = (list(buckets) if buckets is not None
              else [parse_size(size if size is not None else 1024)])
+    capacity_of = buckets.capacity_of if buckets is not None else class_of
     ensure_writable_dir(out_dir)
     from graphcert.workloads.registry import load
 
@@ -47,10 +50,10 @@ def command(workload: str, size: str | None, classes: str | None, mode: str, out
     with RunContext.open(device) as ctx:
         session = WorkloadSession(ctx, workload, loaded)
         for n in sizes:  # refuse a class that cannot fit before capturing anything
-            shortfall = session.memory_shortfall(class_of(n))
+            shortfall = session.memory_shortfall(capacity_of(n))
             if shortfall:
                 raise InputError(shortfall, hint="use a smaller --size or --classes range")
-        for result in capture_sizes(session, sizes, mode):
+        for result in capture_sizes(session, sizes, mode, capacity_of):
             files = write_outputs(result, out_dir, session.name)
             rows.append({**result.cost(), "files": [str(f) for f in files]})
     if as_json:

@@ -14,7 +14,8 @@ from graphcert.commands._options import device_option, json_option
 @click.command("verify")
 @click.argument("workloads", nargs=-1, required=True)
 @click.option("--classes", default="2^0..2^20", show_default=True,
-              help="Capacity classes LO..HI (powers of two).")
+              help="Capacity classes LO..HI (powers of two), a bucket list "
+              "1,2,4,8,16,24,32, or vllm:MAX / sglang:MAX (those engines' capture sizes).")
 @click.option("--samples", type=click.IntRange(min=2), default=4, show_default=True,
               help="Sizes per class: lower edge, upper edge and K-2 seeded between.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for sample sizes.")
@@ -30,11 +31,11 @@ def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, m
             out_dir: Path, no_certificate: bool, device: int, as_json: bool) -> None:
     """Prove that one graph per capacity class can be updated in place for every size in the
     class and still compute the right answer. Exits 1 if any class fails."""
-    from graphcert.classes import parse_classes
+    from graphcert.classes import parse_buckets
     from graphcert.fileio import ensure_writable_dir
     from graphcert.workloads.registry import load
 
-    capacities = parse_classes(classes)
+    capacities = parse_buckets(classes)
     loaded = [(ref, load(ref)) for ref in workloads]  # bad references fail before GPU work
     if not no_certificate:
         ensure_writable_dir(out_dir)

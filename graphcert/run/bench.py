@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from graphcert.classes import class_of
+from graphcert.classes import Buckets, class_of
 from graphcert.cuda import oplog
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.graph import GraphExec, graph_size, kernel_node_arguments
@@ -234,9 +234,11 @@ def _time_set_params(exe: GraphExec, graph: Any) -> float | None:
     return time.perf_counter() - t0
 
 
-def bench_size(session: WorkloadSession, h: Harness, n: int) -> dict[str, Any]:
-    """Everything measured for one workload at one size."""
-    capacity = class_of(n)
+def bench_size(session: WorkloadSession, h: Harness, n: int, capacity: int | None = None
+               ) -> dict[str, Any]:
+    """Everything measured for one workload at one size (set up at `capacity`, by default
+    n's power-of-two class)."""
+    capacity = class_of(n) if capacity is None else capacity
     session.prepare(capacity)
     s = h.stream
     clock_before = h.clock_mhz()
@@ -279,7 +281,7 @@ def bench_size(session: WorkloadSession, h: Harness, n: int) -> dict[str, Any]:
     }
 
 
-def bench(ctx: RunContext, ref: str, sizes: list[int], settings: BenchSettings, *,
+def bench(ctx: RunContext, ref: str, sizes: Sequence[int], settings: BenchSettings, *,
           workload: Any = None, on_size: Callable[[dict[str, Any]], None] | None = None
           ) -> tuple[dict[str, Any], WorkloadSession]:
     """Bench one workload at each size; results in the bench certificate's format."""
@@ -289,7 +291,9 @@ def bench(ctx: RunContext, ref: str, sizes: list[int], settings: BenchSettings, 
         before = h.clock_mhz()
         rows = []
         for n in sizes:
-            rows.append(bench_size(session, h, n))
+            # Each bucket of a bucket list is its own capacity (24 stays 24, not 32).
+            capacity = sizes.capacity_of(n) if isinstance(sizes, Buckets) else None
+            rows.append(bench_size(session, h, n, capacity))
             if on_size:
                 on_size(rows[-1])
         session.release()

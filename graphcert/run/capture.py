@@ -10,7 +10,7 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,12 +47,14 @@ class CaptureResult:
                 "shape_hash": self.snapshot.shape_hash}
 
 
-def capture_sizes(session: WorkloadSession, sizes: list[int], mode: str) -> Iterator[CaptureResult]:
-    """For each n: set up its class, capture, instantiate and upload, read the snapshot."""
+def capture_sizes(session: WorkloadSession, sizes: list[int], mode: str,
+                  capacity_of: Callable[[int], int] = class_of) -> Iterator[CaptureResult]:
+    """For each n: set up its class (or bucket), capture, instantiate and upload, read the
+    snapshot."""
     ctx = session.ctx
     with Stream() as stream:
         for n in sizes:
-            capacity = class_of(n)
+            capacity = capacity_of(n)
             session.prepare(capacity)
             ctx.device.synchronize()
             free_before = ctx.free_memory()

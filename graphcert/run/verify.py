@@ -12,11 +12,11 @@ capture time computes wrong answers there. Across classes: what changes class to
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphcert.classes import padding_waste, sample_sizes
+from graphcert.classes import Buckets, padding_waste, sample_sizes
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.graph import GraphExec
 from graphcert.cuda.snapshot import read_snapshot_indexed
@@ -98,13 +98,13 @@ class Verifier:
         return self._timed("compare", lambda: mismatches(self.s.outputs(n),
                                                          self.s.reference(n), self.tol))
 
-    def verify_class(self, capacity: int) -> ClassReport:
+    def verify_class(self, capacity: int, lower: int | None = None) -> ClassReport:
         report = ClassReport(capacity, predicted=predict(self.s.workload, capacity))
         shortfall = self.s.memory_shortfall(capacity)
         if shortfall:
             report.status, report.reasons = "skipped", [shortfall]
             return report
-        sizes = sample_sizes(capacity, self.samples, self.seed)
+        sizes = sample_sizes(capacity, self.samples, self.seed, lower=lower)
         report.waste = padding_waste(capacity, sizes)
         self.s.prepare(capacity)
         ref_graph = self.s.record_graph(self.stream, capacity, self.mode)
@@ -246,7 +246,7 @@ def transitions(reports: list[ClassReport]) -> list[dict[str, Any]]:
     return out
 
 
-def verify(ctx: RunContext, ref: str, capacities: list[int], *, samples: int = 4,
+def verify(ctx: RunContext, ref: str, capacities: Sequence[int], *, samples: int = 4,
            seed: int = 0, mode: str = "global", workload: Any = None,
            on_class: Callable[[ClassReport], None] | None = None
            ) -> tuple[list[ClassReport], dict[str, float], WorkloadSession]:
@@ -258,7 +258,10 @@ def verify(ctx: RunContext, ref: str, capacities: list[int], *, samples: int = 4
     try:
         for capacity in capacities:
             try:
-                report = verifier.verify_class(capacity)
+                # A bucket list's lower edge is the previous bucket + 1, not capacity/2 + 1.
+                lower = (capacities.lower_edge(capacity) if isinstance(capacities, Buckets)
+                         else None)
+                report = verifier.verify_class(capacity, lower)
             except GraphcertError as exc:
                 report = ClassReport(capacity, predicted=predict(session.workload, capacity))
                 report.fail(exc.one_line())

@@ -1,0 +1,66 @@
+"""Graphs graphcert does not own: a CUgraph from an address, read with a context current.
+
+Frameworks (PyTorch, CuPy, cuda.core) run in the primary context of their device and leave
+it current on the thread that used them; graphcert reads their graphs in that context. On a
+thread with no current context the primary context of `device` is retained for the read and
+released after, so the framework's own reference count is left as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from cuda.bindings import driver
+
+from graphcert.cuda.check import check, load_driver
+from graphcert.cuda.graph import Graph
+from graphcert.cuda.snapshot import read_snapshot
+from graphcert.errors import InputError
+from graphcert.model import GraphSnapshot
+
+_MAX_ADDRESS = (1 << 64) - 1
+
+
+def graph_from_address(address: int) -> Any:
+    """The `cuda.bindings.driver.CUgraph` for an integer handle address (not owned)."""
+    if isinstance(address, bool) or not isinstance(address, int):
+        raise InputError(f"a CUgraph address must be an int, not {type(address).__name__}")
+    if not 0 < address <= _MAX_ADDRESS:
+        raise InputError(f"{address:#x} is not a CUgraph address",
+                         hint="pass the graph object itself, or the non-zero handle it reports")
+    return driver.CUgraph(address)
+
+
+@contextmanager
+def current_context(device: int | None = None) -> Iterator[None]:
+    """Keep the thread's current context; with none, hold device's primary context."""
+    load_driver()
+    ctx = check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
+    if ctx is not None and int(ctx) != 0:
+        yield
+        return
+    dev = check(driver.cuDeviceGet(device or 0), "cuDeviceGet")
+    primary = check(driver.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+    try:
+        check(driver.cuCtxSetCurrent(primary), "cuCtxSetCurrent")
+        try:
+            yield
+        finally:
+            check(driver.cuCtxSetCurrent(driver.CUcontext(0)), "cuCtxSetCurrent")
+    finally:
+        check(driver.cuDevicePrimaryCtxRelease(dev), "cuDevicePrimaryCtxRelease")
+
+
+def read_foreign_graph(address: int, *, meta: dict[str, Any] | None = None,
+                       device: int | None = None) -> GraphSnapshot:
+    """The snapshot of a CUgraph someone else owns (its address); the graph is not changed
+    or destroyed."""
+    handle = graph_from_address(address)
+    with current_context(device):
+        borrowed = Graph(handle)
+        try:
+            return read_snapshot(borrowed, meta=meta)
+        finally:
+            borrowed.handle = None  # borrowed: never destroy a framework's graph

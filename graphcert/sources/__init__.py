@@ -1,0 +1,37 @@
+"""Graphs made elsewhere -> snapshots: PyTorch CUDAGraph, CuPy Graph, cuda.core GraphBuilder or
+GraphDefinition, a cuda.bindings CUgraph or its address.
+
+Recognising the object (graphcert.sources.detect) imports nothing; reading it goes through
+the same reader as graphcert's own graphs (graphcert.cuda.handles), so inventory, diff and
+the gate work on the result unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from graphcert.sources.detect import TAKES, GraphRef, graph_ref
+
+if TYPE_CHECKING:
+    from graphcert.model import GraphSnapshot
+
+
+def snapshot_of(obj: Any, *, name: str | None = None) -> GraphSnapshot:
+    """The snapshot of a graph made by PyTorch, CuPy, cuda.core or the driver API.
+
+    `name` goes into the snapshot's meta (not hashed). Raises InputError (one line) for an
+    object graphcert cannot read, NoDriverError where there is no CUDA driver."""
+    ref = graph_ref(obj)
+    meta: dict[str, Any] = {"source": ref.source}
+    if name is not None:
+        meta["name"] = name
+    if ref.framework:
+        meta["framework"] = ref.framework
+    from graphcert.cuda.handles import read_foreign_graph
+
+    snapshot = read_foreign_graph(ref.address, meta=meta, device=ref.device)
+    del ref  # the owner stayed alive until the read was done
+    return snapshot
+
+
+__all__ = ["TAKES", "GraphRef", "graph_ref", "snapshot_of"]
