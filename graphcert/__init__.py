@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
     from graphcert.model import GraphSnapshot, SnapshotDiff
 
-__version__ = "0.1.0"
+from graphcert._version import __version__
+
 __all__ = ["__version__", "diff", "load", "save", "snapshot"]
 
 PathLike = Union[str, "os.PathLike[str]"]

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from graphcert import __version__
+from graphcert._version import __version__
 from graphcert.errors import GraphcertError
 
 # name -> (module holding a click command called `command`, one-line help)

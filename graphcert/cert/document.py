@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from graphcert import __version__
+from graphcert._version import __version__
 from graphcert.errors import GraphcertError
 from graphcert.fileio import atomic_write_text
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from graphcert import __version__
+from graphcert._version import __version__
 from graphcert.cert.document import (
     CERT_KINDS,
     PRODUCER,
