@@ -143,7 +143,7 @@ def test_diff_topology_golden() -> None:
 def test_diff_lines_and_dict() -> None:
     d = diff_snapshots(example_snapshot(), example_snapshot(with_k_c=False,
                                                             child_name="k_child_z"))
-    assert d.summary_lines() == ["removed 4 kernel k_c", "5->4: deps [3, 4] -> [3]",
+    assert d.summary_lines() == ["removed 4 kernel k_c", '5->4: deps [3, "a4 (removed)"] -> [3]',
                                  "removed 7.1 kernel k_child_b", "added 6.1 kernel k_child_z"]
     doc = json.loads(json.dumps(d.to_dict()))
     assert doc["summary"] == "topology" and doc["removed"][0]["name"] == "k_c"
