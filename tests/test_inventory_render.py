@@ -152,8 +152,9 @@ def test_diff_lines_and_dict() -> None:
 
 def test_diff_identical() -> None:
     d = diff_snapshots(example_snapshot(), example_snapshot())
+    # no bare table header: one line that says nothing differs (issue 17)
     assert rendered(lambda c: render_diff(c, d)) == (
-        "parameters only: 0 removed, 0 added, 0 fields changed\n")
+        "no differences: same topology, launch shape and recorded fields\n")
 
 
 def test_table_and_tree_objects() -> None:

@@ -326,7 +326,9 @@ def _diff_rows(diff: SnapshotDiff, pa: str, pb: str) -> Iterator[tuple[str, ...]
 
 
 def diff_summary(diff: SnapshotDiff) -> str:
-    """"launch shape: 0 removed, 0 added, 2 fields changed" (top level)."""
+    """"launch shape: 0 removed, 0 added, 2 fields changed" (top level), or "no differences"."""
+    if diff.identical:
+        return "no differences: same topology, launch shape and recorded fields"
     fields = sum(1 for c in diff.changed if c.field != "children")
     nested = len(diff.child_diffs)
     inner = f", {_plural(nested, 'child graph')} changed" if nested else ""

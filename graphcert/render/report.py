@@ -54,7 +54,13 @@ def _headline(report: GateReport) -> str:
     n = len(report.certificates)
     failed = sum(1 for c in report.certificates if c.status is Status.FAIL)
     text = (f"graphcert gate: {report.status.value.upper()}: {n} certificate"
-            f"{'s' if n != 1 else ''}, {failed} failed; policy: {report.policy.source}")
+            f"{'s' if n != 1 else ''}, {failed} failed")
+    # Rules over the whole set (require, baseline coverage) can fail with every certificate
+    # passing: name them, so the headline never reads "FAIL: ..., 0 failed" unexplained.
+    set_failed = [r.rule.value for r in report.checks if r.status is Status.FAIL]
+    if set_failed:
+        text += f", set rule{'s' if len(set_failed) != 1 else ''} failed: {', '.join(set_failed)}"
+    text += f"; policy: {report.policy.source}"
     if report.baseline is not None:
         text += f"; baseline: {report.baseline}"
     if report.skipped_snapshots:
