@@ -280,16 +280,22 @@ def bench_size(session: WorkloadSession, h: Harness, n: int) -> dict[str, Any]:
 
 
 def bench(ctx: RunContext, ref: str, sizes: list[int], settings: BenchSettings, *,
-          workload: Any = None, on_size: Callable[[dict[str, Any]], None] | None = None
+          workload: Any = None, on_size: Callable[[dict[str, Any]], None] | None = None,
+          on_progress: Callable[..., None] | None = None,
           ) -> tuple[dict[str, Any], WorkloadSession]:
-    """Bench one workload at each size; results in the bench certificate's format."""
+    """Bench one workload at each size; results in the bench certificate's format.
+    `on_progress(units, description)` gets len(QUANTITIES) units per size measured."""
     session = WorkloadSession(ctx, ref, workload)
     h = Harness(ctx, settings)
     try:
         before = h.clock_mhz()
         rows = []
         for n in sizes:
+            if on_progress:
+                on_progress(0, f"bench {ref} n={n:,}")
             rows.append(bench_size(session, h, n))
+            if on_progress:
+                on_progress(len(QUANTITIES))
             if on_size:
                 on_size(rows[-1])
         session.release()

@@ -1,4 +1,5 @@
-"""Consoles: data to stdout, messages to stderr; colour and progress follow the environment."""
+"""Consoles: data to stdout, messages to stderr; colour follows the environment (bars: see
+render/progress.py)."""
 
 from __future__ import annotations
 
@@ -52,11 +53,6 @@ def stdout_console() -> Console:
 def stderr_console() -> Console:
     """The console for messages and progress."""
     return Console(stderr=True, highlight=False)
-
-
-def progress_allowed() -> bool:
-    """Progress bars only on an interactive terminal and never under CI."""
-    return sys.stderr.isatty() and not os.environ.get("CI")
 
 
 def print_json(text: str) -> None:
