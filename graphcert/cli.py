@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "gate": ("graphcert.commands.gate", "CI gate over certificates: policy and baseline."),
     "show": ("graphcert.commands.show", "Render one certificate."),
     "diff": ("graphcert.commands.diff", "Compare two snapshots or certificates."),
+    "report": ("graphcert.commands.report", "One self-contained HTML report of certificates."),
 }
 
 
@@ -94,8 +95,8 @@ def _available(name: str) -> bool:
 def cli() -> None:
     """Profile and certify CUDA Graphs.
 
-    capture/inventory/verify/bench run on a GPU; gate, show, diff and inventory of a
-    saved snapshot need none.
+    capture/inventory/verify/bench run on a GPU; gate, show, diff, report and inventory
+    of a saved snapshot need none.
     """
 
 

@@ -50,7 +50,8 @@ def _rules_cell(cert: CertificateResult) -> str:
     return ", ".join(f"{r.rule.value} {r.status.value}" for r in cert.rules)
 
 
-def _headline(report: GateReport) -> str:
+def headline(report: GateReport) -> str:
+    """The gate's one-line verdict: counts, failed set rules, policy, baseline."""
     n = len(report.certificates)
     failed = sum(1 for c in report.certificates if c.status is Status.FAIL)
     text = (f"graphcert gate: {report.status.value.upper()}: {n} certificate"
@@ -80,7 +81,7 @@ def table_renderables(report: GateReport) -> list[RenderableType]:
         table.add_row(Text(cert.status.value.upper(), style=_STYLE[cert.status]),
                       Text(cert.workload), Text(cert.kind), Text(cert.gpu),
                       Text(_rules_cell(cert)), Text(cert.path))
-    out: list[RenderableType] = [Text(_headline(report), style="bold"), table]
+    out: list[RenderableType] = [Text(headline(report), style="bold"), table]
     for r in report.checks:  # failures and warnings are listed below with their details
         if r.status is Status.PASS:
             out.append(Text(f"policy {r.rule.value}: PASS: {r.summary}", style=_STYLE[r.status]))
