@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "gate": ("graphcert.commands.gate", "CI gate over certificates: policy and baseline."),
     "show": ("graphcert.commands.show", "Render one certificate."),
     "diff": ("graphcert.commands.diff", "Compare two snapshots or certificates."),
+    "report": ("graphcert.commands.report", "One self-contained HTML report of certificates."),
 }
 
 
@@ -37,6 +38,18 @@ class LazyGroup(click.Group):
         module = importlib.import_module(COMMANDS[cmd_name][0])
         command: click.Command = module.command
         return command
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        """An unknown command gets "did you mean ...?" from the closest command names."""
+        name = click.utils.make_str(args[0]) if args else ""
+        if args and not name.startswith("-") and self.get_command(ctx, name) is None:
+            import difflib
+
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
+            hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+            ctx.fail(f"no such command '{name}'{hint}; 'graphcert --help' lists them")
+        return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(n, COMMANDS[n][1]) for n in self.list_commands(ctx)]
@@ -82,8 +95,8 @@ def _available(name: str) -> bool:
 def cli() -> None:
     """Profile and certify CUDA Graphs.
 
-    capture/inventory/verify/bench run on a GPU; gate, show, diff and inventory of a
-    saved snapshot need none.
+    capture/inventory/verify/bench run on a GPU; gate, show, diff, report and inventory
+    of a saved snapshot need none.
     """
 
 

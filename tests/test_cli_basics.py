@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -49,11 +50,23 @@ def test_env_without_driver_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None
 
     monkeypatch.setattr(check, "_initialized", False)
     monkeypatch.setattr(driver, "cuInit", no_driver)
-    result = CliRunner().invoke(cli, ["env"])
+    result = CliRunner().invoke(cli, ["env", "--require-gpu"])
     assert result.exit_code == 3
     lines = result.output.strip().splitlines()
     assert lines == ["graphcert: error: no NVIDIA driver found: capture, verify and bench "
                      "need a GPU; gate, show, diff and inventory of saved snapshots do not"]
+    # without --require-gpu env is informational: it says so and exits 0
+    monkeypatch.setattr(check, "_initialized", False)
+    result = CliRunner().invoke(cli, ["env"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "driver             not found" in result.stdout
+    assert "GPUs: none here (no NVIDIA driver found" in result.stdout
+    monkeypatch.setattr(check, "_initialized", False)
+    result = CliRunner().invoke(cli, ["env", "--json"])
+    assert result.exit_code == 0
+    doc = json.loads(result.stdout)
+    assert doc["gpus"] == [] and doc["driver_version"] is None
+    assert doc["no_driver"].startswith("no NVIDIA driver found")
 
 
 def _has_driver() -> bool:
@@ -65,6 +78,10 @@ def _has_driver() -> bool:
 def test_env_subprocess_on_machine_without_driver() -> None:
     proc = subprocess.run([sys.executable, "-m", "graphcert", "env"], capture_output=True,
                           text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "GPUs: none here (no NVIDIA driver found" in proc.stdout
+    proc = subprocess.run([sys.executable, "-m", "graphcert", "env", "--require-gpu"],
+                          capture_output=True, text=True)
     assert proc.returncode == 3
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr

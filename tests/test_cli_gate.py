@@ -284,7 +284,8 @@ def test_diff_snapshots_delegates_to_the_model(tmp_path: Path,
     model.load_snapshot = lambda p: json.loads(Path(p).read_text())  # type: ignore[attr-defined]
     model.diff_snapshots = lambda a, b: {"from": a["name"], "to": b["name"]}  # type: ignore[attr-defined]
     inventory = types.ModuleType("graphcert.render.inventory")
-    inventory.diff_table = lambda d: f"synthetic diff {d['from']} -> {d['to']}"  # type: ignore[attr-defined]
+    inventory.render_diff = lambda console, d: console.print(  # type: ignore[attr-defined]
+        f"synthetic diff {d['from']} -> {d['to']}")
     monkeypatch.setitem(sys.modules, "graphcert.model", model)
     monkeypatch.setitem(sys.modules, "graphcert.render.inventory", inventory)
     result = run("diff", "a.json", "b.json")

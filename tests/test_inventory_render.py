@@ -143,7 +143,7 @@ def test_diff_topology_golden() -> None:
 def test_diff_lines_and_dict() -> None:
     d = diff_snapshots(example_snapshot(), example_snapshot(with_k_c=False,
                                                             child_name="k_child_z"))
-    assert d.summary_lines() == ["removed 4 kernel k_c", "5->4: deps [3, 4] -> [3]",
+    assert d.summary_lines() == ["removed 4 kernel k_c", '5->4: deps [3, "a4 (removed)"] -> [3]',
                                  "removed 7.1 kernel k_child_b", "added 6.1 kernel k_child_z"]
     doc = json.loads(json.dumps(d.to_dict()))
     assert doc["summary"] == "topology" and doc["removed"][0]["name"] == "k_c"
@@ -152,8 +152,9 @@ def test_diff_lines_and_dict() -> None:
 
 def test_diff_identical() -> None:
     d = diff_snapshots(example_snapshot(), example_snapshot())
+    # no bare table header: one line that says nothing differs (issue 17)
     assert rendered(lambda c: render_diff(c, d)) == (
-        "parameters only: 0 removed, 0 added, 0 fields changed\n")
+        "no differences: same topology, launch shape and recorded fields\n")
 
 
 def test_table_and_tree_objects() -> None:

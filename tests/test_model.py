@@ -514,8 +514,8 @@ def test_diff_topology_added_removed_and_deps() -> None:
     assert d.summary() == "topology" and not d.topology_equal and not d.shape_equal
     assert [n.name for n in d.removed] == ["k_b"]
     assert [n.name for n in d.added] == ["k_d"]
-    # k_c followed k_b (removed, shown as -1); now it follows k_a (index 1 in b).
-    assert [tuple(c) for c in d.changed] == [(3, 2, "deps", [2], [1])]
+    # k_c followed k_b (removed, named as a's node 2); now it follows k_a (index 1 in b).
+    assert [tuple(c) for c in d.changed] == [(3, 2, "deps", ["a2 (removed)"], [1])]
 
 
 def test_diff_renamed_kernel_is_removed_and_added() -> None:
@@ -529,7 +529,21 @@ def test_diff_edge_only_change() -> None:
     b = snapshot_from_raw(RawGraph((kern(0, "k_a"), kern(1, "k_b")), ()))
     d = diff_snapshots(a, b)
     assert d.summary() == "topology"
-    assert [(c.field, c.value_a, c.value_b) for c in d.changed] == [("deps", [0], [])]
+    # deps on both sides in b's numbering: k_b followed k_a, which is node 1 in b
+    assert [(c.field, c.value_a, c.value_b) for c in d.changed] == [("deps", [1], [])]
+
+
+def test_diff_dependency_moved_to_another_node_never_reads_equal() -> None:
+    """A node whose predecessor moved from k_x to a new k_new at the same index was listed
+    as "deps 0 -> 0" (issue 17): both sides are now in b's numbering."""
+    a = snapshot_from_raw(chain(kern(0, "k_x"), kern(1, "k_y")))
+    b = snapshot_from_raw(RawGraph((kern(0, "k_new"), kern(1, "k_x"), kern(2, "k_y")),
+                                   ((0, 2),)))
+    assert [(n.name, n.deps) for n in b.nodes] == [("k_new", ()), ("k_x", ()), ("k_y", (0,))]
+    d = diff_snapshots(a, b)
+    # k_y followed k_x (node 1 in b), now k_new (node 0 in b)
+    assert [tuple(c) for c in d.changed] == [(1, 2, "deps", [1], [0])]
+    assert [n.name for n in d.added] == ["k_new"]
 
 
 def test_diff_recurses_into_child_graphs() -> None:

@@ -60,14 +60,9 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
 
     from graphcert.cuda.context import RunContext
     from graphcert.render.bench import plot_sweep, size_table, sweep_table, upfront_table
-    from graphcert.render.console import (
-        print_json,
-        progress_allowed,
-        stderr_console,
-        stdout_console,
-    )
+    from graphcert.render.console import print_json, stderr_console, stdout_console
     from graphcert.run import environment as certify
-    from graphcert.run.bench import BenchSettings, bench, fit_sweep
+    from graphcert.run.bench import QUANTITIES, BenchSettings, bench, fit_sweep
     from graphcert.stats import StopRule
 
     settings = BenchSettings(StopRule(max_noise, min_samples, min_time, timeout), flush_l2,
@@ -75,12 +70,14 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
     out, err = stdout_console(), stderr_console()
     docs: list[dict[str, Any]] = []
     points: list[dict[str, Any]] = []
-    with RunContext.open(device) as ctx:
+    from graphcert.render.progress import progress
+
+    total = len(runs) * len(sizes) * len(QUANTITIES)  # workloads x sizes x quantities
+    with RunContext.open(device) as ctx, progress(total, "bench") as advance:
         env = certify.environment(device) if not no_certificate else {}
         for (ref, key, value), (_, workload) in zip(runs, loaded, strict=True):
-            if progress_allowed():
-                err.print(f"benching {ref} …")
-            results, _session = bench(ctx, ref, sizes, settings, workload=workload)
+            results, _session = bench(ctx, ref, sizes, settings, workload=workload,
+                                      on_progress=advance)
             if key is not None:
                 points.append({"value": value, "result": results["sizes"][0]})
             bare = results["bare_launch_s"]

@@ -56,6 +56,10 @@ def command(workload: str, size: str | None, classes: str | None, mode: str, out
         for result in capture_sizes(session, sizes, mode, capacity_of):
             files = write_outputs(result, out_dir, session.name)
             rows.append({**result.cost(), "files": [str(f) for f in files]})
+    from graphcert.render.graphviz import dot_path, note_missing_dot
+
+    if dot_path() is None:  # write_outputs skipped the SVGs: say why, once
+        note_missing_dot()
     if as_json:
         print_json(json.dumps({"workload": workload, "mode": mode, "classes": rows}, indent=2))
         return

@@ -34,6 +34,11 @@ def command(a: Path, b: Path, as_json: bool) -> None:
                          hint="diff two snapshots or two certificates")
     cert_a = check_document(doc_a, a, digest_of=None)
     cert_b = check_document(doc_b, b, digest_of=None)
+    names = (cert_a["workload"]["name"], cert_b["workload"]["name"])
+    if names[0] != names[1]:  # allowed (a renamed workload), but never silently
+        click.echo(f"graphcert: warning: these certificates are of different workloads "
+                   f"({display_path(a)}: {names[0]}, {display_path(b)}: {names[1]}); "
+                   "the comparison below is across workloads", err=True)
     diff = diff_certificates(cert_a, cert_b)
     if as_json:
         print_json(json.dumps({"a": display_path(a), "b": display_path(b), **diff.to_dict()},
@@ -63,7 +68,7 @@ def _diff_snapshots(a: Path, b: Path, as_json: bool) -> None:
             raise
         raise GraphcertError(
             f"comparing snapshots needs graphcert.model (load_snapshot, diff_snapshots) and "
-            f"graphcert.render.inventory (diff_table), which this build lacks ({missing})",
+            f"graphcert.render.inventory (render_diff), which this build lacks ({missing})",
             hint="upgrade graphcert, or compare certificates instead") from exc
     diff = diff_snapshots(load_snapshot(a), load_snapshot(b))
     if as_json:
@@ -76,4 +81,4 @@ def _diff_snapshots(a: Path, b: Path, as_json: bool) -> None:
             raise GraphcertError("this build cannot print a snapshot diff as JSON")
         print_json(json.dumps(data, indent=2, ensure_ascii=False, default=str))
         return
-    stdout_console().print(inventory.diff_table(diff))
+    inventory.render_diff(stdout_console(), diff)  # table (if any difference), then summary

@@ -36,6 +36,9 @@ def command(target: str, size_text: str | None, device: int, as_json: bool, tree
     from graphcert.render.console import print_json, stdout_console
     from graphcert.render.inventory import render_inventory
 
+    if as_json and tree:  # the JSON already nests child graphs; a tree is a terminal view
+        raise InputError("--json and --tree do not combine: the JSON document already nests "
+                         "child graphs", hint="drop --tree for JSON, or --json for the tree")
     size = None if size_text is None else parse_size(size_text)
     snapshot: GraphSnapshot
     if _is_snapshot_file(target):

@@ -42,20 +42,23 @@ def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, m
 
     from graphcert.cuda.context import RunContext
     from graphcert.render.console import print_json, stderr_console, stdout_console
+    from graphcert.render.progress import progress
     from graphcert.render.verify import breakdown_table, class_table, transitions_table
     from graphcert.run import environment as certify
     from graphcert.run.verify import ClassReport, transitions, verify
 
     docs, failed = [], False
     err = stderr_console()
-    with RunContext.open(device, seed=seed) as ctx:
+    total = len(loaded) * len(capacities) * samples  # classes x samples, every workload
+    with RunContext.open(device, seed=seed) as ctx, progress(total, "verify") as advance:
         env = certify.environment(device) if not no_certificate else {}
         for ref, workload in loaded:
-            def progress(report: ClassReport, ref: str = ref) -> None:
+            def on_class(report: ClassReport, ref: str = ref) -> None:
                 err.print(f"{ref}: class {report.capacity:,} {report.status}", highlight=False)
 
             reports, phases, _ = verify(ctx, ref, capacities, samples=samples, seed=seed,
-                                        mode=mode, workload=workload, on_class=progress)
+                                        mode=mode, workload=workload, on_class=on_class,
+                                        on_progress=advance)
             phases["compile"] = phases.get("compile", 0.0)
             results: dict[str, Any] = {"classes": [r.to_json() for r in reports],
                        "transitions": transitions(reports), "timings_s": phases,

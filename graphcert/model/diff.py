@@ -16,7 +16,8 @@ ChangeClass = Literal["parameters only", "launch shape", "topology"]
 class FieldChange(NamedTuple):
     """One field of one node that differs: node index in a and in b, field, both values.
 
-    `field` is an attribute key, "deps" (predecessors, as indices of each snapshot), or
+    `field` is an attribute key, "deps" (predecessors, both sides in b's numbering; one on
+    a node of a that b lacks as "a<i> (removed)"), or
     "children" (a child graph or conditional body differs; see SnapshotDiff.child_diffs)."""
 
     index_a: int
@@ -115,7 +116,7 @@ def _child_summary(s: GraphSnapshot) -> str:
     return f"{s.node_count} nodes, topology {s.topology_hash[:12]}, shape {s.shape_hash[:12]}"
 
 
-def _compare(a: NodeRecord, b: NodeRecord, deps_b_from_a: tuple[int, ...] | None,
+def _compare(a: NodeRecord, b: NodeRecord, deps_b_from_a: tuple[int | str, ...] | None,
              changes: list[FieldChange], child_diffs: list[ChildDiff]) -> None:
     if a.kind is not b.kind:
         changes.append(FieldChange(a.index, b.index, "kind", a.kind.value, b.kind.value))
@@ -123,8 +124,11 @@ def _compare(a: NodeRecord, b: NodeRecord, deps_b_from_a: tuple[int, ...] | None
         va, vb = a.attrs.get(key), b.attrs.get(key)
         if va != vb:
             changes.append(FieldChange(a.index, b.index, key, va, vb))
-    if deps_b_from_a is not None and deps_b_from_a != b.deps:
-        changes.append(FieldChange(a.index, b.index, "deps", list(a.deps), list(b.deps)))
+    if deps_b_from_a is not None and list(deps_b_from_a) != list(b.deps):
+        # Both sides in b's numbering, so a dependency moved to another node never reads
+        # "0 -> 0"; one on a node of a with no counterpart in b reads "a<i> (removed)".
+        changes.append(FieldChange(a.index, b.index, "deps", list(deps_b_from_a),
+                                   list(b.deps)))
     nested = []
     for j, (ca, cb) in enumerate(zip(a.children, b.children, strict=False)):
         d = diff_snapshots(ca, cb)
@@ -172,8 +176,10 @@ def diff_snapshots(a: GraphSnapshot, b: GraphSnapshot) -> SnapshotDiff:
             a_to_b[ia] = spare_b[sig].pop(0)
     for ia, ib in sorted(a_to_b.items()):
         na, nb = a.nodes[ia], b.nodes[ib]
-        # A dependency on a removed node has no counterpart in b: keep it visible as -1.
-        mapped = tuple(sorted(a_to_b.get(d, -1) for d in na.deps))
+        # a's dependencies in b's numbering; one on a removed node stays visible by name.
+        in_b = [a_to_b[d] for d in na.deps if d in a_to_b]
+        gone = [f"a{d} (removed)" for d in na.deps if d not in a_to_b]
+        mapped: tuple[int | str, ...] = (*sorted(in_b), *gone)
         _compare(na, nb, mapped, changes, child_diffs)
     matched_b = set(a_to_b.values())
     removed = tuple(n for n in a.nodes if n.index not in a_to_b)

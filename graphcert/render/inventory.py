@@ -23,6 +23,7 @@ from graphcert.model import (
     NodeRecord,
     SnapshotDiff,
 )
+from graphcert.render.names import demangle, short_name
 
 SHORT_HASH = 12  # hex digits of a fingerprint shown in tables (the JSON has all 64)
 MAX_DEPS_SHOWN = 6
@@ -73,17 +74,25 @@ def format_value(field: str, value: Any) -> str:
     return str(value)
 
 
-def operation(node: NodeRecord) -> str:
-    """What a node does, in a few words: the kernel name, "memcpy DtoH", "memset value=0"..."""
+def operation(node: NodeRecord, *, full_name: bool = False) -> str:
+    """What a node does, in a few words: the kernel name, "memcpy DtoH", "memset value=0"...
+
+    Kernel names are demangled: in full with `full_name`, else in the short table form.
+    """
     a = node.attrs
     kind = node.kind
     if kind is NodeKind.KERNEL:
-        text = node.name or "(unnamed kernel)"
+        if node.name:
+            text = demangle(node.name) if full_name else short_name(node.name)
+        else:
+            text = "(unnamed kernel)"
         flags = []
         if a.get("cooperative"):
             flags.append("cooperative")
         cluster = a.get("cluster_dim")
-        if isinstance(cluster, list) and any(c != 1 for c in cluster if isinstance(c, int)):
+        # The driver reports 0x0x0 (and a 1x1x1 cluster is none either) for no cluster.
+        if isinstance(cluster, list) and any(c not in (0, 1) for c in cluster
+                                             if isinstance(c, int)):
             flags.append(f"cluster {format_dim(cluster)}")
         if a.get("priority"):
             flags.append(f"priority {a['priority']}")
@@ -183,7 +192,7 @@ def inventory_table(snapshot: GraphSnapshot) -> Table:
         table.add_column(header, justify="right" if header in _RIGHT else "left",
                          no_wrap=not wrap, overflow="fold" if wrap else "ellipsis")
     for row in _table_rows(snapshot):
-        table.add_row(*row)
+        table.add_row(*(Text(cell) for cell in row))  # Text: "[...]" in a name is not markup
     return table
 
 
@@ -237,7 +246,7 @@ def summary_text(snapshot: GraphSnapshot) -> Text:
 
 def _node_label(label: str, node: NodeRecord, deps: list[str]) -> str:
     a = node.attrs
-    parts = [f"{label} {node.kind.value}: {operation(node)}"]
+    parts = [f"{label} {node.kind.value}: {operation(node, full_name=True)}"]
     if node.kind is NodeKind.KERNEL:
         parts.append(f"grid {format_dim(a.get('grid'))} block {format_dim(a.get('block'))} "
                      f"smem {format_bytes(a.get('shared_mem_bytes'))}")
@@ -317,7 +326,9 @@ def _diff_rows(diff: SnapshotDiff, pa: str, pb: str) -> Iterator[tuple[str, ...]
 
 
 def diff_summary(diff: SnapshotDiff) -> str:
-    """"launch shape: 0 removed, 0 added, 2 fields changed" (top level)."""
+    """"launch shape: 0 removed, 0 added, 2 fields changed" (top level), or "no differences"."""
+    if diff.identical:
+        return "no differences: same topology, launch shape and recorded fields"
     fields = sum(1 for c in diff.changed if c.field != "children")
     nested = len(diff.child_diffs)
     inner = f", {_plural(nested, 'child graph')} changed" if nested else ""
@@ -335,7 +346,7 @@ def diff_table(diff: SnapshotDiff) -> Table:
     table.add_column("in a", overflow="fold")
     table.add_column("in b", overflow="fold")
     for row in _diff_rows(diff, "", ""):
-        table.add_row(*row)
+        table.add_row(*(Text(cell) for cell in row))
     return table
 
 

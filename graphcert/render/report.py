@@ -50,11 +50,18 @@ def _rules_cell(cert: CertificateResult) -> str:
     return ", ".join(f"{r.rule.value} {r.status.value}" for r in cert.rules)
 
 
-def _headline(report: GateReport) -> str:
+def headline(report: GateReport) -> str:
+    """The gate's one-line verdict: counts, failed set rules, policy, baseline."""
     n = len(report.certificates)
     failed = sum(1 for c in report.certificates if c.status is Status.FAIL)
     text = (f"graphcert gate: {report.status.value.upper()}: {n} certificate"
-            f"{'s' if n != 1 else ''}, {failed} failed; policy: {report.policy.source}")
+            f"{'s' if n != 1 else ''}, {failed} failed")
+    # Rules over the whole set (require, baseline coverage) can fail with every certificate
+    # passing: name them, so the headline never reads "FAIL: ..., 0 failed" unexplained.
+    set_failed = [r.rule.value for r in report.checks if r.status is Status.FAIL]
+    if set_failed:
+        text += f", set rule{'s' if len(set_failed) != 1 else ''} failed: {', '.join(set_failed)}"
+    text += f"; policy: {report.policy.source}"
     if report.baseline is not None:
         text += f"; baseline: {report.baseline}"
     if report.skipped_snapshots:
@@ -74,7 +81,7 @@ def table_renderables(report: GateReport) -> list[RenderableType]:
         table.add_row(Text(cert.status.value.upper(), style=_STYLE[cert.status]),
                       Text(cert.workload), Text(cert.kind), Text(cert.gpu),
                       Text(_rules_cell(cert)), Text(cert.path))
-    out: list[RenderableType] = [Text(_headline(report), style="bold"), table]
+    out: list[RenderableType] = [Text(headline(report), style="bold"), table]
     for r in report.checks:  # failures and warnings are listed below with their details
         if r.status is Status.PASS:
             out.append(Text(f"policy {r.rule.value}: PASS: {r.summary}", style=_STYLE[r.status]))

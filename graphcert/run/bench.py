@@ -282,18 +282,24 @@ def bench_size(session: WorkloadSession, h: Harness, n: int, capacity: int | Non
 
 
 def bench(ctx: RunContext, ref: str, sizes: Sequence[int], settings: BenchSettings, *,
-          workload: Any = None, on_size: Callable[[dict[str, Any]], None] | None = None
+          workload: Any = None, on_size: Callable[[dict[str, Any]], None] | None = None,
+          on_progress: Callable[..., None] | None = None,
           ) -> tuple[dict[str, Any], WorkloadSession]:
-    """Bench one workload at each size; results in the bench certificate's format."""
+    """Bench one workload at each size; results in the bench certificate's format.
+    `on_progress(units, description)` gets len(QUANTITIES) units per size measured."""
     session = WorkloadSession(ctx, ref, workload)
     h = Harness(ctx, settings)
     try:
         before = h.clock_mhz()
         rows = []
         for n in sizes:
+            if on_progress:
+                on_progress(0, f"bench {ref} n={n:,}")
             # Each bucket of a bucket list is its own capacity (24 stays 24, not 32).
             capacity = sizes.capacity_of(n) if isinstance(sizes, Buckets) else None
             rows.append(bench_size(session, h, n, capacity))
+            if on_progress:
+                on_progress(len(QUANTITIES))
             if on_size:
                 on_size(rows[-1])
         session.release()

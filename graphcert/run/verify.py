@@ -81,6 +81,7 @@ class Verifier:
         self.mode = mode
         self.stream = Stream()
         self.tol = tolerance(session.workload)
+        self.on_progress: Callable[..., None] | None = None
 
     def _timed(self, phase: str, fn: Callable[[], Any]) -> Any:
         t0 = time.perf_counter()
@@ -115,6 +116,8 @@ class Verifier:
             try:
                 for n in sizes:
                     report.samples.append(self._sample(report, exe, n))
+                    if self.on_progress:
+                        self.on_progress(1, f"{self.s.ref} class {capacity:,}")
             finally:
                 exe.destroy()
             try:
@@ -248,12 +251,15 @@ def transitions(reports: list[ClassReport]) -> list[dict[str, Any]]:
 
 def verify(ctx: RunContext, ref: str, capacities: Sequence[int], *, samples: int = 4,
            seed: int = 0, mode: str = "global", workload: Any = None,
-           on_class: Callable[[ClassReport], None] | None = None
+           on_class: Callable[[ClassReport], None] | None = None,
+           on_progress: Callable[..., None] | None = None,
            ) -> tuple[list[ClassReport], dict[str, float], WorkloadSession]:
     """Verify `ref` over `capacities`; returns the class reports, the time breakdown and the
-    session (for the certificate's workload identity)."""
+    session (for the certificate's workload identity). `on_progress(units, description)`
+    is called once per sample, and each class completes `samples` units in all."""
     session = WorkloadSession(ctx, ref, workload)
     verifier = Verifier(session, samples, seed, mode)
+    verifier.on_progress = on_progress
     reports = []
     try:
         for capacity in capacities:
@@ -266,6 +272,8 @@ def verify(ctx: RunContext, ref: str, capacities: Sequence[int], *, samples: int
                 report = ClassReport(capacity, predicted=predict(session.workload, capacity))
                 report.fail(exc.one_line())
             reports.append(report)
+            if on_progress:  # a skipped or failed class still completes its share
+                on_progress(max(samples - len(report.samples), 0))
             if on_class:
                 on_class(report)
         session.release()

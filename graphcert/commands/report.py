@@ -1,0 +1,80 @@
+"""`graphcert report PATH... -o report.html`: one self-contained HTML page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from graphcert.render.html import Picture
+
+
+@click.command("report")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
+              default=Path("report.html"), show_default=True, help="The HTML file to write.")
+@click.option("--baseline", type=click.Path(path_type=Path), default=None,
+              help="Folder of baseline certificates (as for gate).")
+@click.option("--policy", "policy_file", type=click.Path(path_type=Path), default=None,
+              help="TOML policy file (default: [tool.graphcert.gate] in ./pyproject.toml).")
+@click.pass_context
+def command(ctx: click.Context, paths: tuple[Path, ...], output: Path, baseline: Path | None,
+            policy_file: Path | None) -> None:
+    """Write one HTML file (no network needed to view it) with the gate verdict, a table of
+    every certificate, and per workload its classes, transitions, timings, a sweep plot
+    when the certificates form one, and a picture of each graph snapshot found under PATHS
+    (inline SVG where Graphviz's `dot` is installed). Needs no GPU."""
+    from graphcert.cert.document import utc_now
+    from graphcert.cert.store import check_document, read_document
+    from graphcert.fileio import atomic_write_text
+    from graphcert.gate import UnusableInput, find_json_files, load_policy, run_gate
+    from graphcert.render.html import render_html
+
+    policy = load_policy(policy_file)
+    try:
+        report = run_gate(list(paths), policy=policy, baseline=baseline, created=utc_now())
+    except UnusableInput as exc:
+        for problem in exc.problems:
+            click.echo(f"graphcert: error: {' '.join(problem.split())}", err=True)
+        ctx.exit(2)
+    certs = {c.path: check_document(read_document(c.path), c.path, digest_of=None)
+             for c in report.certificates}
+    pictures = _pictures(find_json_files(list(paths), exclude=baseline)[0])
+    atomic_write_text(output, render_html(report, certs, pictures))
+    click.echo(f"report: {output} ({len(certs)} certificates, {len(pictures)} graphs; "
+               f"gate {report.status.value.upper()})", err=True)
+
+
+def _pictures(files: list[Path]) -> list[Picture]:
+    """Every snapshot among `files`, drawn once Graphviz is known to be there."""
+    from graphcert.cert.store import is_snapshot, read_document
+    from graphcert.gate import display_path
+    from graphcert.model import load_snapshot
+    from graphcert.render.dot import snapshot_to_dot
+    from graphcert.render.graphviz import dot_path, dot_to_svg, note_missing_dot
+    from graphcert.render.html import Picture
+
+    have_dot = dot_path() is not None
+    if not have_dot:
+        note_missing_dot()
+    out = []
+    for f in files:
+        if not is_snapshot(read_document(f)):
+            continue
+        snap = load_snapshot(f)
+        svg = None
+        if have_dot:
+            title = f"{snap.meta.get('name', f.stem)} class {snap.meta.get('capacity', '?')}"
+            svg = _inline(dot_to_svg(snapshot_to_dot(snap, title)))
+        out.append(Picture(display_path(f), snap, svg))
+    return out
+
+
+def _inline(svg: str | None) -> str | None:
+    """Graphviz's SVG without its XML prolog and DOCTYPE, ready to sit inside HTML."""
+    if svg is None:
+        return None
+    start = svg.find("<svg")
+    return svg[start:] if start >= 0 else None

@@ -1,0 +1,223 @@
+"""The HTML report: one self-contained page (inline CSS and SVG, no script, no network).
+
+Pure: it is handed the gate's report, the certificates and any snapshots (with their SVG
+pictures already drawn), and returns text. `graphcert report` writes it.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from graphcert._version import __version__
+from graphcert.cert.compare import fmt_seconds
+from graphcert.gate import GateReport, Status
+from graphcert.model import GraphSnapshot
+from graphcert.render.certview import _median, _samples_ok, _speedup
+from graphcert.render.inventory import counts_line, short_hash
+from graphcert.render.report import headline
+from graphcert.render.sweep import sweep_svg
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:2rem;
+color:#111827;max-width:1200px}
+h1{margin:0 0 .25rem 0}h2{margin-top:2.5rem;border-bottom:1px solid #d1d5db}
+.meta{color:#4b5563;font-size:.9rem}
+.verdict{display:inline-block;padding:.35rem .9rem;border-radius:.4rem;font-weight:700;
+font-size:1.2rem;margin:.75rem 0}
+.pass{background:#dcfce7;color:#166534}.fail{background:#fee2e2;color:#991b1b}
+.warn{background:#fef9c3;color:#854d0e}
+table{border-collapse:collapse;margin:.5rem 0 1rem 0;font-size:.85rem}
+th,td{border:1px solid #e5e7eb;padding:.25rem .5rem;text-align:left;vertical-align:top}
+th{background:#f3f4f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
+code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85em}
+figure{margin:1rem 0;padding:.5rem;border:1px solid #e5e7eb;border-radius:.4rem;overflow-x:auto}
+figcaption{font-size:.85rem;color:#4b5563}
+.note{color:#6b7280;font-size:.85rem}
+ul.findings li{margin:.2rem 0}
+"""
+
+
+@dataclass(frozen=True)
+class Picture:
+    """A snapshot to show, with its SVG (None where Graphviz is not installed)."""
+
+    path: str
+    snapshot: GraphSnapshot
+    svg: str | None
+
+
+def _e(value: Any) -> str:
+    return html.escape("-" if value is None else str(value))
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]],
+           numeric: frozenset[int] = frozenset()) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    body = []
+    for row in rows:
+        cells = []
+        for i, cell in enumerate(row):
+            raw = cell if isinstance(cell, _Html) else _e(cell)
+            cells.append(f'<td class="num">{raw}</td>' if i in numeric else f"<td>{raw}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+class _Html(str):
+    """Already-escaped markup for a table cell."""
+
+
+def _status(status: str) -> _Html:
+    cls = {"pass": "pass", "fail": "fail", "warn": "warn"}.get(status.lower(), "")
+    return _Html(f'<span class="verdict {cls}" style="font-size:.8rem;margin:0;'
+                 f'padding:.1rem .4rem">{_e(status.upper())}</span>')
+
+
+def _certificate_table(report: GateReport, certs: Mapping[str, Mapping[str, Any]]) -> str:
+    rows = []
+    for c in report.certificates:
+        doc = certs.get(c.path, {})
+        rules = ", ".join(f"{r.rule.value} {r.status.value}" for r in c.rules)
+        rows.append((_status(c.status.value), c.workload, c.kind, c.gpu, rules,
+                     doc.get("created"), _Html(f"<code>{_e(c.path)}</code>")))
+    return _table(("result", "workload", "kind", "GPU", "rules", "created", "file"), rows)
+
+
+def _findings(report: GateReport) -> str:
+    out = []
+    for title, items in (("Failures", report.failures()), ("Warnings", report.warnings())):
+        if not items:
+            continue
+        lis = "".join(f"<li><b>{_e(subject)}</b> [{_e(r.rule.value)}]: {_e(r.summary)}"
+                      + "".join(f"<br><span class='note'>{_e(d)}</span>" for d in r.details)
+                      + "</li>" for subject, r in items)
+        out.append(f"<h3>{title}</h3><ul class='findings'>{lis}</ul>")
+    return "".join(out)
+
+
+def _env_line(cert: Mapping[str, Any]) -> str:
+    env = cert["environment"]
+    gpu = env["gpu"]
+    return (f"<p class='meta'>{_e(cert['kind'])} certificate, {_e(cert['created'])}: "
+            f"{_e(gpu['name'])} (cc {_e(gpu['compute_capability'])}), driver "
+            f"{_e(env.get('driver_version'))}, CUDA {_e(env.get('cuda_driver_api'))}; "
+            f"verdict <b>{'PASS' if cert['verdict']['passed'] else 'FAIL'}</b></p>")
+
+
+def _topology(cert: Mapping[str, Any]) -> str:
+    results = cert["results"]
+    rows = []
+    for c in results["classes"]:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted((c.get("counts") or {}).items()))
+        waste = c.get("padding_waste") or {}
+        rows.append((f"{c['capacity']:,}", _status(c["status"]), c.get("node_count"), counts,
+                     _Html(f"<code>{_e(short_hash(c.get('topology_hash') or ''))}</code>"),
+                     _Html(f"<code>{_e(short_hash(c.get('shape_hash') or ''))}</code>"),
+                     f"{waste.get('min', '-')}..{waste.get('max', '-')}", _samples_ok(c),
+                     c.get("reason") or ""))
+    out = ["<h3>Capacity classes</h3>",
+           _table(("capacity", "status", "nodes", "counts", "topology", "shape", "padding",
+                   "samples ok", "reason"), rows, frozenset({0, 2}))]
+    transitions = results.get("transitions", [])
+    if transitions:
+        trows = [(f"{a:,}", f"{b:,}", _Html(f"<b>{_e(change)}</b>")
+                  if change != "parameters only" else change)
+                 for a, b, change in _runs(transitions)]
+        out += ["<h3>Transitions between classes</h3>",
+                _table(("from", "to", "change"), trows, frozenset({0, 1}))]
+    return "".join(out)
+
+
+def _runs(transitions: Sequence[Mapping[str, Any]]) -> list[tuple[int, int, str]]:
+    """Consecutive transitions with the same change as one row: (first, last, change)."""
+    rows: list[tuple[int, int, str]] = []
+    for t in transitions:
+        if rows and rows[-1][2] == t["change"] and rows[-1][1] == t["from"]:
+            rows[-1] = (rows[-1][0], t["to"], t["change"])
+        else:
+            rows.append((t["from"], t["to"], t["change"]))
+    return rows
+
+
+def _bench(cert: Mapping[str, Any]) -> str:
+    out = ["<h3>Timings</h3>"]
+    for s in cert["results"]["sizes"]:
+        rows = []
+        for q, label in (("host_enqueue", "host enqueue"), ("device", "device"),
+                         ("end_to_end", "end to end")):
+            rows.append((label, _median(s["stream"].get(q)), _median(s["graph"].get(q)),
+                         _speedup(s["speedup"].get(q))))
+        out.append(f"<p class='meta'>n = {s['n']:,} (capacity {s['capacity']:,}), "
+                   f"{s['node_count']} nodes, stream path {_e(s.get('stream_path'))}</p>")
+        out.append(_table(("quantity", "stream launch", "graph launch", "speedup [interval]"),
+                          rows, frozenset({1, 2, 3})))
+        up = s.get("upfront") or {}
+        be = s.get("break_even_launches")
+        urow = [fmt_seconds(up[k]) if isinstance(up.get(k), (int, float)) else "-"
+                for k in ("capture_s", "instantiate_s", "upload_s", "first_launch_s",
+                          "exec_update_s", "set_params_s")]
+        urow.append("-" if be is None else f"{be:.0f} launches")
+        out.append(_table(("capture", "instantiate", "upload", "first launch", "exec update",
+                           "set params", "break-even"), [urow], frozenset(range(7))))
+    return "".join(out)
+
+
+def _pictures(pictures: Sequence[Picture]) -> str:
+    out = []
+    for p in sorted(pictures, key=lambda p: (p.snapshot.meta.get("capacity") or 0, p.path)):
+        cap = p.snapshot.meta.get("capacity")
+        caption = (f"class {cap:,}: " if isinstance(cap, int) else "") + \
+            f"{counts_line(p.snapshot)}; topology {short_hash(p.snapshot.topology_hash)}"
+        body = p.svg if p.svg is not None else (
+            "<p class='note'>No picture: Graphviz's <code>dot</code> is not installed "
+            "(<code>apt-get install graphviz</code> or <code>conda install graphviz</code>)."
+            "</p>")
+        out.append(f"<figure>{body}<figcaption>{_e(caption)} "
+                   f"(<code>{_e(p.path)}</code>)</figcaption></figure>")
+    return "<h3>Graphs</h3>" + "".join(out) if out else ""
+
+
+def _workload_name(doc: Mapping[str, Any]) -> str:
+    return str(doc["workload"]["name"])
+
+
+def render_html(report: GateReport, certs: Mapping[str, Mapping[str, Any]],
+                pictures: Sequence[Picture] = ()) -> str:
+    """The whole page. `certs` maps each report path to its certificate document."""
+    status = report.status.value
+    by_workload: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
+    for path, doc in sorted(certs.items(), key=lambda i: (i[1]["kind"] != "topology", i[0])):
+        by_workload.setdefault(_workload_name(doc), []).append((path, doc))
+    pics: dict[str, list[Picture]] = {}
+    for p in pictures:
+        name = p.snapshot.meta.get("name") or p.snapshot.meta.get("workload") or "snapshots"
+        pics.setdefault(str(name), []).append(p)
+    sections = []
+    for name in sorted(set(by_workload) | set(pics)):
+        parts = [f"<h2 id='{_e(name)}'>{_e(name)}</h2>"]
+        docs = by_workload.get(name, [])
+        for _path, doc in docs:
+            parts.append(_env_line(doc))
+            parts.append(_topology(doc) if doc["kind"] == "topology" else _bench(doc))
+        sweep = sweep_svg([d for _, d in docs if d["kind"] == "bench"])
+        if sweep:
+            parts.append(f"<h3>Sweep</h3><figure>{sweep}</figure>")
+        parts.append(_pictures(pics.get(name, [])))
+        sections.append("".join(parts))
+    verdict_cls = {Status.PASS.value: "pass", Status.FAIL.value: "fail"}.get(status, "warn")
+    return "\n".join([
+        "<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        f"<title>graphcert report: {_e(status.upper())}</title>",
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>graphcert report</h1>",
+        f"<p class='meta'>made {_e(report.created)} by graphcert {_e(__version__)}</p>",
+        f"<div class='verdict {verdict_cls}'>gate: {_e(status.upper())}</div>",
+        f"<p>{_e(headline(report))}</p>",
+        _findings(report),
+        "<h2>Certificates</h2>", _certificate_table(report, certs),
+        *sections,
+        "</body></html>", ""])

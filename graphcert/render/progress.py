@@ -1,0 +1,63 @@
+"""Progress bars for long runs (verify, bench): rich, transient, with time left.
+
+Run code never imports rich: it takes an optional `on_progress` callback (the Advance
+protocol) and calls it as work completes. Commands make the callback with `progress()`.
+No bar is drawn when stdout or stderr is not a terminal, when CI is set, or for TERM=dumb;
+the callback is then a no-op.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Protocol
+
+
+class Advance(Protocol):
+    """What run code calls: `advance(units, description=None)`."""
+
+    def __call__(self, units: float = 1.0, description: str | None = None) -> None: ...
+
+
+def bars_allowed() -> bool:
+    """Bars only when both streams are terminals, CI is unset, and the terminal is not dumb."""
+    return (sys.stdout.isatty() and sys.stderr.isatty() and not os.environ.get("CI")
+            and os.environ.get("TERM") != "dumb")
+
+
+def _nothing(units: float = 1.0, description: str | None = None) -> None:
+    """The callback when no bar is shown."""
+
+
+@contextmanager
+def progress(total: float, description: str) -> Iterator[Advance]:
+    """A transient bar of `total` units on stderr; yields the callback that advances it."""
+    if not bars_allowed() or total <= 0:
+        yield _nothing
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from graphcert.render.console import stderr_console
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
+                   console=stderr_console(), transient=True)
+    with bar:
+        task = bar.add_task(description, total=total)
+
+        def advance(units: float = 1.0, description: str | None = None) -> None:
+            if description is None:
+                bar.advance(task, units)
+            else:
+                bar.update(task, advance=units, description=description)
+
+        yield advance

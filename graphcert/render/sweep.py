@@ -1,0 +1,85 @@
+"""A sweep drawn as inline SVG: bench certificates of one workload that differ in one numeric
+option (`bench chain --sweep kernels=1,10,100`), end-to-end median against that option. Pure;
+no plotting library, so the HTML report needs nothing installed."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+_W, _H, _L, _R, _T, _B = 640, 320, 70, 20, 20, 50
+_COLOURS = {"stream": "#dc2626", "graph": "#2563eb"}
+
+
+def sweep_points(docs: Sequence[Mapping[str, Any]]
+                 ) -> tuple[str, list[tuple[float, float, float]]] | None:
+    """(option, [(value, stream e2e s, graph e2e s)]) when the docs form a sweep, else None."""
+    if len(docs) < 2:
+        return None
+    options = [d["workload"].get("options") or {} for d in docs]
+    keys = set().union(*options)
+    varying = [k for k in sorted(keys) if len({repr(o.get(k)) for o in options}) > 1]
+    if len(varying) != 1:
+        return None
+    key = varying[0]
+    points = []
+    for doc, opts in zip(docs, options, strict=True):
+        value, sizes = opts.get(key), doc["results"].get("sizes") or []
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not sizes:
+            return None
+        s = sizes[0]
+        try:
+            points.append((float(value), float(s["stream"]["end_to_end"]["median_s"]),
+                           float(s["graph"]["end_to_end"]["median_s"])))
+        except (KeyError, TypeError):
+            return None
+    return key, sorted(points)
+
+
+def _fmt(seconds: float) -> str:
+    return f"{seconds * 1e6:.3g} µs" if seconds < 1e-3 else f"{seconds * 1e3:.3g} ms"
+
+
+def sweep_svg(docs: Sequence[Mapping[str, Any]]) -> str | None:
+    """The sweep as an SVG line chart (stream and graph launch), or None when no sweep."""
+    found = sweep_points(docs)
+    if found is None:
+        return None
+    key, points = found
+    xs = [p[0] for p in points]
+    ys = [y for p in points for y in p[1:]]
+    x0, x1 = min(xs), max(xs)
+    y1 = max(ys) * 1.05 or 1.0
+
+    def px(x: float) -> float:
+        return _L + (x - x0) / ((x1 - x0) or 1.0) * (_W - _L - _R)
+
+    def py(y: float) -> float:
+        return _H - _B - y / y1 * (_H - _T - _B)
+
+    parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{_W}' height='{_H}' "
+             f"viewBox='0 0 {_W} {_H}' font-family='sans-serif' font-size='11'>",
+             f"<line x1='{_L}' y1='{_H - _B}' x2='{_W - _R}' y2='{_H - _B}' stroke='#111'/>",
+             f"<line x1='{_L}' y1='{_T}' x2='{_L}' y2='{_H - _B}' stroke='#111'/>",
+             f"<text x='{(_W + _L) / 2}' y='{_H - 12}' text-anchor='middle'>"
+             f"{html.escape(key)}</text>",
+             f"<text x='14' y='{_T + 10}'>end to end</text>"]
+    for frac in (0.0, 0.5, 1.0):
+        y = y1 * frac
+        parts.append(f"<text x='{_L - 6}' y='{py(y) + 4:.1f}' text-anchor='end'>"
+                     f"{html.escape(_fmt(y))}</text>")
+    for x in xs:
+        parts.append(f"<text x='{px(x):.1f}' y='{_H - _B + 16}' text-anchor='middle'>"
+                     f"{x:g}</text>")
+    for i, way in enumerate(("stream", "graph"), start=1):
+        path = " ".join(f"{px(p[0]):.1f},{py(p[i]):.1f}" for p in points)
+        colour = _COLOURS[way]
+        parts.append(f"<polyline points='{path}' fill='none' stroke='{colour}' "
+                     "stroke-width='2'/>")
+        parts += [f"<circle cx='{px(p[0]):.1f}' cy='{py(p[i]):.1f}' r='3' fill='{colour}'/>"
+                  for p in points]
+        parts.append(f"<text x='{_W - _R - 90}' y='{_T + 14 * i}' fill='{colour}'>"
+                     f"{way} launch</text>")
+    parts.append("</svg>")
+    return "".join(parts)
