@@ -34,10 +34,11 @@ from graphcert.workloads.base import SizeParam, Tolerance
 from graphcert.workloads.fixpoint import (
     BLOCK,
     FIXPOINT_SOURCE,
-    GRAPH_SALT,
     LabelGraph,
     check_options,
     grid_for,
+    label_graph,
+    labels_after,
     steps_bound,
 )
 
@@ -73,6 +74,19 @@ def converge_reference(graph: LabelGraph, n: int, limit: int) -> tuple[np.ndarra
             return labels, rounds
 
 
+def converge_reference_cached(seed: int, graph: LabelGraph, n: int,
+                              limit: int) -> tuple[np.ndarray, int]:
+    """converge_reference from the shared label walk (fixpoint.labels_after), bit-identical.
+
+    With T changing steps, round r changes something iff its first step 2r - 1 <= T, so the
+    loop stops after round (T + 1) // 2 + 1 with the fixed point, unless `limit` comes
+    first; either way the labels are those after min(2 * limit, T) steps."""
+    labels, changing = labels_after(seed, graph, n, 2 * limit)
+    if changing is None:
+        return labels, limit
+    return labels, min((changing + 1) // 2 + 1, limit)
+
+
 class Converge:
     """Label propagation to its fixed point inside a conditional WHILE node."""
 
@@ -98,6 +112,7 @@ class Converge:
         self._kernels: dict[str, Kernel] = {}
         self._capacity = 0
         self._max_rounds = 0
+        self._seed = 0
         self._cached: tuple[int, list[PreparedLaunch]] | None = None
 
     def predict(self, capacity: int) -> dict[str, int]:
@@ -110,8 +125,8 @@ class Converge:
     def setup(self, ctx: RunContext, capacity: int) -> None:
         self._capacity = int(capacity)
         self._max_rounds = max_rounds(self._capacity, self.components)
-        self._graph = LabelGraph.generate(ctx.rng(GRAPH_SALT), self._capacity,
-                                          self.components, self.degree)
+        self._seed = ctx.seed
+        self._graph = label_graph(ctx.seed, self._capacity, self.components, self.degree)
         self._match = ctx.upload(self._graph.match)
         poison = np.full(self._capacity, 0xDEADBEEF, dtype=np.uint32)
         self._labels = (ctx.upload(poison), ctx.upload(poison))
@@ -181,7 +196,8 @@ class Converge:
 
     def reference(self, n: int) -> dict[str, np.ndarray]:
         assert self._graph is not None
-        labels, rounds = converge_reference(self._graph, n, self._max_rounds)
+        labels, rounds = converge_reference_cached(self._seed, self._graph, n,
+                                                   self._max_rounds)
         return {"labels": labels, "rounds": np.array([rounds], dtype=np.uint32)}
 
     def teardown(self) -> None:

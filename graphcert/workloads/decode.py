@@ -14,19 +14,22 @@ for every class). Input rows come from a seeded pool of at most 2^16 distinct ro
 up to 2^16 gets them all in order, a larger class gets a seeded random pool row per row.
 Rows are independent, so the float64 reference runs once over the pool and is gathered per
 row: O(pool) host work instead of O(n) (2^22 rows take tens of seconds of numpy), while every
-GPU row is still checked against its own exact expected value. Only a bug that swaps two
-rows that happen to share a pool row (chance 2^-16 per pair) could hide.
+GPU row is still checked against its own exact expected value. A class below 2^16 draws a
+prefix of the same pool, so one pool reference per (seed, layers, hidden) serves every class
+of a process (memo.py), and each class gathers its rows once: every n is a prefix. Only a bug
+that swaps two rows that happen to share a pool row (chance 2^-16 per pair) could hide.
 
 This module imports no CUDA: buffers and kernels come from the RunContext in setup().
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from graphcert.errors import InputError
+from graphcert.workloads import memo
 from graphcert.workloads.base import SizeParam, Tolerance
 
 if TYPE_CHECKING:
@@ -76,6 +79,57 @@ def decode_reference(x0: np.ndarray, gains: np.ndarray, weights: np.ndarray,
     return out
 
 
+def decode_model(seed: int, layers: int, hidden: int) -> dict[str, np.ndarray]:
+    """Seeded gains (near 1), weights (unit-variance outputs) and biases, float32, cached."""
+    return memo.cached(("decode.model", seed, layers, hidden), lambda: draw_model(
+        np.random.default_rng([seed, MODEL_SALT]), layers, hidden))
+
+
+def draw_model(rng: np.random.Generator, layers: int, hidden: int) -> dict[str, np.ndarray]:
+    """The model's arrays drawn from `rng`."""
+    L, H = layers, hidden
+    return {
+        "gains": (1.0 + 0.1 * rng.standard_normal((L, H))).astype(np.float32),
+        "weights": (rng.standard_normal((L, H, H)) / np.sqrt(H)).astype(np.float32),
+        "biases": (0.1 * rng.standard_normal((L, H))).astype(np.float32),
+    }
+
+
+def _full_pool(seed: int, hidden: int) -> tuple[np.ndarray, Any]:
+    """All POOL_ROWS pool rows and the generator state after drawing them. A class below
+    POOL_ROWS draws a prefix of the same stream, so its pool is a prefix of this one."""
+    def draw() -> tuple[np.ndarray, Any]:
+        rng = np.random.default_rng([seed, INPUT_SALT])
+        # Uniform in [-1, 1): as good as normal rows after RMSNorm, and cheaper to draw.
+        pool = rng.random((POOL_ROWS, hidden), dtype=np.float32)
+        pool *= 2
+        pool -= 1
+        return pool, rng.bit_generator.state
+    return memo.cached(("decode.pool", seed, hidden), draw)
+
+
+def decode_inputs(seed: int, capacity: int, hidden: int) -> tuple[np.ndarray, np.ndarray]:
+    """(pool, rows) of a class: input row i is pool[rows[i]] (see the module docstring)."""
+    full, state = _full_pool(seed, hidden)
+    if capacity <= POOL_ROWS:
+        return full[:capacity], np.arange(capacity)
+
+    def draw() -> np.ndarray:
+        rng = np.random.default_rng()
+        rng.bit_generator.state = state  # where the class's own draw would stand
+        return rng.integers(0, POOL_ROWS, capacity)
+    return full, memo.cached(("decode.rows", seed, capacity, hidden), draw)
+
+
+def decode_pool_reference(seed: int, layers: int, hidden: int) -> np.ndarray:
+    """decode_reference over every pool row, once per (seed, layers, hidden)."""
+    def build() -> np.ndarray:
+        pool, _ = _full_pool(seed, hidden)
+        m = decode_model(seed, layers, hidden)
+        return decode_reference(pool, m["gains"], m["weights"], m["biases"])
+    return memo.cached(("decode.reference", seed, layers, hidden), build)
+
+
 class Decode:
     """L layers of norm, matvec, bias, activation and residual over n rows of width H."""
 
@@ -109,7 +163,8 @@ class Decode:
         self._host: dict[str, np.ndarray] = {}
         self._bufs: dict[str, DeviceBuffer] = {}
         self._kernels: dict[str, Kernel] = {}
-        self._pool_reference: np.ndarray | None = None
+        self._class_reference: np.ndarray | None = None
+        self._seed = 0
         self._capacity = 0
         self._cached: tuple[int, list[PreparedLaunch]] | None = None
 
@@ -123,28 +178,16 @@ class Decode:
 
     def model(self, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """Seeded gains (near 1), weights (unit-variance outputs) and biases, float32."""
-        L, H = self.layers, self.hidden
-        return {
-            "gains": (1.0 + 0.1 * rng.standard_normal((L, H))).astype(np.float32),
-            "weights": (rng.standard_normal((L, H, H)) / np.sqrt(H)).astype(np.float32),
-            "biases": (0.1 * rng.standard_normal((L, H))).astype(np.float32),
-        }
+        return draw_model(rng, self.layers, self.hidden)
 
     def setup(self, ctx: RunContext, capacity: int) -> None:
         self._capacity = int(capacity)
         H = self.hidden
-        self._host = self.model(ctx.rng(MODEL_SALT))
-        rng = ctx.rng(INPUT_SALT)
-        # Uniform in [-1, 1): as good as normal rows after RMSNorm, and cheaper to draw.
-        pool = rng.random((min(self._capacity, POOL_ROWS), H), dtype=np.float32)
-        pool *= 2
-        pool -= 1
-        if self._capacity <= POOL_ROWS:
-            rows = np.arange(self._capacity)
-        else:
-            rows = rng.integers(0, POOL_ROWS, self._capacity)
+        self._seed = ctx.seed
+        self._host = dict(decode_model(ctx.seed, self.layers, H))
+        pool, rows = decode_inputs(ctx.seed, self._capacity, H)
         self._host.update(pool=pool, rows=rows)
-        self._pool_reference = None
+        self._class_reference = None
         self._bufs = {"x0": ctx.upload(pool[rows])}
         self._bufs.update({name: ctx.upload(self._host[name])
                            for name in ("gains", "weights", "biases")})
@@ -194,15 +237,18 @@ class Decode:
         return {"x": out.reshape(n, self.hidden)}
 
     def reference(self, n: int) -> dict[str, np.ndarray]:
-        h = self._host
-        if self._pool_reference is None:  # once per class: every n gathers from it
-            self._pool_reference = decode_reference(h["pool"], h["gains"], h["weights"],
-                                                    h["biases"])
-        return {"x": self._pool_reference[h["rows"][:n]]}
+        if self._class_reference is None:  # once per class: every n is a prefix of it
+            pool_reference = decode_pool_reference(self._seed, self.layers, self.hidden)
+            if self._capacity <= POOL_ROWS:  # rows are 0..capacity-1: no gather
+                self._class_reference = pool_reference[:self._capacity]
+            else:
+                self._class_reference = memo.frozen(
+                    np.take(pool_reference, self._host["rows"], axis=0))
+        return {"x": self._class_reference[:n]}
 
     def teardown(self) -> None:
         for buf in self._bufs.values():
             buf.free()
         self._bufs, self._host, self._kernels = {}, {}, {}
-        self._pool_reference = None
+        self._class_reference = None
         self._cached = None

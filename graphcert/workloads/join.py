@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from graphcert.workloads import memo
 from graphcert.workloads.base import SizeParam, Tolerance
 from graphcert.workloads.scan import ScanPlan, scan_kernel_count, scan_size_params
 
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from graphcert.cuda.stream import Stream
 
 JOIN_SOURCE = "join.cu"
+INPUT_SALT = 0x701
 _BLOCK = 256
 _MAX_OUTPUT = 2**31  # pair indices are u32 on the device
 
@@ -92,17 +94,40 @@ def _combined(keys: np.ndarray) -> np.ndarray:
 
 
 def join_reference(build: np.ndarray, probe: np.ndarray) -> np.ndarray:
-    """All (probe row, build row) pairs with equal keys, duplicates included, as (m, 2) u32."""
+    """All (probe row, build row) pairs with equal keys, duplicates included, as (m, 2) u32,
+    ordered by probe row, then build row."""
+    return join_prefix_reference(build, probe)[0]
+
+
+def join_prefix_reference(build: np.ndarray,
+                          probe: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(pairs, ends): join_reference(build, probe), and ends[i] = the pairs of probe rows < i.
+
+    Pairs come ordered by probe row, so join_reference(build, probe[:, :n]) is exactly
+    pairs[:ends[n]]: one join at the class capacity answers every n of the class."""
     bkeys, pkeys = _combined(build), _combined(probe)
-    order = np.argsort(bkeys, kind="stable")
+    order = np.argsort(bkeys, kind="stable")  # equal keys keep build-row order
     sorted_keys = bkeys[order]
     lo = np.searchsorted(sorted_keys, pkeys, side="left")
     counts = np.searchsorted(sorted_keys, pkeys, side="right") - lo
-    total = int(counts.sum())
-    probe_rows = np.repeat(np.arange(pkeys.size, dtype=np.int64), counts)
-    within = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-    build_rows = order[np.repeat(lo, counts) + within]
-    return np.stack([probe_rows, build_rows], axis=1).astype(np.uint32).reshape(total, 2)
+    ends = np.zeros(pkeys.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=ends[1:])
+    total = int(ends[-1])
+    pairs = np.empty((total, 2), dtype=np.uint32)
+    pairs[:, 0] = np.repeat(np.arange(pkeys.size, dtype=np.uint32), counts)
+    # The build row of pair k is order[lo[row] + (k - ends[row])]: one repeat of the offsets.
+    within = np.arange(total, dtype=np.int64) + np.repeat(lo - ends[:-1], counts)
+    pairs[:, 1] = order[within]
+    return pairs, ends
+
+
+def join_inputs(seed: int, capacity: int, *, arity: int, build_rows: int, duplicates: int,
+                hit_rate: float) -> tuple[np.ndarray, np.ndarray]:
+    """make_inputs from the seed alone (cached, read-only): what setup uploads."""
+    return memo.cached(
+        ("join.inputs", seed, capacity, arity, build_rows, duplicates, hit_rate),
+        lambda: make_inputs(np.random.default_rng([seed, INPUT_SALT]), capacity, arity=arity,
+                            build_rows=build_rows, duplicates=duplicates, hit_rate=hit_rate))
 
 
 class Join:
@@ -128,8 +153,10 @@ class Join:
         self.duplicates = int(duplicates)
         self.hit_rate = float(hit_rate)
         self._capacity = 0  # 0 until setup
+        self._seed = 0
         self._build: np.ndarray | None = None
         self._probe: np.ndarray | None = None
+        self._prefix: tuple[np.ndarray, np.ndarray] | None = None
         self._bufs: dict[str, DeviceBuffer] = {}
         self._plan: ScanPlan | None = None
         self._kernels: tuple[Kernel, Kernel, Kernel] | None = None  # build, count, scatter
@@ -159,9 +186,11 @@ class Join:
         if out_capacity > _MAX_OUTPUT:
             raise ValueError(f"join output class {out_capacity} exceeds {_MAX_OUTPUT} pairs")
         self._capacity = capacity
-        self._build, self._probe = make_inputs(
-            ctx.rng(0x701), capacity, arity=self.arity, build_rows=self.build_rows,
+        self._build, self._probe = join_inputs(
+            ctx.seed, capacity, arity=self.arity, build_rows=self.build_rows,
             duplicates=self.duplicates, hit_rate=self.hit_rate)
+        self._seed = ctx.seed
+        self._prefix = None
         b = self._bufs
         b["build0"] = ctx.upload(self._build[0])
         b["build1"] = ctx.upload(self._build[1]) if self.arity == 2 else b["build0"]
@@ -225,8 +254,14 @@ class Join:
 
     def reference(self, n: int) -> dict[str, np.ndarray]:
         assert self._build is not None and self._probe is not None
-        pairs = join_reference(self._build, self._probe[:, :n])
-        return {"pairs": pairs, "matches": np.array([pairs.shape[0]], dtype=np.uint32)}
+        if self._prefix is None:  # once per class: every n is a prefix of it
+            build, probe = self._build, self._probe
+            self._prefix = memo.cached(
+                ("join.reference", self._seed, self._capacity, self.arity, self.build_rows,
+                 self.duplicates, self.hit_rate), lambda: join_prefix_reference(build, probe))
+        pairs, ends = self._prefix
+        total = int(ends[n])
+        return {"pairs": pairs[:total], "matches": np.array([total], dtype=np.uint32)}
 
     def teardown(self) -> None:
         if self._plan is not None:
@@ -238,4 +273,5 @@ class Join:
         self._kernels = None
         self._cached = None
         self._build = self._probe = None
+        self._prefix = None
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from graphcert.workloads import memo
 from graphcert.workloads.base import SizeParam, Tolerance
 
 if TYPE_CHECKING:
@@ -28,6 +29,27 @@ if TYPE_CHECKING:
 RESIDENT_SOURCE = "resident.cu"
 _BLOCK = 256
 _PARAM_BYTES = 16  # a, b and two words of padding: one aligned 16-byte upload
+
+
+INPUT_SALT = 0x2E5
+
+
+def resident_inputs(seed: int, capacity: int) -> tuple[int, int, np.ndarray]:
+    """(a, b, x) of a class: seeded u32, x read-only and cached."""
+    def draw() -> tuple[int, int, np.ndarray]:
+        rng = np.random.default_rng([seed, INPUT_SALT])
+        a, b = (int(v) for v in rng.integers(0, 2**32, size=2, dtype=np.uint32))
+        return a, b, rng.integers(0, 2**32, size=capacity, dtype=np.uint32)
+    return memo.cached(("resident.inputs", seed, capacity), draw)
+
+
+def resident_reference(seed: int, capacity: int, n: int) -> np.ndarray:
+    """y = a*x + b (mod 2^32) for x[:n]: a prefix of the class's one pass (elementwise)."""
+    def full() -> np.ndarray:
+        a, b, x = resident_inputs(seed, capacity)
+        y = (np.uint64(a) * x.astype(np.uint64) + np.uint64(b)) & np.uint64(0xFFFFFFFF)
+        return y.astype(np.uint32)
+    return memo.cached(("resident.reference", seed, capacity), full)[:n]
 
 
 class Resident:
@@ -42,6 +64,7 @@ class Resident:
     def __init__(self) -> None:
         self._capacity = 0
         self._a = self._b = 0
+        self._seed = 0
         self._x: np.ndarray | None = None
         self._kernel: Kernel | None = None
         self._dev: dict[str, DeviceBuffer] = {}
@@ -55,10 +78,9 @@ class Resident:
         return 8 * capacity + _PARAM_BYTES
 
     def setup(self, ctx: RunContext, capacity: int) -> None:
-        rng = ctx.rng(0x2E5)
         self._capacity = capacity
-        self._a, self._b = (int(v) for v in rng.integers(0, 2**32, size=2, dtype=np.uint32))
-        self._x = rng.integers(0, 2**32, size=capacity, dtype=np.uint32)
+        self._seed = ctx.seed
+        self._a, self._b, self._x = resident_inputs(ctx.seed, capacity)
         params = ctx.pinned(_PARAM_BYTES)
         params.array(np.uint32)[:] = [self._a, self._b, 0, 0]
         readback = ctx.pinned(4 * capacity)
@@ -87,9 +109,7 @@ class Resident:
 
     def reference(self, n: int) -> dict[str, np.ndarray]:
         assert self._x is not None
-        x = self._x[:n].astype(np.uint64)
-        y = (np.uint64(self._a) * x + np.uint64(self._b)) & np.uint64(0xFFFFFFFF)
-        return {"y": y.astype(np.uint32)}
+        return {"y": resident_reference(self._seed, self._capacity, n)}
 
     def teardown(self) -> None:
         for dev in self._dev.values():

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from graphcert.workloads import memo
 from graphcert.workloads.base import SizeParam, Tolerance
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from graphcert.cuda.stream import Stream
 
 SCAN_SOURCE = "scan.cu"
+INPUT_SALT = 0x5CA4
 SCAN_BLOCK = 256  # threads per block AND elements per scan block: the node-count rule's fan-in
 SCAN_TILES = 8  # scan blocks per CUDA block (SCAN_TILES in scan.cu): loads in flight per thread
 _LEVEL_SHIFT = 8  # log2(SCAN_BLOCK)
@@ -76,6 +78,20 @@ def exclusive_scan(values: np.ndarray) -> np.ndarray:
         inclusive = np.cumsum(v[:-1], dtype=np.uint64) & np.uint64(0xFFFFFFFF)
         out[1:] = inclusive.astype(np.uint32)
     return out
+
+
+def scan_input(seed: int, capacity: int) -> np.ndarray:
+    """The seeded u32 input of a class (full range, so the sum wraps); cached, read-only."""
+    return memo.cached(("scan.input", seed, capacity), lambda: np.random.default_rng(
+        [seed, INPUT_SALT]).integers(0, 2**32, size=capacity, dtype=np.uint32))
+
+
+def scan_reference(seed: int, capacity: int, n: int) -> np.ndarray:
+    """exclusive_scan(input[:n]): a prefix of the class's one scan at the capacity, since an
+    exclusive scan is prefix-closed (bit-identical, integers)."""
+    full = memo.cached(("scan.reference", seed, capacity),
+                       lambda: exclusive_scan(scan_input(seed, capacity)))
+    return full[:n]
 
 
 class ScanPlan:
@@ -164,6 +180,7 @@ class Scan:
         self._capacity: int | None = None
         self._plan: ScanPlan | None = None
         self._host: np.ndarray | None = None
+        self._seed = 0
         self._in: DeviceBuffer | None = None
         self._out: DeviceBuffer | None = None
 
@@ -180,7 +197,8 @@ class Scan:
 
     def setup(self, ctx: RunContext, capacity: int) -> None:
         self._capacity = capacity
-        self._host = ctx.rng(0x5CA4).integers(0, 2**32, size=capacity, dtype=np.uint32)
+        self._seed = ctx.seed
+        self._host = scan_input(ctx.seed, capacity)
         self._in = ctx.upload(self._host)
         # Poisoned, so a run that skips an element cannot pass on a previous run's answer.
         self._out = ctx.upload(np.full(capacity, 0xDEADBEEF, dtype=np.uint32))
@@ -195,8 +213,8 @@ class Scan:
         return {"prefix": self._out.download(np.uint32, n)}
 
     def reference(self, n: int) -> dict[str, np.ndarray]:
-        assert self._host is not None
-        return {"prefix": exclusive_scan(self._host[:n])}
+        assert self._host is not None and self._capacity is not None
+        return {"prefix": scan_reference(self._seed, self._capacity, n)}
 
     def teardown(self) -> None:
         if self._plan is not None:
