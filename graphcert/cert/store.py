@@ -16,7 +16,6 @@ from graphcert.cert.document import (
     CERT_KINDS,
     PRODUCER,
     SCHEMA_VERSION,
-    SNAPSHOT_KIND,
     TOOL_NAME,
     CertificateError,
     NotACertificate,
@@ -24,6 +23,7 @@ from graphcert.cert.document import (
     validate_certificate,
 )
 from graphcert.errors import GraphcertError
+from graphcert.model.io import SNAPSHOT_KIND
 
 DigestOf = Callable[[str], "str | None"]
 

@@ -1,4 +1,4 @@
-"""Writing verify and bench certificates: workload identity, environment, verdict."""
+"""Environment facts and certificate writing: workload identity, where it ran, the sealed file."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from typing import Any
 
 from graphcert.cert.document import (
     certificate_filename,
+    certificate_of,
     host_environment,
-    make_certificate,
+    host_facts,
     write_certificate,
 )
+from graphcert.cert.results import BenchResult, VerifyResult
 from graphcert.workloads import registry
 
 
@@ -37,10 +39,17 @@ def environment(device_index: int) -> dict[str, Any]:
     return env
 
 
-def write(kind: str, out_dir: Path, ref: str, workload: Any, env: dict[str, Any],
-          results: dict[str, Any], reasons: list[str], passed: bool) -> Path:
-    """Seal and atomically write one certificate; returns its path."""
-    cert = make_certificate(kind, workload=workload_identity(ref, workload), environment=env,
-                            results=results, verdict={"passed": passed, "reasons": reasons})
-    name = certificate_filename(kind, str(workload.name), env["gpu"]["name"])
+def machine_facts() -> dict[str, Any]:
+    """What `graphcert env` shows: driver, CUDA, libraries, every GPU, host, kernel cache."""
+    from graphcert.cuda.device import environment as gpu_environment
+    from graphcert.paths import cache_dir
+
+    return {**gpu_environment(), **host_facts(), "cache_dir": str(cache_dir())}
+
+
+def write(result: VerifyResult | BenchResult, out_dir: Path, ref: str, workload: Any,
+          env: dict[str, Any]) -> Path:
+    """Seal the certificate of `result` and write it atomically; returns its path."""
+    cert = certificate_of(result, workload=workload_identity(ref, workload), environment=env)
+    name = certificate_filename(cert["kind"], str(workload.name), env["gpu"]["name"])
     return write_certificate(out_dir / name, cert)
