@@ -306,7 +306,7 @@ def test_each_broken_certificate_has_its_own_one_line_reason(
                             lambda ref, *a: None if ref.startswith("gone") else fake_digest(ref))
     path = broken(kind, tmp_path)
     with pytest.raises(CertificateError) as info:
-        load_certificate(path)
+        load_certificate(path, digest_of=registry.source_digest)  # the caller passes it in
     line = info.value.one_line()
     assert "\n" not in line
     assert line.startswith(f"{path}: ")
@@ -322,9 +322,10 @@ def test_reasons_are_distinct() -> None:
 
 def test_stale_check_can_be_skipped(tmp_path: Path) -> None:
     path = broken("stale", tmp_path)
-    cert = load_certificate(path, check_stale=False)
-    assert staleness(cert) == "stale"
-    assert staleness(certificate("topology")) == "current"
+    cert = load_certificate(path)  # no digest function: no staleness check
+    assert staleness(cert, registry.source_digest) == "stale"
+    assert staleness(certificate("topology"), registry.source_digest) == "current"
+    assert staleness(cert, lambda ref: None) == "not found"
 
 
 def test_a_snapshot_is_not_a_certificate(tmp_path: Path) -> None:

@@ -29,17 +29,20 @@ def command(ctx: click.Context, paths: tuple[Path, ...], baseline: Path | None,
     workload's sources changed) are unusable input: each is named on its own line and the
     gate exits 2. Policy keys (TOML): require = {scan = ["topology", "bench"]},
     require_kinds, min_speedup, speedup_metric, max_nodes, allow_topology_change,
-    max_regression, min_noise. Timings are compared like nvbench-compare (same, faster,
-    slower, ambiguous); noise never fails a build.
+    allow_incomplete (an incomplete verify warns instead of failing), max_regression,
+    min_noise. Timings are compared like nvbench-compare (same, faster, slower, ambiguous);
+    noise never fails a build, and a timing that ended on its sampling timeout warns.
     """
     from graphcert.cert.document import atomic_write_text, utc_now
     from graphcert.gate import UnusableInput, load_policy, run_gate, step_summary_path
     from graphcert.render.console import print_json, stdout_console
     from graphcert.render.report import OutputFormat, print_table, render
+    from graphcert.workloads.registry import source_digest
 
     policy = load_policy(policy_file)
     try:
-        report = run_gate(list(paths), policy=policy, baseline=baseline, created=utc_now())
+        report = run_gate(list(paths), policy=policy, baseline=baseline, created=utc_now(),
+                          digest_of=source_digest)
     except UnusableInput as exc:
         for problem in exc.problems:
             click.echo(f"graphcert: error: {' '.join(problem.split())}", err=True)

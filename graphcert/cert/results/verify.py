@@ -89,6 +89,8 @@ class ClassResult:
     padding_waste: Mapping[str, int] = field(default_factory=dict)
     samples: tuple[SampleResult, ...] = ()
     snapshot: GraphSnapshot | None = field(default=None, compare=False, repr=False)
+    # A snapshot document a certificate may embed in the class (the schema allows it).
+    embedded_snapshot: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def status(self) -> str:
@@ -104,7 +106,8 @@ class ClassResult:
                 "node_count": self.node_count, "counts": dict(self.counts),
                 "predicted": dict(self.predicted) if self.predicted is not None else None,
                 "padding_waste": dict(self.padding_waste),
-                "samples": [s.to_json() for s in self.samples]}
+                "samples": [s.to_json() for s in self.samples],
+                **({"snapshot": self.embedded_snapshot} if self.embedded_snapshot else {})}
 
 
 @dataclass(frozen=True)
@@ -121,10 +124,26 @@ class SkippedClass:
     def reasons(self) -> tuple[str, ...]:
         return (self.reason,)
 
+    # The class never ran: no samples, no graph, so no fingerprints or counts.
     @property
     def samples(self) -> tuple[SampleResult, ...]:
-        """None sampled: the class never ran."""
         return ()
+
+    @property
+    def topology_hash(self) -> str | None:
+        return None
+
+    @property
+    def shape_hash(self) -> str | None:
+        return None
+
+    @property
+    def node_count(self) -> int | None:
+        return None
+
+    @property
+    def counts(self) -> Mapping[str, int]:
+        return {}
 
     def to_json(self) -> dict[str, Any]:
         return {"capacity": self.capacity, "status": self.status, "reason": self.reason,
@@ -146,7 +165,8 @@ def class_from_json(doc: Mapping[str, Any]) -> AnyClass:
         int(doc["capacity"]), doc["status"] == "pass", (reason,) if reason else (),
         doc.get("topology_hash"), doc.get("shape_hash"), doc.get("node_count"),
         dict(doc.get("counts") or {}), doc.get("predicted"), dict(doc.get("padding_waste") or {}),
-        tuple(SampleResult.from_json(s) for s in doc.get("samples", ())))
+        tuple(SampleResult.from_json(s) for s in doc.get("samples", ())),
+        embedded_snapshot=doc.get("snapshot"))
 
 
 @dataclass(frozen=True)
