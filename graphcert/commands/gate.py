@@ -20,7 +20,7 @@ import click
                    "whenever that is set).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
-def command(ctx: click.Context, paths: tuple[Path, ...], baseline: Path | None,
+def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | None,
             policy_file: Path | None, junit: Path | None, summary: Path | None,
             as_json: bool) -> None:
     """Check every certificate under PATHS against a policy and an optional baseline.
@@ -46,7 +46,7 @@ def command(ctx: click.Context, paths: tuple[Path, ...], baseline: Path | None,
     except UnusableInput as exc:
         for problem in exc.problems:
             click.echo(f"graphcert: error: {' '.join(problem.split())}", err=True)
-        ctx.exit(2)
+        context.exit(2)
     if as_json:
         print_json(render(report, OutputFormat.JSON))
     else:
@@ -60,4 +60,4 @@ def command(ctx: click.Context, paths: tuple[Path, ...], baseline: Path | None,
     if step is not None:  # GitHub Actions: append, never overwrite earlier steps' text
         with step.open("a", encoding="utf-8") as handle:
             handle.write(markdown + "\n")
-    ctx.exit(report.exit_code)
+    context.exit(report.exit_code)
