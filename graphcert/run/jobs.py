@@ -45,6 +45,16 @@ def _prepare(refs: Sequence[str], out_dir: Path | None) -> list[tuple[str, Any]]
     return loaded
 
 
+def _certify(result: R, ref: str, workload: Any, env: dict[str, Any], out_dir: Path | None,
+             on_result: Callable[[Certified[R]], None] | None) -> Certified[R]:
+    """Write the result's certificate when asked to, and report it."""
+    path = environment.write(result, out_dir, ref, workload, env) if out_dir else None
+    done = Certified(ref, result, path)
+    if on_result is not None:
+        on_result(done)
+    return done
+
+
 def verify_workloads(refs: Sequence[str], capacities: list[int], *, samples: int = 4,
                      seed: int = 0, mode: str = "global", classes_spec: str | None = None,
                      device: int = 0, out_dir: Path | None = None,
@@ -66,11 +76,7 @@ def verify_workloads(refs: Sequence[str], capacities: list[int], *, samples: int
 
             result = verify(ctx, ref, capacities, samples=samples, seed=seed, mode=mode,
                             workload=workload, classes_spec=classes_spec, on_class=each)
-            path = (environment.write(result, out_dir, ref, workload, env)
-                    if out_dir is not None else None)
-            done.append(Certified(ref, result, path))
-            if on_result is not None:
-                on_result(done[-1])
+            done.append(_certify(result, ref, workload, env, out_dir, on_result))
     return done
 
 
@@ -92,11 +98,7 @@ def bench_workloads(runs: Sequence[str], sizes: list[int], settings: BenchSettin
             if on_start is not None:
                 on_start(ref)
             result = bench(ctx, ref, sizes, settings, workload=workload)
-            path = (environment.write(result, out_dir, ref, workload, env)
-                    if out_dir is not None else None)
-            done.append(Certified(ref, result, path))
-            if on_result is not None:
-                on_result(done[-1])
+            done.append(_certify(result, ref, workload, env, out_dir, on_result))
     return done
 
 
