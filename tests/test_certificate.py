@@ -5,8 +5,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +17,6 @@ from graphcert.cert.document import (
     SCHEMA_VERSION,
     CertificateError,
     NotACertificate,
-    certificate_filename,
-    collect_git_info,
     compute_digest,
     make_certificate,
     validate_certificate,
@@ -363,43 +359,6 @@ def test_missing_digest_is_named(tmp_path: Path) -> None:
     del cert["digest"]
     with pytest.raises(CertificateError, match="missing field 'digest'"):
         load_certificate(write_raw(tmp_path / "c.json", cert))
-
-
-# ----------------------------------------------------------------------------------- misc
-
-@pytest.mark.parametrize(("args", "name"), [
-    (("topology", "scan", "NVIDIA H100 80GB HBM3"), "topology-scan-NVIDIA_H100_80GB_HBM3.json"),
-    (("bench", "my/work load", "TEST GPU (x)"), "bench-my_work_load-TEST_GPU_x.json"),
-    (("bench", "..", ""), "bench-unknown-unknown.json"),
-])
-def test_certificate_filename(args: tuple[str, str, str], name: str) -> None:
-    assert certificate_filename(*args) == name
-
-
-def test_git_info_outside_a_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
-    assert collect_git_info(tmp_path) == {"commit": None, "dirty": None}
-
-
-def test_git_info_without_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", str(tmp_path))
-    assert collect_git_info(tmp_path) == {"commit": None, "dirty": None}
-
-
-@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-def test_git_info_in_a_checkout(tmp_path: Path) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
-    run = lambda *a: subprocess.run(["git", *a], cwd=tmp_path, env=env, check=True,  # noqa: E731
-                                    capture_output=True)
-    run("init", "-q")
-    (tmp_path / "f").write_text("1")
-    run("add", "f")
-    run("commit", "-q", "-m", "x")
-    info = collect_git_info(tmp_path)
-    assert len(info["commit"]) == 40 and info["dirty"] is False
-    (tmp_path / "f").write_text("2")
-    assert collect_git_info(tmp_path)["dirty"] is True
 
 
 def test_factory_results_are_copies() -> None:
