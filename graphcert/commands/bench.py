@@ -52,6 +52,7 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
         raise InputError("--plot draws a --sweep; give --sweep KEY=V1,V2,...")
     runs = _runs(workloads, sweep)
 
+    from graphcert.cert.results import BenchResult
     from graphcert.render.bench import bench_view, plot_sweep, sweep_table
     from graphcert.render.console import (
         print_json,
@@ -72,7 +73,7 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
         if progress_allowed():
             err.print(f"benching {ref} …")
 
-    def show(done: Certified[Any]) -> None:
+    def show(done: Certified[BenchResult]) -> None:
         if as_json:
             return
         for item in bench_view(done.ref, done.result):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -31,6 +30,7 @@ def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, m
     """Prove that one graph per capacity class can be updated in place for every size in the
     class and still compute the right answer. Exits 1 if any class fails or could not run
     (a class too large for device memory makes the verdict incomplete, never a pass)."""
+    from graphcert.cert.results import AnyClass, Status, VerifyResult
     from graphcert.classes import parse_classes
     from graphcert.render.console import print_json, stderr_console, stdout_console
     from graphcert.render.verify import verify_view
@@ -39,17 +39,17 @@ def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, m
     capacities = parse_classes(classes)
     err = stderr_console()
 
-    def progress(ref: str, cls: Any) -> None:
+    def progress(ref: str, cls: AnyClass) -> None:
         err.print(f"{ref}: class {cls.capacity:,} {cls.status}", highlight=False)
 
-    def show(done: Certified[Any]) -> None:
+    def show(done: Certified[VerifyResult]) -> None:
         if as_json:
             return
         out = stdout_console()
         for item in verify_view(done.ref, done.result):
             out.print(item)
         verdict = done.result.verdict
-        label = "[red]FAIL[/]" if verdict.status.value == "fail" else "[yellow]INCOMPLETE[/]"
+        label = "[red]FAIL[/]" if verdict.status is Status.FAIL else "[yellow]INCOMPLETE[/]"
         for why in verdict.reasons:
             err.print(f"{label} {done.ref}: {why}", highlight=False)
         if done.certificate:
