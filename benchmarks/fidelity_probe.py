@@ -105,8 +105,8 @@ def probe_ours(k: int, variant: str) -> dict[str, Any]:
             def stream_path(s: Stream) -> None:
                 for op in ops:
                     op(s)
-        out: dict[str, Any] = {"graph": summarize(h.device_samples(graph_path, 1)),
-               "stream": summarize(h.device_samples(stream_path, len(ops))),
+        out: dict[str, Any] = {"graph": summarize(h.device_samples(graph_path, 1).samples),
+               "stream": summarize(h.device_samples(stream_path, len(ops)).samples),
                "clock_mhz": h.clock_mhz()}
         exe.destroy()
         graph.destroy()
@@ -176,8 +176,8 @@ def _measure(h: Harness, exe: Any, ops: list[Any], k: int) -> dict[str, float]:
         for op in ops:
             op(s)
 
-    g = summarize(h.device_samples(exe.launch, 1))
-    st = summarize(h.device_samples(stream_path, len(ops)))
+    g = summarize(h.device_samples(exe.launch, 1).samples)
+    st = summarize(h.device_samples(stream_path, len(ops)).samples)
     return {"graph": g["mean_s"] / k * 1e6, "stream": st["mean_s"] / k * 1e6}
 
 
@@ -253,7 +253,7 @@ def probe_placement(k: int, variant: str) -> dict[str, Any]:
             def stream_path(s: Stream) -> None:
                 for launch in launches:
                     launch.enqueue(s)
-            return summarize(h.device_samples(stream_path, k))["mean_s"] / k * 1e6
+            return summarize(h.device_samples(stream_path, k).samples)["mean_s"] / k * 1e6
 
         out["empty"] = per_kernel([empty] * k)
         for j in range(6):

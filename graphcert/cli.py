@@ -29,38 +29,38 @@ COMMANDS: dict[str, tuple[str, str]] = {
 class LazyGroup(click.Group):
     """A group that imports a command's module only when that command runs."""
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    def list_commands(self, context: click.Context) -> list[str]:
         return sorted(n for n in COMMANDS if _available(n))
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, context: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in COMMANDS or not _available(cmd_name):
             return None
         module = importlib.import_module(COMMANDS[cmd_name][0])
         command: click.Command = module.command
         return command
 
-    def resolve_command(self, ctx: click.Context, args: list[str]
+    def resolve_command(self, context: click.Context, args: list[str]
                         ) -> tuple[str | None, click.Command | None, list[str]]:
         """An unknown command gets "did you mean ...?" from the closest command names."""
         name = click.utils.make_str(args[0]) if args else ""
-        if args and not name.startswith("-") and self.get_command(ctx, name) is None:
+        if args and not name.startswith("-") and self.get_command(context, name) is None:
             import difflib
 
-            close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
+            close = difflib.get_close_matches(name, self.list_commands(context), n=3, cutoff=0.6)
             hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-            ctx.fail(f"no such command '{name}'{hint}; 'graphcert --help' lists them")
-        return super().resolve_command(ctx, args)
+            context.fail(f"no such command '{name}'{hint}; 'graphcert --help' lists them")
+        return super().resolve_command(context, args)
 
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(n, COMMANDS[n][1]) for n in self.list_commands(ctx)]
+    def format_commands(self, context: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(n, COMMANDS[n][1]) for n in self.list_commands(context)]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, context: click.Context) -> Any:
         try:
             try:
-                return super().invoke(ctx)
+                return super().invoke(context)
             except ModuleNotFoundError as exc:
                 raise _missing_dependency(exc) from exc
         except GraphcertError as exc:
@@ -68,10 +68,10 @@ class LazyGroup(click.Group):
             log = getattr(exc, "log", None)
             if log:
                 click.echo(log.rstrip(), err=True)
-            ctx.exit(exc.exit_code)
+            context.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("graphcert: interrupted", err=True)
-            ctx.exit(130)
+            context.exit(130)
 
 
 def _missing_dependency(exc: ModuleNotFoundError) -> Exception:

@@ -19,17 +19,28 @@ class StopRule:
     min_samples: int = 10
     min_time_s: float = 0.5
     timeout_s: float = 5.0
+    max_samples: int | None = None  # a hard cap on samples; None: none (nvbench has none)
+
+    def ended(self, samples: Sequence[float], elapsed_s: float) -> str | None:
+        """Why sampling ends now ("noise_target", "timeout", "sample_cap"), or None to go on."""
+        if len(samples) >= self.min_samples and elapsed_s >= self.min_time_s and \
+                relative_stddev(samples) <= self.max_noise:
+            return "noise_target"
+        if elapsed_s >= self.timeout_s and len(samples) >= 2:
+            return "timeout"
+        if self.max_samples is not None and len(samples) >= self.max_samples:
+            return "sample_cap"
+        return None
 
     def done(self, samples: Sequence[float], elapsed_s: float) -> bool:
-        if elapsed_s >= self.timeout_s and len(samples) >= 2:
-            return True
-        if len(samples) < self.min_samples or elapsed_s < self.min_time_s:
-            return False
-        return relative_stddev(samples) <= self.max_noise
+        return self.ended(samples, elapsed_s) is not None
 
     def to_json(self) -> dict[str, Any]:
-        return {"max_noise": self.max_noise, "min_samples": self.min_samples,
-                "min_time_s": self.min_time_s, "timeout_s": self.timeout_s}
+        doc: dict[str, Any] = {"max_noise": self.max_noise, "min_samples": self.min_samples,
+                               "min_time_s": self.min_time_s, "timeout_s": self.timeout_s}
+        if self.max_samples is not None:
+            doc["max_samples"] = self.max_samples
+        return doc
 
 
 def relative_stddev(samples: Sequence[float] | np.ndarray) -> float:

@@ -11,6 +11,7 @@ import hashlib
 from typing import Any
 
 from graphcert.cert.document import make_certificate
+from graphcert.cert.results import SampleResult, UpdateOutcome
 
 CREATED = "2026-01-01T00:00:00Z"
 
@@ -44,10 +45,8 @@ def workload(ref: str = "scan", name: str | None = None,
 
 def topology_class(capacity: int, *, topology_hash: str = "t" * 8, shape_hash: str = "s" * 8,
                    kernels: int = 3) -> dict[str, Any]:
-    sample = {"n": capacity, "topology_equal": True, "shape_equal": True,
-              "update": {"result": "success", "failing_node": None, "reason": None},
-              "output_equal": True, "param_update_output_equal": True,
-              "node_count_matches_prediction": True, "error": None}
+    sample = SampleResult(capacity, True, True, UpdateOutcome("success"), True, True,
+                          True).to_json()  # the one definition of a sample row
     return {"capacity": capacity, "status": "pass", "reason": None,
             "topology_hash": synthetic_hash(f"topology {topology_hash}"),
             "shape_hash": synthetic_hash(f"shape {shape_hash} {capacity}"),

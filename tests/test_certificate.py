@@ -5,8 +5,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +17,6 @@ from graphcert.cert.document import (
     SCHEMA_VERSION,
     CertificateError,
     NotACertificate,
-    certificate_filename,
-    collect_git_info,
     compute_digest,
     make_certificate,
     validate_certificate,
@@ -306,7 +302,7 @@ def test_each_broken_certificate_has_its_own_one_line_reason(
                             lambda ref, *a: None if ref.startswith("gone") else fake_digest(ref))
     path = broken(kind, tmp_path)
     with pytest.raises(CertificateError) as info:
-        load_certificate(path)
+        load_certificate(path, digest_of=registry.source_digest)  # the caller passes it in
     line = info.value.one_line()
     assert "\n" not in line
     assert line.startswith(f"{path}: ")
@@ -322,9 +318,10 @@ def test_reasons_are_distinct() -> None:
 
 def test_stale_check_can_be_skipped(tmp_path: Path) -> None:
     path = broken("stale", tmp_path)
-    cert = load_certificate(path, check_stale=False)
-    assert staleness(cert) == "stale"
-    assert staleness(certificate("topology")) == "current"
+    cert = load_certificate(path)  # no digest function: no staleness check
+    assert staleness(cert, registry.source_digest) == "stale"
+    assert staleness(certificate("topology"), registry.source_digest) == "current"
+    assert staleness(cert, lambda ref: None) == "not found"
 
 
 def test_a_snapshot_is_not_a_certificate(tmp_path: Path) -> None:
@@ -362,43 +359,6 @@ def test_missing_digest_is_named(tmp_path: Path) -> None:
     del cert["digest"]
     with pytest.raises(CertificateError, match="missing field 'digest'"):
         load_certificate(write_raw(tmp_path / "c.json", cert))
-
-
-# ----------------------------------------------------------------------------------- misc
-
-@pytest.mark.parametrize(("args", "name"), [
-    (("topology", "scan", "NVIDIA H100 80GB HBM3"), "topology-scan-NVIDIA_H100_80GB_HBM3.json"),
-    (("bench", "my/work load", "TEST GPU (x)"), "bench-my_work_load-TEST_GPU_x.json"),
-    (("bench", "..", ""), "bench-unknown-unknown.json"),
-])
-def test_certificate_filename(args: tuple[str, str, str], name: str) -> None:
-    assert certificate_filename(*args) == name
-
-
-def test_git_info_outside_a_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
-    assert collect_git_info(tmp_path) == {"commit": None, "dirty": None}
-
-
-def test_git_info_without_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", str(tmp_path))
-    assert collect_git_info(tmp_path) == {"commit": None, "dirty": None}
-
-
-@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-def test_git_info_in_a_checkout(tmp_path: Path) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
-    run = lambda *a: subprocess.run(["git", *a], cwd=tmp_path, env=env, check=True,  # noqa: E731
-                                    capture_output=True)
-    run("init", "-q")
-    (tmp_path / "f").write_text("1")
-    run("add", "f")
-    run("commit", "-q", "-m", "x")
-    info = collect_git_info(tmp_path)
-    assert len(info["commit"]) == 40 and info["dirty"] is False
-    (tmp_path / "f").write_text("2")
-    assert collect_git_info(tmp_path)["dirty"] is True
 
 
 def test_factory_results_are_copies() -> None:

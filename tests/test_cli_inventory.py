@@ -99,12 +99,6 @@ def test_workload_needs_a_size() -> None:
     assert "add --size N" in one_line_error(run("synthetic_workload"))
 
 
-def test_workload_without_capture_module(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "graphcert.run.capture", None)  # import now fails
-    line = one_line_error(run("synthetic_workload", "--size", "8"))
-    assert "cannot capture workloads" in line
-
-
 def test_workload_is_captured_through_graphcert_capture(monkeypatch: pytest.MonkeyPatch
                                                         ) -> None:
     calls: list[tuple[str, dict[str, Any]]] = []

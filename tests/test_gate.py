@@ -27,6 +27,7 @@ from _certfactory import (
 
 from graphcert.cert.compare import Change, compare_timing, compare_topology, diff_certificates
 from graphcert.cert.document import write_certificate
+from graphcert.cert.results import Timing, VerifyResult
 from graphcert.gate import (
     GateReport,
     Policy,
@@ -51,7 +52,8 @@ def fake_sources(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def gate(paths: list[Path], policy: Policy | None = None, baseline: Path | None = None
          ) -> GateReport:
-    return run_gate(paths, policy=policy or Policy(), baseline=baseline, created=CREATED)
+    return run_gate(paths, policy=policy or Policy(), baseline=baseline, created=CREATED,
+                    digest_of=registry.source_digest)
 
 
 def rule(report: GateReport, which: Rule, index: int = 0) -> Any:
@@ -72,11 +74,12 @@ def rule(report: GateReport, which: Rule, index: int = 0) -> Any:
     (timing(1.0, 0.6), timing(1.3, 0.6), Change.SAME),  # within the noise is still same
 ])
 def test_compare_timing(b: dict[str, Any], c: dict[str, Any], change: Change) -> None:
-    assert compare_timing(b, c)[2] is change
+    assert compare_timing(Timing.from_json(b), Timing.from_json(c))[2] is change
 
 
 def test_compare_timing_reports_diff_threshold_and_reason() -> None:
-    diff, threshold, change, why = compare_timing(timing(1.0, 0.01, samples=5), timing(1.5))
+    diff, threshold, change, why = compare_timing(Timing.from_json(timing(1.0, 0.01, samples=5)),
+                                                  Timing.from_json(timing(1.5)))
     assert diff == pytest.approx(0.5) and threshold == 0.01
     assert change is Change.AMBIGUOUS and why == "baseline has 5 samples"
 
@@ -290,12 +293,12 @@ def test_stale_baselines_are_fine(tmp_path: Path) -> None:
     assert gate([tmp_path / "cur"], baseline=tmp_path / "base").exit_code == 0
 
 
-def test_embedded_snapshots_without_a_model_fall_back_to_hashes() -> None:
+def test_unreadable_embedded_snapshots_fall_back_to_hashes() -> None:
     a, b = topology_results(), topology_results()
     b["classes"][0]["topology_hash"] = synthetic_hash("topology other")
     for r in (a, b):
         r["classes"][0]["snapshot"] = {"kind": "graphcert.snapshot", "nodes": "synthetic"}
-    (first, _) = compare_topology(a, b)
+    (first, _) = compare_topology(VerifyResult.from_json(a), VerifyResult.from_json(b))
     assert first.change == "topology" and first.node_diff == ()
 
 
@@ -340,7 +343,7 @@ def golden_report(root: Path) -> GateReport:
     os.chdir(root)
     try:
         return run_gate([Path("reports")], policy=policy, baseline=Path("baseline"),
-                        created=CREATED)
+                        created=CREATED, digest_of=registry.source_digest)
     finally:
         os.chdir(old)
 

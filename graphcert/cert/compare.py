@@ -3,16 +3,22 @@ classes by topology and shape hash. Pure and import-light; used by the gate and 
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from graphcert.errors import GraphcertError
+from graphcert.cert.results import (
+    QUANTITIES,
+    SIDES,
+    BenchResult,
+    ClassResult,
+    Timing,
+    Verdict,
+    VerifyResult,
+)
+from graphcert.errors import GraphcertError, InputError
 
-QUANTITIES: tuple[str, ...] = ("host_enqueue", "device", "end_to_end")
-SIDES: tuple[str, ...] = ("stream", "graph")
 MIN_SAMPLES = 10  # fewer samples than this: the noise estimate is not trusted
 MAX_TRUSTED_NOISE = 0.5  # a side noisier than this cannot tell slower from same
 
@@ -50,7 +56,7 @@ class TimingComparison:
         return f"{text} ({self.reason})" if self.reason else text
 
 
-def compare_timing(baseline: Mapping[str, Any], current: Mapping[str, Any], *,
+def compare_timing(baseline: Timing, current: Timing, *,
                    min_noise: float = 0.005) -> tuple[float, float, Change, str | None]:
     """nvbench-compare style: (diff, threshold, change, why-ambiguous) of two timings.
 
@@ -58,14 +64,14 @@ def compare_timing(baseline: Mapping[str, Any], current: Mapping[str, Any], *,
     noise intervals still overlapping, or with a side too noisy or too few samples to trust,
     the change is ambiguous (reported, never failed); otherwise slower or faster.
     """
-    b, c = float(baseline["median_s"]), float(current["median_s"])
-    nb, nc = float(baseline["noise"]), float(current["noise"])
+    b, c = baseline.median_s, current.median_s
+    nb, nc = baseline.noise, current.noise
     diff = (c - b) / b if b > 0 else 0.0
     threshold = max(nb, nc, min_noise)
     if abs(diff) <= threshold:
         return diff, threshold, Change.SAME, None
-    untrusted = [f"{name} has {t['samples']} samples" for name, t in
-                 (("baseline", baseline), ("current", current)) if t["samples"] < MIN_SAMPLES]
+    untrusted = [f"{name} has {t.samples} samples" for name, t in
+                 (("baseline", baseline), ("current", current)) if t.samples < MIN_SAMPLES]
     untrusted += [f"{name} noise {n:.0%}" for name, n in (("baseline", nb), ("current", nc))
                   if n > MAX_TRUSTED_NOISE]
     if untrusted:
@@ -75,22 +81,22 @@ def compare_timing(baseline: Mapping[str, Any], current: Mapping[str, Any], *,
     return diff, threshold, (Change.SLOWER if diff > 0 else Change.FASTER), None
 
 
-def compare_bench(baseline: Mapping[str, Any], current: Mapping[str, Any], *,
+def compare_bench(baseline: BenchResult, current: BenchResult, *,
                   min_noise: float = 0.005) -> tuple[list[TimingComparison], list[str]]:
     """Every timing of sizes both results hold; notes for what could not be compared."""
     notes: list[str] = []
-    base_sizes = {s["n"]: s for s in baseline["sizes"]}
-    cur_sizes = {s["n"]: s for s in current["sizes"]}
+    base_sizes = {s.n: s for s in baseline.sizes}
+    cur_sizes = {s.n: s for s in current.sizes}
     out: list[TimingComparison] = []
     for n in sorted(set(base_sizes) | set(cur_sizes)):
         if n not in cur_sizes or n not in base_sizes:
             notes.append(f"n={n} only in the {'baseline' if n in base_sizes else 'current'}")
             continue
         bs, cs = base_sizes[n], cur_sizes[n]
-        throttled = bs.get("throttled") or cs.get("throttled")
+        throttled = bs.throttled or cs.throttled
         for side in SIDES:
             for q in QUANTITIES:
-                bt, ct = bs[side].get(q), cs[side].get(q)
+                bt, ct = bs.way(side).get(q), cs.way(side).get(q)
                 if bt is None or ct is None:
                     if q == "device":
                         notes.append(f"n={n} {side} device time unavailable on "
@@ -99,8 +105,8 @@ def compare_bench(baseline: Mapping[str, Any], current: Mapping[str, Any], *,
                 diff, thr, change, why = compare_timing(bt, ct, min_noise=min_noise)
                 if throttled and change in (Change.SLOWER, Change.FASTER):
                     change, why = Change.AMBIGUOUS, "GPU clocks throttled"
-                out.append(TimingComparison(n, side, q, float(bt["median_s"]),
-                                            float(ct["median_s"]), diff, thr, change, why))
+                out.append(TimingComparison(n, side, q, bt.median_s, ct.median_s, diff, thr,
+                                            change, why))
     return out, notes
 
 
@@ -153,50 +159,47 @@ def _counts_diff(c: ClassComparison) -> str:
     return ", ".join(parts) or "none"
 
 
-def compare_topology(baseline: Mapping[str, Any], current: Mapping[str, Any]
-                     ) -> list[ClassComparison]:
+def compare_topology(baseline: VerifyResult, current: VerifyResult) -> list[ClassComparison]:
     """Class by class: same, shape (launch shape only) or topology changed."""
-    base = {c["capacity"]: c for c in baseline["classes"]}
-    cur = {c["capacity"]: c for c in current["classes"]}
+    base = {c.capacity: c for c in baseline.classes}
+    cur = {c.capacity: c for c in current.classes}
     out = []
     for cap in sorted(set(base) | set(cur)):
-        b, c = base.get(cap, {}), cur.get(cap, {})
-        if not b or not c:
-            change = "only baseline" if b else "only current"
-        elif b.get("topology_hash") is None or c.get("topology_hash") is None:
+        b, c = base.get(cap), cur.get(cap)
+        node_diff: tuple[str, ...] = ()
+        if b is None or c is None:
+            change = "only baseline" if b is not None else "only current"
+        elif b.topology_hash is None or c.topology_hash is None:
             change = "not comparable"
-        elif b["topology_hash"] != c["topology_hash"]:
+        elif b.topology_hash != c.topology_hash:
             change = "topology"
-        elif b.get("shape_hash") != c.get("shape_hash"):
+        elif b.shape_hash != c.shape_hash:
             change = "shape"
         else:
             change = "same"
-        node_diff = (_snapshot_diff(b["snapshot"], c["snapshot"])
-                     if change in ("topology", "shape") and "snapshot" in b and "snapshot" in c
-                     else ())
-        out.append(ClassComparison(cap, change, b.get("topology_hash"), c.get("topology_hash"),
-                                   b.get("shape_hash"), c.get("shape_hash"),
-                                   b.get("counts") or {}, c.get("counts") or {}, node_diff))
+        if change in ("topology", "shape") and isinstance(b, ClassResult) and \
+                isinstance(c, ClassResult):
+            node_diff = _snapshot_diff(b.embedded_snapshot, c.embedded_snapshot)
+        out.append(ClassComparison(
+            cap, change, b.topology_hash if b else None, c.topology_hash if c else None,
+            b.shape_hash if b else None, c.shape_hash if c else None,
+            dict(b.counts) if b else {}, dict(c.counts) if c else {}, node_diff))
     return out
 
 
-def _snapshot_diff(a: Any, b: Any) -> tuple[str, ...]:
-    """Node-level diff lines from graphcert.model when embedded snapshots allow it."""
-    try:
-        model = importlib.import_module("graphcert.model")
-        from_dict = getattr(model, "snapshot_from_dict", None) or model.GraphSnapshot.from_dict
-        diff = model.diff_snapshots(from_dict(a), from_dict(b))
-    except Exception:  # the model is another layer; without it the hashes and counts remain
+def _snapshot_diff(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None
+                   ) -> tuple[str, ...]:
+    """Node-level diff lines where both classes embed their snapshot (optional evidence: an
+    unreadable one leaves the hashes and counts, which decide)."""
+    if a is None or b is None:
         return ()
-    lines = getattr(diff, "summary_lines", None)
-    if callable(lines):
-        return tuple(str(x) for x in lines())
-    parts = []
-    for name in ("added", "removed", "changed"):
-        items = getattr(diff, name, None)
-        if items:
-            parts.append(f"{len(items)} node(s) {name}")
-    return tuple(parts)
+    from graphcert.model import diff_snapshots, snapshot_from_json
+
+    try:
+        diff = diff_snapshots(snapshot_from_json(a), snapshot_from_json(b))
+    except InputError:
+        return ()
+    return tuple(diff.summary_lines())
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -255,14 +258,17 @@ def diff_certificates(a: Mapping[str, Any], b: Mapping[str, Any], *,
     timings: tuple[TimingComparison, ...] = ()
     notes: tuple[str, ...] = ()
     if a["kind"] == "topology":
-        classes = tuple(compare_topology(a["results"], b["results"]))
+        classes = tuple(compare_topology(VerifyResult.from_json(a["results"]),
+                                         VerifyResult.from_json(b["results"])))
     else:
-        found, found_notes = compare_bench(a["results"], b["results"], min_noise=min_noise)
+        found, found_notes = compare_bench(BenchResult.from_json(a["results"]),
+                                           BenchResult.from_json(b["results"]),
+                                           min_noise=min_noise)
         timings, notes = tuple(found), tuple(found_notes)
     return CertificateDiff(
         kind=a["kind"], environment=changed(a["environment"], b["environment"]),
         workload=changed(a["workload"], b["workload"]),
-        verdict=(bool(a["verdict"]["passed"]), bool(b["verdict"]["passed"])),
+        verdict=(Verdict.from_json(a["verdict"]).passed, Verdict.from_json(b["verdict"]).passed),
         classes=classes, timings=timings, notes=notes)
 
 

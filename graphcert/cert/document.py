@@ -16,15 +16,17 @@ import subprocess
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphcert._version import __version__
 from graphcert.errors import GraphcertError
 from graphcert.fileio import atomic_write_text
 
+if TYPE_CHECKING:
+    from graphcert.cert.results import BenchResult, VerifyResult
+
 SCHEMA_VERSION = 1
 CERT_KINDS: tuple[str, ...] = ("topology", "bench")
-SNAPSHOT_KIND = "graphcert.snapshot"
 TOOL_NAME = "graphcert"
 # What regenerates a certificate of each kind, for "re-run" hints.
 PRODUCER: dict[str, str] = {"topology": "graphcert verify", "bench": "graphcert bench"}
@@ -89,6 +91,17 @@ def make_certificate(kind: str, *, workload: dict[str, Any], environment: dict[s
     return cert
 
 
+def certificate_of(result: VerifyResult | BenchResult, *, workload: dict[str, Any],
+                   environment: dict[str, Any], created: str | None = None) -> dict[str, Any]:
+    """The sealed certificate of a typed result: topology for verify, bench for bench."""
+    from graphcert.cert.results import VerifyResult
+
+    kind = "topology" if isinstance(result, VerifyResult) else "bench"
+    return make_certificate(kind, workload=workload, environment=environment,
+                            results=result.to_json(), verdict=result.verdict.to_json(),
+                            created=created)
+
+
 def validate_certificate(cert: Mapping[str, Any]) -> list[str]:
     """Structural problems of a certificate against its kind's shipped schema."""
     from graphcert.cert.schemas import check, load_schema
@@ -122,13 +135,14 @@ def write_certificate(path: Path | str, cert: Mapping[str, Any]) -> Path:
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def _safe(text: str) -> str:
+def safe_name(text: str) -> str:
+    """`text` as part of a file name: runs outside [A-Za-z0-9._-] become one `_`."""
     return _UNSAFE.sub("_", text).strip("_.") or "unknown"
 
 
 def certificate_filename(kind: str, workload_name: str, gpu_name: str) -> str:
-    """`<kind>-<workload>-<gpu>.json` with anything outside [A-Za-z0-9._-] made `_`."""
-    return f"{_safe(kind)}-{_safe(workload_name)}-{_safe(gpu_name)}.json"
+    """`<kind>-<workload>-<gpu>.json`, each part made safe by `safe_name`."""
+    return f"{safe_name(kind)}-{safe_name(workload_name)}-{safe_name(gpu_name)}.json"
 
 
 def collect_git_info(cwd: Path | str | None = None) -> dict[str, Any]:
@@ -148,11 +162,12 @@ def collect_git_info(cwd: Path | str | None = None) -> dict[str, Any]:
     return {"commit": commit, "dirty": None if status is None else bool(status)}
 
 
+def host_facts() -> dict[str, str]:
+    """Python version, host name and platform (for certificates and `graphcert env`)."""
+    return {"python": platform.python_version(), "host": socket.gethostname(),
+            "platform": platform.platform()}
+
+
 def host_environment(cwd: Path | str | None = None) -> dict[str, Any]:
-    """The non-GPU part of `environment`: Python, host, platform and git."""
-    return {
-        "python": platform.python_version(),
-        "host": socket.gethostname(),
-        "platform": platform.platform(),
-        "git": collect_git_info(cwd),
-    }
+    """The non-GPU part of `environment`: host facts and git."""
+    return {**host_facts(), "git": collect_git_info(cwd)}

@@ -16,7 +16,6 @@ from graphcert.cert.document import (
     CERT_KINDS,
     PRODUCER,
     SCHEMA_VERSION,
-    SNAPSHOT_KIND,
     TOOL_NAME,
     CertificateError,
     NotACertificate,
@@ -24,6 +23,7 @@ from graphcert.cert.document import (
     validate_certificate,
 )
 from graphcert.errors import GraphcertError
+from graphcert.model.io import SNAPSHOT_KIND
 
 DigestOf = Callable[[str], "str | None"]
 
@@ -139,32 +139,27 @@ def check_stale(cert: Mapping[str, Any], path: Path | str, digest_of: DigestOf) 
                   f"was made", hint=f"re-run {producer} {ref}", reason="stale")
 
 
-def current_source_digest(ref: str) -> str | None:
-    """The registry's digest of a workload's sources now (looked up at call time)."""
-    from graphcert.workloads import registry
-
-    return registry.source_digest(ref)
-
-
-def memoized_digests() -> DigestOf:
-    """A digest_of that reads each workload's sources once (for many certificates)."""
+def memoized_digests(digest_of: DigestOf) -> DigestOf:
+    """`digest_of` reading each workload's sources once (for many certificates)."""
     cache: dict[str, str | None] = {}
 
-    def digest_of(ref: str) -> str | None:
+    def memo(ref: str) -> str | None:
         if ref not in cache:
-            cache[ref] = current_source_digest(ref)
+            cache[ref] = digest_of(ref)
         return cache[ref]
 
-    return digest_of
+    return memo
 
 
-def load_certificate(path: Path | str, *, check_stale: bool = True) -> dict[str, Any]:
-    """Read, check and return a certificate; CertificateError says what is wrong."""
+def load_certificate(path: Path | str, *, digest_of: DigestOf | None = None) -> dict[str, Any]:
+    """Read, check and return a certificate; CertificateError says what is wrong. With
+    `digest_of` (the workload registry's source digest, passed in by the caller: this pure
+    layer never imports workloads) a stale certificate is refused too."""
     doc = read_document(path)
-    return check_document(doc, path, digest_of=current_source_digest if check_stale else None)
+    return check_document(doc, path, digest_of=digest_of)
 
 
-def staleness(cert: Mapping[str, Any], digest_of: DigestOf = current_source_digest) -> str:
+def staleness(cert: Mapping[str, Any], digest_of: DigestOf) -> str:
     """'current', 'stale' or 'not found': for show, which displays instead of failing."""
     try:
         current = digest_of(cert["workload"]["ref"])

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
 import click
 
 
-def _default_device() -> int:
-    raw = os.environ.get("GRAPHCERT_DEVICE", "0")
-    return int(raw) if raw.isdigit() else 0
-
-
 def device_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--device", "device", type=click.IntRange(min=0),
-                        default=_default_device, show_default="$GRAPHCERT_DEVICE or 0",
+    """--device N, or $GRAPHCERT_DEVICE, or 0: the one place that variable is read (click
+    rejects a value that is not a device index in one line, exit 2)."""
+    return click.option("--device", "device", type=click.IntRange(min=0), default=0,
+                        show_default=True, envvar="GRAPHCERT_DEVICE", show_envvar=True,
                         help="CUDA device index (see `graphcert env`).")(fn)
 
 

@@ -45,8 +45,6 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
     device time (queued behind a blocking kernel) and end to end, plus up-front costs."""
     from graphcert.classes import parse_buckets, parse_size
     from graphcert.errors import InputError
-    from graphcert.fileio import ensure_writable_dir
-    from graphcert.workloads.registry import load
 
     if size is not None and classes is not None:
         raise InputError("give --size or --classes, not both")
@@ -54,65 +52,46 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
     if plot_path is not None and sweep is None:
         raise InputError("--plot draws a --sweep; give --sweep KEY=V1,V2,...")
     runs = _runs(workloads, sweep)
-    loaded = [(ref, load(ref)) for ref, _, _ in runs]
-    if not no_certificate:
-        ensure_writable_dir(out_dir)
 
-    from graphcert.cuda.context import RunContext
-    from graphcert.render.bench import plot_sweep, size_table, sweep_table, upfront_table
+    from graphcert.cert.results import QUANTITIES, BenchResult
+    from graphcert.render.bench import bench_view, plot_sweep, sweep_table
     from graphcert.render.console import print_json, stderr_console, stdout_console
-    from graphcert.run import environment as certify
-    from graphcert.run.bench import QUANTITIES, BenchSettings, bench, fit_sweep
+    from graphcert.render.progress import progress
+    from graphcert.run.bench import BenchSettings
+    from graphcert.run.jobs import Certified, bench_workloads
+    from graphcert.run.jobs import sweep as fit_runs
     from graphcert.stats import StopRule
 
     settings = BenchSettings(StopRule(max_noise, min_samples, min_time, timeout), flush_l2,
                              blocker_timeout)
     out, err = stdout_console(), stderr_console()
-    docs: list[dict[str, Any]] = []
-    points: list[dict[str, Any]] = []
-    from graphcert.render.progress import progress
+
+    def show(done: Certified[BenchResult]) -> None:
+        if as_json:
+            return
+        for item in bench_view(done.ref, done.result):
+            out.print(item)
+        if done.certificate:
+            err.print(f"certificate: {done.certificate}")
 
     total = len(runs) * len(sizes) * len(QUANTITIES)  # workloads x sizes x quantities
-    with RunContext.open(device) as ctx, progress(total, "bench") as advance:
-        env = certify.environment(device) if not no_certificate else {}
-        for (ref, key, value), (_, workload) in zip(runs, loaded, strict=True):
-            results, _session = bench(ctx, ref, sizes, settings, workload=workload,
-                                      on_progress=advance)
-            if key is not None:
-                points.append({"value": value, "result": results["sizes"][0]})
-            bare = results["bare_launch_s"]
-            reasons = [f"n={r['n']:,}: SM clock dropped from {r['clock_mhz']['before']:.0f} "
-                       f"to {r['clock_mhz']['after']:.0f} MHz (throttled)"
-                       for r in results["sizes"] if r["throttled"]]
-            path = None
-            if not no_certificate:
-                path = certify.write("bench", out_dir, ref, workload, env, results, reasons,
-                                     not reasons)
-            docs.append({"workload": ref, "results": results,
-                         "certificate": str(path) if path else None})
-            if not as_json:
-                for row in results["sizes"]:
-                    out.print(size_table(ref, row))
-                    if row["stream_path"] == "prepacked":
-                        out.print(f"stream path host cost per launch "
-                                  f"{row['stream_host_per_op_s'] * 1e6:.2f} µs; bare "
-                                  f"cuLaunchKernel loop {bare * 1e6:.2f} µs "
-                                  f"({row['stream_host_per_op_s'] / bare:.2f}×)")
-                out.print(upfront_table(results["sizes"]))
-                if path:
-                    err.print(f"certificate: {path}")
-    sweep_doc = None
-    if points:
-        key = runs[0][1]
-        fit = fit_sweep(points)
-        sweep_doc = {"key": key, "values": [p["value"] for p in points], "fit": fit}
+    with progress(total, "bench") as advance:
+        results = bench_workloads([ref for ref, _, _ in runs], sizes, settings, device=device,
+                                  out_dir=None if no_certificate else out_dir,
+                                  on_result=show, on_progress=advance)
+    fit = None
+    if sweep is not None:
+        fit = fit_runs(str(runs[0][1]), [value for _, _, value in runs], results)
         if not as_json:
-            out.print(sweep_table(str(key), fit))
+            out.print(sweep_table(fit))
         if plot_path is not None:
-            plot_sweep(str(key), points, plot_path)
+            plot_sweep(fit, plot_path)
             err.print(f"plot: {plot_path}")
     if as_json:
-        print_json(json.dumps({"runs": docs, "sweep": sweep_doc}, indent=2))
+        print_json(json.dumps({"runs": [{
+            "workload": r.ref, "results": r.result.to_json(),
+            "certificate": str(r.certificate) if r.certificate else None} for r in results],
+            "sweep": fit.to_json() if fit else None}, indent=2))
 
 
 def _runs(workloads: tuple[str, ...], sweep: str | None) -> list[tuple[str, str | None, Any]]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -50,35 +49,15 @@ def command(a: Path, b: Path, as_json: bool) -> None:
 
 
 def _diff_snapshots(a: Path, b: Path, as_json: bool) -> None:
-    """Delegate to the snapshot model and its renderer, imported only now."""
-    import dataclasses
-    import importlib
+    """Node by node, through the snapshot model and the inventory renderer."""
     import json
 
-    from graphcert.errors import GraphcertError
+    from graphcert.model import diff_snapshots, load_snapshot
     from graphcert.render.console import print_json, stdout_console
+    from graphcert.render.inventory import render_diff
 
-    try:
-        model = importlib.import_module("graphcert.model")
-        inventory = importlib.import_module("graphcert.render.inventory")
-        load_snapshot, diff_snapshots = model.load_snapshot, model.diff_snapshots
-    except (ModuleNotFoundError, AttributeError) as exc:
-        missing = getattr(exc, "name", None) or str(exc)
-        if isinstance(exc, ModuleNotFoundError) and not str(missing).startswith("graphcert"):
-            raise
-        raise GraphcertError(
-            f"comparing snapshots needs graphcert.model (load_snapshot, diff_snapshots) and "
-            f"graphcert.render.inventory (render_diff), which this build lacks ({missing})",
-            hint="upgrade graphcert, or compare certificates instead") from exc
     diff = diff_snapshots(load_snapshot(a), load_snapshot(b))
     if as_json:
-        data: Any = None
-        if hasattr(diff, "to_dict"):
-            data = diff.to_dict()
-        elif dataclasses.is_dataclass(diff) and not isinstance(diff, type):
-            data = dataclasses.asdict(diff)
-        if data is None:
-            raise GraphcertError("this build cannot print a snapshot diff as JSON")
-        print_json(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+        print_json(json.dumps(diff.to_dict(), indent=2, ensure_ascii=False, default=str))
         return
-    inventory.render_diff(stdout_console(), diff)  # table (if any difference), then summary
+    render_diff(stdout_console(), diff)  # table (if any difference), then summary

@@ -20,7 +20,7 @@ import click
                    "whenever that is set).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
-def command(ctx: click.Context, paths: tuple[Path, ...], baseline: Path | None,
+def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | None,
             policy_file: Path | None, junit: Path | None, summary: Path | None,
             as_json: bool) -> None:
     """Check every certificate under PATHS against a policy and an optional baseline.
@@ -29,21 +29,24 @@ def command(ctx: click.Context, paths: tuple[Path, ...], baseline: Path | None,
     workload's sources changed) are unusable input: each is named on its own line and the
     gate exits 2. Policy keys (TOML): require = {scan = ["topology", "bench"]},
     require_kinds, min_speedup, speedup_metric, max_nodes, allow_topology_change,
-    max_regression, min_noise. Timings are compared like nvbench-compare (same, faster,
-    slower, ambiguous); noise never fails a build.
+    allow_incomplete (an incomplete verify warns instead of failing), max_regression,
+    min_noise. Timings are compared like nvbench-compare (same, faster, slower, ambiguous);
+    noise never fails a build, and a timing that ended on its sampling timeout warns.
     """
     from graphcert.cert.document import atomic_write_text, utc_now
     from graphcert.gate import UnusableInput, load_policy, run_gate, step_summary_path
     from graphcert.render.console import print_json, stdout_console
     from graphcert.render.report import OutputFormat, print_table, render
+    from graphcert.workloads.registry import source_digest
 
     policy = load_policy(policy_file)
     try:
-        report = run_gate(list(paths), policy=policy, baseline=baseline, created=utc_now())
+        report = run_gate(list(paths), policy=policy, baseline=baseline, created=utc_now(),
+                          digest_of=source_digest)
     except UnusableInput as exc:
         for problem in exc.problems:
             click.echo(f"graphcert: error: {' '.join(problem.split())}", err=True)
-        ctx.exit(2)
+        context.exit(2)
     if as_json:
         print_json(render(report, OutputFormat.JSON))
     else:
@@ -57,4 +60,4 @@ def command(ctx: click.Context, paths: tuple[Path, ...], baseline: Path | None,
     if step is not None:  # GitHub Actions: append, never overwrite earlier steps' text
         with step.open("a", encoding="utf-8") as handle:
             handle.write(markdown + "\n")
-    ctx.exit(report.exit_code)
+    context.exit(report.exit_code)

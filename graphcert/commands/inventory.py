@@ -10,6 +10,7 @@ import json
 
 import click
 
+from graphcert.commands._options import device_option
 from graphcert.errors import InputError
 from graphcert.model import GraphSnapshot, load_snapshot, snapshot_to_json
 
@@ -22,9 +23,7 @@ def _is_snapshot_file(target: str) -> bool:
 @click.argument("target")
 @click.option("--size", "-n", "size_text", default=None,
               help="Work size n to capture (workload targets only), e.g. 65536 or 2^16.")
-@click.option("--device", type=click.IntRange(min=0), default=0, show_default=True,
-              envvar="GRAPHCERT_DEVICE", show_envvar=True,
-              help="CUDA device ordinal (workload targets only).")
+@device_option
 @click.option("--json", "as_json", is_flag=True, help="Print the snapshot as JSON.")
 @click.option("--tree", is_flag=True, help="Show nodes as a tree with child graphs nested.")
 def command(target: str, size_text: str | None, device: int, as_json: bool, tree: bool) -> None:
@@ -59,19 +58,8 @@ def _capture(target: str, size: int | None, device: int) -> GraphSnapshot:
     if size is None:
         raise InputError(f"{target!r} is not a snapshot file (*.json), so it names a workload, "
                          "which needs a size", hint="add --size N")
-    try:
-        import graphcert.run.capture as capture
-    except ModuleNotFoundError as exc:
-        if exc.name != "graphcert.run.capture":
-            raise  # something capture itself needs is missing: let its own error speak
-        raise InputError(
-            f"{target!r} is not a snapshot file (*.json), and this build of graphcert cannot "
-            "capture workloads (graphcert.run.capture is missing)",
-            hint="pass a saved SNAPSHOT.json",
-        ) from None
-    capture_snapshot = getattr(capture, "capture_snapshot", None)
-    if capture_snapshot is None:
-        raise InputError("this build of graphcert cannot capture workloads "
-                         "(graphcert.run.capture has no capture_snapshot)")
-    snapshot: GraphSnapshot = capture_snapshot(target, size=size, mode="global", device=device)
+    import graphcert.run.capture as capture
+
+    snapshot: GraphSnapshot = capture.capture_snapshot(target, size=size, mode="global",
+                                                       device=device)
     return snapshot

@@ -31,10 +31,12 @@ def command(ctx: click.Context, paths: tuple[Path, ...], output: Path, baseline:
     from graphcert.fileio import atomic_write_text
     from graphcert.gate import UnusableInput, find_json_files, load_policy, run_gate
     from graphcert.render.html import render_html
+    from graphcert.workloads.registry import source_digest
 
     policy = load_policy(policy_file)
     try:
-        report = run_gate(list(paths), policy=policy, baseline=baseline, created=utc_now())
+        report = run_gate(list(paths), policy=policy, baseline=baseline, created=utc_now(),
+                          digest_of=source_digest)
     except UnusableInput as exc:
         for problem in exc.problems:
             click.echo(f"graphcert: error: {' '.join(problem.split())}", err=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -30,60 +29,46 @@ from graphcert.commands._options import device_option, json_option
 def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, mode: str,
             out_dir: Path, no_certificate: bool, device: int, as_json: bool) -> None:
     """Prove that one graph per capacity class can be updated in place for every size in the
-    class and still compute the right answer. Exits 1 if any class fails."""
+    class and still compute the right answer. Exits 1 if any class fails or could not run
+    (a class too large for device memory makes the verdict incomplete, never a pass)."""
+    from graphcert.cert.results import AnyClass, Status, VerifyResult
     from graphcert.classes import parse_buckets
-    from graphcert.fileio import ensure_writable_dir
-    from graphcert.workloads.registry import load
-
-    capacities = parse_buckets(classes)
-    loaded = [(ref, load(ref)) for ref in workloads]  # bad references fail before GPU work
-    if not no_certificate:
-        ensure_writable_dir(out_dir)
-
-    from graphcert.cuda.context import RunContext
     from graphcert.render.console import print_json, stderr_console, stdout_console
     from graphcert.render.progress import progress
-    from graphcert.render.verify import breakdown_table, class_table, transitions_table
-    from graphcert.run import environment as certify
-    from graphcert.run.verify import ClassReport, transitions, verify
+    from graphcert.render.verify import verify_view
+    from graphcert.run.jobs import Certified, verify_workloads
 
-    docs, failed = [], False
+    capacities = parse_buckets(classes)
     err = stderr_console()
-    total = len(loaded) * len(capacities) * samples  # classes x samples, every workload
-    with RunContext.open(device, seed=seed) as ctx, progress(total, "verify") as advance:
-        env = certify.environment(device) if not no_certificate else {}
-        for ref, workload in loaded:
-            def on_class(report: ClassReport, ref: str = ref) -> None:
-                err.print(f"{ref}: class {report.capacity:,} {report.status}", highlight=False)
 
-            reports, phases, _ = verify(ctx, ref, capacities, samples=samples, seed=seed,
-                                        mode=mode, workload=workload, on_class=on_class,
-                                        on_progress=advance)
-            phases["compile"] = phases.get("compile", 0.0)
-            results: dict[str, Any] = {"classes": [r.to_json() for r in reports],
-                       "transitions": transitions(reports), "timings_s": phases,
-                       "settings": {"samples": samples, "seed": seed, "mode": mode,
-                                    "classes": classes}}
-            reasons = [f"class {r.capacity:,}: {why}" for r in reports if r.status == "fail"
-                       for why in r.reasons]
-            passed = not reasons
-            failed = failed or not passed
-            path = None
-            if not no_certificate:
-                path = certify.write("topology", out_dir, ref, workload, env, results,
-                                     reasons, passed)
-            docs.append({"workload": ref, "passed": passed, "reasons": reasons,
-                         "results": results, "certificate": str(path) if path else None})
-            if not as_json:
-                out = stdout_console()
-                out.print(class_table(ref, reports))
-                out.print(transitions_table(results["transitions"]))
-                out.print(breakdown_table(phases))
-                for why in reasons:
-                    err.print(f"[red]FAIL[/] {ref}: {why}", highlight=False)
-                if path:
-                    err.print(f"certificate: {path}")
+    def each_class(ref: str, cls: AnyClass) -> None:
+        err.print(f"{ref}: class {cls.capacity:,} {cls.status}", highlight=False)
+
+    def show(done: Certified[VerifyResult]) -> None:
+        if as_json:
+            return
+        out = stdout_console()
+        for item in verify_view(done.ref, done.result):
+            out.print(item)
+        verdict = done.result.verdict
+        label = "[red]FAIL[/]" if verdict.status is Status.FAIL else "[yellow]INCOMPLETE[/]"
+        for why in verdict.reasons:
+            err.print(f"{label} {done.ref}: {why}", highlight=False)
+        if done.certificate:
+            err.print(f"certificate: {done.certificate}")
+
+    total = len(workloads) * len(capacities) * samples  # classes x samples, every workload
+    with progress(total, "verify") as advance:
+        runs = verify_workloads(workloads, capacities, samples=samples, seed=seed, mode=mode,
+                                classes_spec=classes, device=device,
+                                out_dir=None if no_certificate else out_dir,
+                                on_class=each_class, on_result=show, on_progress=advance)
     if as_json:
-        print_json(json.dumps(docs, indent=2))
-    if failed:
+        print_json(json.dumps([{
+            "workload": r.ref, "passed": r.result.verdict.passed,
+            "status": r.result.verdict.status.value, "reasons": list(r.result.verdict.reasons),
+            "results": r.result.to_json(),
+            "certificate": str(r.certificate) if r.certificate else None} for r in runs],
+            indent=2))
+    if not all(r.result.verdict.passed for r in runs):
         click.get_current_context().exit(1)

@@ -25,14 +25,6 @@ def command(as_json: bool) -> None:
         print_json(json.dumps({"workloads": rows}, indent=2))
         return
 
-    from rich.table import Table
+    from graphcert.render.env import workloads_table
 
-    table = Table(title="Built-in workloads", title_justify="left",
-                  caption="User workloads: path/file.py:NAME or package.module:NAME "
-                          "(see examples/README.md)", caption_justify="left")
-    table.add_column("name", style="bold", no_wrap=True)
-    table.add_column("description")
-    table.add_column("kernels", no_wrap=True)
-    for spec in specs:
-        table.add_row(spec.name, spec.description, ", ".join(spec.kernel_files))
-    stdout_console().print(table)
+    stdout_console().print(workloads_table(specs))

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import platform
-import socket
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -149,7 +146,8 @@ def driver_version_string() -> str | None:
 
 
 def software_versions() -> dict[str, Any]:
-    """Versions that need no GPU: cuda-bindings, NVRTC, Python, host."""
+    """Library versions that need no GPU: cuda-bindings and NVRTC (host facts are
+    graphcert.cert.document.host_facts)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -160,14 +158,12 @@ def software_versions() -> dict[str, Any]:
     return {
         "cuda_bindings_version": bindings,
         "nvrtc_version": f"{major}.{minor}" if int(res) == 0 else None,
-        "python": platform.python_version(),
-        "host": socket.gethostname(),
-        "platform": platform.platform(),
     }
 
 
 def environment(index: int | None = None) -> dict[str, Any]:
-    """Everything a certificate records about where it was made (needs a driver)."""
+    """The GPU side of where a certificate was made: driver, CUDA, libraries, GPUs (needs a
+    driver). One GPU's `gpu` for an index, every GPU's `gpus` for None."""
     load_driver()
     api = int(check(driver.cuDriverGetVersion(), "cuDriverGetVersion"))
     env: dict[str, Any] = {
@@ -183,11 +179,3 @@ def environment(index: int | None = None) -> dict[str, Any]:
     else:
         env["gpu"] = gpus[0]
     return env
-
-
-def default_device_index() -> int:
-    raw = os.environ.get("GRAPHCERT_DEVICE", "0")
-    try:
-        return int(raw)
-    except ValueError as exc:
-        raise InputError(f"GRAPHCERT_DEVICE={raw!r} is not a device index") from exc

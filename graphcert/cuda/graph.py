@@ -6,8 +6,7 @@ from __future__ import annotations
 import ctypes
 import os
 import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -254,15 +253,6 @@ def _abandon_capture(stream: Stream) -> None:
     err, graph = driver.cuStreamEndCapture(stream.handle)
     if graph is not None and int(graph) != 0:
         driver.cuGraphDestroy(graph)
-
-
-@contextmanager
-def captured(stream: Stream, record: Callable[[], None], mode: str = "global") -> Iterator[Graph]:
-    graph = capture(stream, record, mode)
-    try:
-        yield graph
-    finally:
-        graph.destroy()
 
 
 def _current_context() -> Any:

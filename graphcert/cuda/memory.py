@@ -22,12 +22,6 @@ class DeviceBuffer:
                            hint=f"needed {self.nbytes:,} bytes of device memory")
         self.ptr = int(self._dptr)
 
-    @classmethod
-    def from_array(cls, array: np.ndarray) -> DeviceBuffer:
-        buf = cls(array.nbytes)
-        buf.upload(array)
-        return buf
-
     def upload(self, array: np.ndarray) -> None:
         """Synchronous host→device copy of a contiguous array."""
         data = np.ascontiguousarray(array)
@@ -58,14 +52,6 @@ class DeviceBuffer:
 
         run(op, stream)
 
-    def memset_u8_async(self, value: int, count: int, stream: Any) -> None:
-        ptr = self.ptr
-
-        def op(s: Any) -> None:
-            check(driver.cuMemsetD8Async(ptr, value, count, s.handle), "cuMemsetD8Async")
-
-        run(op, stream)
-
     def copy_from_host_async(self, host: PinnedBuffer, nbytes: int, stream: Any) -> None:
         """Enqueue host→device from pinned memory (captured as a memcpy node)."""
         dst, src = self.ptr, host.ptr
@@ -88,10 +74,6 @@ class DeviceBuffer:
         if self._dptr is not None:
             dptr, self._dptr = self._dptr, None
             check(driver.cuMemFree(dptr), "cuMemFree")
-
-    @property
-    def freed(self) -> bool:
-        return self._dptr is None
 
     def __enter__(self) -> DeviceBuffer:
         return self

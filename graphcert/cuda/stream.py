@@ -44,9 +44,6 @@ class Stream:
         status = check(driver.cuStreamIsCapturing(self.handle), "cuStreamIsCapturing")
         return status.name.replace("CU_STREAM_CAPTURE_STATUS_", "").lower()
 
-    def wait(self, event: Event) -> None:
-        check(driver.cuStreamWaitEvent(self.handle, event.handle, 0), "cuStreamWaitEvent")
-
     def __cuda_stream__(self) -> tuple[int, int]:
         """The CUDA stream protocol (version 0, handle): CuPy and cuda.core take it directly."""
         return (0, int(self.handle))

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphcert.cert.compare import QUANTITIES
 from graphcert.cert.document import CERT_KINDS
+from graphcert.cert.results import QUANTITIES
 from graphcert.errors import GraphcertError
 
 
@@ -27,6 +27,7 @@ class Policy:
     speedup_metric: str = "end_to_end"
     max_nodes: int | Mapping[str, int] | None = None
     allow_topology_change: bool = False
+    allow_incomplete: bool = False  # an incomplete verdict (something could not run) warns
     max_regression: float = 0.05
     min_noise: float = 0.005
     source: str = "defaults"
@@ -46,6 +47,7 @@ class Policy:
             "speedup_metric": self.speedup_metric,
             "max_nodes": _plain(self.max_nodes),
             "allow_topology_change": self.allow_topology_change,
+            "allow_incomplete": self.allow_incomplete,
             "max_regression": self.max_regression,
             "min_noise": self.min_noise,
         }
@@ -56,7 +58,7 @@ def _plain(value: Any) -> Any:
 
 
 POLICY_KEYS = ("require", "require_kinds", "min_speedup", "speedup_metric", "max_nodes",
-               "allow_topology_change", "max_regression", "min_noise")
+               "allow_topology_change", "allow_incomplete", "max_regression", "min_noise")
 
 
 def _toml_loads(text: str) -> dict[str, Any]:
@@ -135,9 +137,12 @@ def parse_policy(table: Mapping[str, Any], source: str) -> Policy:
     require = table.get("require", {})
     if not isinstance(require, Mapping):
         raise bad("require", 'a table like {scan = ["topology", "bench"]}')
-    allow = table.get("allow_topology_change", False)
-    if not isinstance(allow, bool):
-        raise bad("allow_topology_change", "true or false")
+    def flag(key: str) -> bool:
+        value = table.get(key, False)
+        if not isinstance(value, bool):
+            raise bad(key, "true or false")
+        return value
+
     metric = table.get("speedup_metric", "end_to_end")
     if metric not in QUANTITIES:
         raise bad("speedup_metric", " or ".join(QUANTITIES))
@@ -147,7 +152,8 @@ def parse_policy(table: Mapping[str, Any], source: str) -> Policy:
         min_speedup=per_workload("min_speedup"),
         speedup_metric=metric,
         max_nodes=per_workload("max_nodes", integer=True),
-        allow_topology_change=allow,
+        allow_topology_change=flag("allow_topology_change"),
+        allow_incomplete=flag("allow_incomplete"),
         max_regression=float(number("max_regression", table.get("max_regression", 0.05))),
         min_noise=float(number("min_noise", table.get("min_noise", 0.005))),
         source=source,

@@ -165,12 +165,13 @@ def load_all(paths: Sequence[Path], *, digest_of: DigestOf | None,
 
 
 def run_gate(paths: Sequence[Path], *, policy: Policy, baseline: Path | None = None,
-             created: str, digest_of: DigestOf | None = None) -> GateReport:
-    """Load, check the policy, compare with the baseline. Raises UnusableInput (exit 2)."""
+             created: str, digest_of: DigestOf | None) -> GateReport:
+    """Load, check the policy, compare with the baseline. Raises UnusableInput (exit 2).
+    `digest_of(ref)` gives a workload's source digest now (None: skip the staleness check)."""
     if not paths:
         raise UnusableInput(["no certificate paths given"])
     loaded, snapshots, problems = load_all(
-        paths, digest_of=digest_of or memoized_digests(), exclude=baseline)
+        paths, digest_of=memoized_digests(digest_of) if digest_of else None, exclude=baseline)
     base: list[Loaded] = []
     if baseline is not None:
         if not baseline.is_dir():

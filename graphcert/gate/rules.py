@@ -6,11 +6,13 @@ Baseline comparison uses nvbench-style interval logic (graphcert.cert.compare). 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
 from graphcert.cert.compare import Change, compare_bench, compare_topology
+from graphcert.cert.results import BenchResult, Verdict, VerifyResult
+from graphcert.cert.results import Status as VStatus
 from graphcert.gate.policy import Policy
 
 
@@ -62,50 +64,85 @@ class Loaded:
                 self.cert["environment"]["gpu"]["name"])
 
 
+def results_of(cert: Mapping[str, Any]) -> VerifyResult | BenchResult:
+    """A certificate's typed results with its verdict. A topology certificate written before
+    graphcert recorded verdict status, that passed with a skipped class, reads incomplete."""
+    if cert["kind"] != "topology":
+        return BenchResult.from_json(cert["results"], cert["verdict"])
+    result = VerifyResult.from_json(cert["results"], cert["verdict"])
+    judged = VerifyResult.judge(result.classes)
+    if result.verdict.passed and judged.status is VStatus.INCOMPLETE:
+        return replace(result, verdict=judged)
+    return result
+
+
+def verdict_rule(verdict: Verdict, policy: Policy) -> RuleResult:
+    """Pass passes, fail fails; incomplete fails unless the policy allows it (then warns)."""
+    if verdict.status is VStatus.PASS:
+        return RuleResult(Rule.VERDICT, Status.PASS, "passed", verdict.reasons)
+    if verdict.status is VStatus.FAIL:
+        return RuleResult(Rule.VERDICT, Status.FAIL, "the certificate's verdict is fail",
+                          verdict.reasons)
+    if policy.allow_incomplete:
+        return RuleResult(Rule.VERDICT, Status.WARN,
+                          "incomplete: something could not run (allow_incomplete = true)",
+                          verdict.reasons)
+    return RuleResult(Rule.VERDICT, Status.FAIL, "the certificate's verdict is incomplete: "
+                      "something could not run (allow_incomplete = true accepts it)",
+                      verdict.reasons)
+
+
 def certificate_rules(cert: Mapping[str, Any], policy: Policy) -> list[RuleResult]:
-    verdict = cert["verdict"]
     name = cert["workload"]["name"]
-    results = cert["results"]
-    rules = [RuleResult(Rule.VERDICT, Status.PASS if verdict["passed"] else Status.FAIL,
-                        "passed" if verdict["passed"] else "the certificate's verdict is fail",
-                        tuple(verdict["reasons"]))]
+    result = results_of(cert)
+    rules = [verdict_rule(result.verdict, policy)]
     limit = policy.for_workload(policy.max_nodes, name)
     if limit is not None:
-        rows = results["classes"] if cert["kind"] == "topology" else results["sizes"]
-        label = "class" if cert["kind"] == "topology" else "n"
-        key = "capacity" if cert["kind"] == "topology" else "n"
-        over = [f"{label} {r[key]}: {r['node_count']} nodes > {limit}" for r in rows
-                if r.get("node_count") is not None and r["node_count"] > limit]
-        counts = [r["node_count"] for r in rows if r.get("node_count") is not None]
-        most = max(counts) if counts else 0
+        rows: list[tuple[str, int | None]] = (
+            [(f"class {c.capacity}", c.node_count) for c in result.classes]
+            if isinstance(result, VerifyResult) else
+            [(f"n {s.n}", s.node_count) for s in result.sizes])
+        over = [f"{label}: {nodes} nodes > {limit}" for label, nodes in rows
+                if nodes is not None and nodes > limit]
+        most = max((nodes for _, nodes in rows if nodes is not None), default=0)
         rules.append(RuleResult(Rule.MAX_NODES, Status.FAIL if over else Status.PASS,
                                 f"{len(over)} over the limit of {limit} nodes" if over else
                                 f"at most {most} nodes (limit {limit})", tuple(over)))
     floor = policy.for_workload(policy.min_speedup, name)
-    if floor is not None and cert["kind"] == "bench":
-        rules.append(speedup_rule(results["sizes"], float(floor), policy.speedup_metric))
+    if floor is not None and isinstance(result, BenchResult):
+        rules.append(speedup_rule(result, float(floor), policy.speedup_metric))
     return rules
 
 
-def speedup_rule(sizes: Sequence[Mapping[str, Any]], floor: float, metric: str) -> RuleResult:
+def _with_timeouts(rule: RuleResult, timeouts: Sequence[str]) -> RuleResult:
+    """A rule resting on timings whose sampling ended on its timeout (not the noise target)
+    warns, naming each; a failing rule stays failed."""
+    if not timeouts:
+        return rule
+    notes = tuple(f"{t}: sampling ended on its timeout, not the noise target" for t in timeouts)
+    status = Status.WARN if rule.status is Status.PASS else rule.status
+    return RuleResult(rule.rule, status, rule.summary, rule.details + notes)
+
+
+def speedup_rule(result: BenchResult, floor: float, metric: str) -> RuleResult:
     fails, warns, lowest = [], [], None
-    for s in sizes:
-        iv = s["speedup"].get(metric)
+    for s in result.sizes:
+        iv = s.speedup.get(metric)
         if iv is None:
-            warns.append(f"n={s['n']}: no {metric} speedup measured")
+            warns.append(f"n={s.n}: no {metric} speedup measured")
             continue
-        lowest = iv["median"] if lowest is None else min(lowest, iv["median"])
-        text = (f"n={s['n']}: {metric} speedup {iv['median']:.2f}x "
-                f"[{iv['low']:.2f}, {iv['high']:.2f}]")
-        if iv["high"] < floor:
+        lowest = iv.median if lowest is None else min(lowest, iv.median)
+        text = f"n={s.n}: {metric} speedup {iv.median:.2f}x [{iv.low:.2f}, {iv.high:.2f}]"
+        if iv.high < floor:
             fails.append(f"{text} < {floor:g}x")
-        elif iv["median"] < floor:
+        elif iv.median < floor:
             warns.append(f"{text}: median below {floor:g}x, interval reaches it")
     status = Status.FAIL if fails else Status.WARN if warns else Status.PASS
     summary = (f"{len(fails)} size(s) below {floor:g}x {metric} speedup" if fails else
                f"lowest {metric} speedup {lowest:.2f}x (min {floor:g}x)" if lowest is not None
                else f"no {metric} speedup measured")
-    return RuleResult(Rule.MIN_SPEEDUP, status, summary, tuple(fails + warns))
+    return _with_timeouts(RuleResult(Rule.MIN_SPEEDUP, status, summary, tuple(fails + warns)),
+                          result.timeouts(metric))
 
 
 def baseline_rules(cert: Mapping[str, Any], base: Loaded | None,
@@ -113,8 +150,9 @@ def baseline_rules(cert: Mapping[str, Any], base: Loaded | None,
     rule = Rule.TOPOLOGY if cert["kind"] == "topology" else Rule.REGRESSION
     if base is None:
         return [RuleResult(rule, Status.WARN, "no baseline certificate to compare with")]
-    if cert["kind"] == "topology":
-        classes = compare_topology(base.cert["results"], cert["results"])
+    current, baseline = results_of(cert), results_of(base.cert)
+    if isinstance(current, VerifyResult) and isinstance(baseline, VerifyResult):
+        classes = compare_topology(baseline, current)
         changed = [c for c in classes if c.change in ("topology", "shape")]
         other = [c.describe() for c in classes if c.change not in ("same", "topology", "shape")]
         if not changed:
@@ -124,19 +162,24 @@ def baseline_rules(cert: Mapping[str, Any], base: Loaded | None,
         status = Status.WARN if policy.allow_topology_change else Status.FAIL
         return [RuleResult(rule, status, f"{len(changed)} class(es) changed against {base.path}",
                            tuple(c.describe() for c in changed) + tuple(other))]
-    comps, notes = compare_bench(base.cert["results"], cert["results"],
-                                 min_noise=policy.min_noise)
+    assert isinstance(current, BenchResult) and isinstance(baseline, BenchResult)
+    comps, notes = compare_bench(baseline, current, min_noise=policy.min_noise)
+    timeouts = [f"{side} {t}" for side, r in (("current", current), ("baseline", baseline))
+                for t in r.timeouts()
+                if any(t == f"n={c.n} {c.side} {c.quantity}" for c in comps)]
     slower = [c for c in comps if c.change is Change.SLOWER and c.diff > policy.max_regression]
     ambiguous = [c for c in comps if c.change is Change.AMBIGUOUS]
     tally = {ch: sum(1 for c in comps if c.change is ch) for ch in Change}
     counts = ", ".join(f"{v} {ch.value}" for ch, v in tally.items() if v)
     if slower:
-        return [RuleResult(rule, Status.FAIL, f"{len(slower)} timing(s) slower by more than "
-                                              f"{policy.max_regression:.1%} against {base.path}",
-                           tuple(c.describe() for c in slower + ambiguous) + tuple(notes))]
-    status = Status.WARN if ambiguous else Status.PASS
-    return [RuleResult(rule, status, f"{len(comps)} timing(s): {counts or 'none compared'}",
-                       tuple(c.describe() for c in ambiguous) + tuple(notes))]
+        result = RuleResult(rule, Status.FAIL, f"{len(slower)} timing(s) slower by more than "
+                                               f"{policy.max_regression:.1%} against {base.path}",
+                            tuple(c.describe() for c in slower + ambiguous) + tuple(notes))
+    else:
+        result = RuleResult(rule, Status.WARN if ambiguous else Status.PASS,
+                            f"{len(comps)} timing(s): {counts or 'none compared'}",
+                            tuple(c.describe() for c in ambiguous) + tuple(notes))
+    return [_with_timeouts(result, timeouts)]
 
 
 def set_rules(loaded: Sequence[Loaded], base: Sequence[Loaded], policy: Policy,

@@ -1,11 +1,18 @@
-"""Tables and the sweep plot for `graphcert bench`. Pure (matplotlib only inside plot)."""
+"""The view of a bench result (`graphcert bench` and `graphcert show` draw it), the sweep
+table and plot. Pure (matplotlib only inside plot)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.table import Table
+
+from graphcert.cert.results import SIDES, BenchResult, Ended, SizeResult, SweepFit, Timing
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 LABELS = {"host_enqueue": "host enqueue", "device": "device (queued)",
           "end_to_end": "end to end"}
@@ -15,51 +22,77 @@ def us(seconds: float | None) -> str:
     return "n/a" if seconds is None else f"{seconds * 1e6:,.2f} µs"
 
 
-def size_table(ref: str, row: dict[str, Any]) -> Table:
-    """Stream vs graph for one size: median ± noise per quantity and the speedup interval."""
-    t = Table(title=f"bench {ref}  n={row['n']:,}  nodes={row['node_count']}"
-                    f"  stream path={row['stream_path']}"
-                    + ("  [red]THROTTLED[/]" if row["throttled"] else ""))
+def size_table(ref: str, row: SizeResult) -> Table:
+    """Stream vs graph for one size: median ± noise per quantity and the speedup interval; a
+    timing whose sampling ended on its timeout is marked, an unavailable one says so."""
+    t = Table(title=f"bench {ref}  n={row.n:,}  nodes={row.node_count}"
+                    f"  stream path={row.stream_path or '-'}"
+                    + ("  [red]THROTTLED[/]" if row.throttled else ""))
     for col in ("quantity", "stream median", "stream noise", "graph median", "graph noise",
                 "speedup (95% CI)", "samples s/g"):
         t.add_column(col, justify="left" if col == "quantity" else "right")
     for q, label in LABELS.items():
-        s, g, sp = row["stream"][q], row["graph"][q], row["speedup"][q]
-        t.add_row(label, us(s and s["median_s"]), f"{s['noise']:.2%}" if s else "-",
-                  us(g and g["median_s"]), f"{g['noise']:.2%}" if g else "-",
-                  f"{sp['median']:.2f}× [{sp['low']:.2f}, {sp['high']:.2f}]" if sp else
-                  "unavailable", f"{s['samples'] if s else 0}/{g['samples'] if g else 0}")
+        s, g, sp = row.stream.get(q), row.graph.get(q), row.speedup.get(q)
+        t.add_row(label, us(s.median_s if s else None), _noise(s),
+                  us(g.median_s if g else None), _noise(g),
+                  f"{sp.median:.2f}× [{sp.low:.2f}, {sp.high:.2f}]" if sp else
+                  "unavailable", f"{s.samples if s else 0}/{g.samples if g else 0}")
     return t
 
 
-def upfront_table(rows: list[dict[str, Any]]) -> Table:
+def _noise(t: Timing | None) -> str:
+    if t is None:
+        return "-"
+    return f"{t.noise:.2%}" + (" (timeout)" if t.ended is Ended.TIMEOUT else "")
+
+
+def upfront_table(rows: Sequence[SizeResult]) -> Table:
+    """What the graph costs before it pays: capture to set-params, and the break-even."""
     t = Table(title="up-front costs")
     cols = ("n", "capture", "instantiate", "upload", "first launch", "exec update",
             "set params", "break-even launches")
     for col in cols:
         t.add_column(col, justify="right")
     for r in rows:
-        u = r["upfront"]
-        be = r["break_even_launches"]
-        t.add_row(f"{r['n']:,}", us(u["capture_s"]), us(u["instantiate_s"]), us(u["upload_s"]),
-                  us(u["first_launch_s"]), us(u["exec_update_s"]), us(u["set_params_s"]),
+        u = r.upfront
+        be = r.break_even_launches
+        t.add_row(f"{r.n:,}", us(u.capture_s), us(u.instantiate_s), us(u.upload_s),
+                  us(u.first_launch_s), us(u.exec_update_s), us(u.set_params_s),
                   f"{be:,.0f}" if be is not None else "never")
     return t
 
 
-def sweep_table(key: str, fit: dict[str, Any]) -> Table:
-    t = Table(title=f"cost per launch = a + b·{key}")
+def bench_view(ref: str, result: BenchResult) -> list[RenderableType]:
+    """Everything drawn for one benched workload: per size, then up-front costs and clock."""
+    out: list[RenderableType] = []
+    bare = result.bare_launch_s
+    for row in result.sizes:
+        out.append(size_table(ref, row))
+        per_op = row.stream_host_per_op_s
+        if row.stream_path == "prepacked" and bare and per_op is not None:
+            out.append(f"stream path host cost per launch {per_op * 1e6:.2f} µs; bare "
+                       f"cuLaunchKernel loop {bare * 1e6:.2f} µs ({per_op / bare:.2f}×)")
+    out.append(upfront_table(result.sizes))
+    before, after = result.clock.get("before_mhz"), result.clock.get("after_mhz")
+    if before is not None and after is not None:
+        out.append(f"SM clock {before:.0f} -> {after:.0f} MHz")
+    return out
+
+
+def sweep_table(fit: SweepFit) -> Table:
+    """The a + b·value fit per way and quantity."""
+    t = Table(title=f"cost per launch = a + b·{fit.key}")
     for col in ("way", "quantity", "a (fixed)", "b (per kernel)", "R²"):
         t.add_column(col, justify="left" if col in ("way", "quantity") else "right")
-    for way in ("stream", "graph"):
+    for way in SIDES:
         for q, label in LABELS.items():
-            f = fit[way][q]
-            t.add_row(way, label, us(f and f["a_s"]), us(f and f["b_s"]),
-                      f"{f['r2']:.4f}" if f else "-")
+            f = fit.fit[way][q]
+            t.add_row(way, label, us(f.a_s if f else None), us(f.b_s if f else None),
+                      f"{f.r2:.4f}" if f else "-")
     return t
 
 
-def plot_sweep(key: str, points: list[dict[str, Any]], path: Path) -> Path:
+def plot_sweep(fit: SweepFit, path: Path) -> Path:
     """Per-kernel cost against N for stream and graph, host and device; saved to `path`."""
     try:
         import matplotlib
@@ -71,12 +104,12 @@ def plot_sweep(key: str, points: list[dict[str, Any]], path: Path) -> Path:
 
         raise InputError("--plot needs matplotlib",
                          hint="pip install 'graphcert[plot]'") from exc
-    xs = [p["value"] for p in points]
+    key, xs = fit.key, list(fit.values)
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.5), sharex=True)
     for ax, (q, label) in zip(axes, LABELS.items(), strict=True):
         for way, style in (("stream", "o-"), ("graph", "s-")):
-            ys = [(p["result"][way][q]["median_s"] / p["value"] * 1e6)
-                  if p["result"][way][q] else float("nan") for p in points]
+            ys = [t.median_s / x * 1e6 if (t := p.way(way).get(q)) else float("nan")
+                  for x, p in zip(xs, fit.points, strict=True)]
             ax.plot(xs, ys, style, label=f"{way} launch")
         ax.set_xscale("log")
         ax.set_title(f"{label}: time per kernel")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from graphcert.cert.compare import CertificateDiff, Change, fmt_seconds, hash_change, short_hash
+from graphcert.cert.compare import CertificateDiff, Change, fmt_seconds, hash_change
+from graphcert.cert.results import Verdict
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -39,7 +40,7 @@ def header_rows(cert: Mapping[str, Any], path: str, staleness: str) -> list[tupl
     return [
         ("certificate", f"{cert['kind']}  {path}"),
         ("workload", f"{wl['name']} ({wl['ref']}), sources {staleness}"),
-        ("verdict", "PASS" if verdict["passed"] else "FAIL"),
+        ("verdict", Verdict.from_json(verdict).status.value.upper()),
         ("created", f"{cert['created']} by graphcert {cert['tool']['version']}"),
         ("gpu", f"{gpu['name']} ({_opt(gpu.get('uuid'))}), compute capability "
                 f"{gpu['compute_capability']}, {_opt(gpu.get('sm_count'))} SMs"),
@@ -54,82 +55,22 @@ def header_rows(cert: Mapping[str, Any], path: str, staleness: str) -> list[tupl
 
 def show_renderables(cert: Mapping[str, Any], path: str, staleness: str
                      ) -> list[RenderableType]:
-    """Everything `graphcert show` prints for one certificate."""
+    """Everything `graphcert show` prints for one certificate: the header, the verdict's
+    reasons, then the same view the command that made it prints."""
     from rich.text import Text
+
+    from graphcert.cert.results import BenchResult, VerifyResult
+    from graphcert.render.bench import bench_view
+    from graphcert.render.verify import verify_view
 
     out: list[RenderableType] = [_kv(header_rows(cert, path, staleness))]
-    reasons = cert["verdict"]["reasons"]
-    out += [Text(f"  - {r}") for r in reasons]
+    out += [Text(f"  - {r}") for r in cert["verdict"]["reasons"]]
+    ref = cert["workload"]["ref"]
     if cert["kind"] == "topology":
-        out += _topology_view(cert["results"])
+        out += verify_view(ref, VerifyResult.from_json(cert["results"], cert["verdict"]))
     else:
-        out += _bench_view(cert["results"])
+        out += bench_view(ref, BenchResult.from_json(cert["results"], cert["verdict"]))
     return out
-
-
-def _samples_ok(cls: Mapping[str, Any]) -> str:
-    samples = cls.get("samples", [])
-    flags = ("topology_equal", "shape_equal", "output_equal", "param_update_output_equal",
-             "node_count_matches_prediction")
-    ok = sum(1 for s in samples if s.get("error") is None and
-             all(s.get(f) is not False for f in flags))
-    return f"{ok}/{len(samples)}"
-
-
-def _topology_view(results: Mapping[str, Any]) -> list[RenderableType]:
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(header_style="bold", box=None, pad_edge=False)
-    for name in ("capacity", "status", "nodes", "counts", "topology", "shape", "padding",
-                 "samples ok", "reason"):
-        table.add_column(name, overflow="fold")
-    for c in results["classes"]:
-        counts = ", ".join(f"{k} {v}" for k, v in sorted((c.get("counts") or {}).items()))
-        waste = c.get("padding_waste") or {}
-        table.add_row(str(c["capacity"]), c["status"], _opt(c.get("node_count")), counts,
-                      short_hash(c.get("topology_hash")), short_hash(c.get("shape_hash")),
-                      f"{waste.get('min', '-')}..{waste.get('max', '-')}", _samples_ok(c),
-                      _opt(c.get("reason"), ""))
-    out: list[RenderableType] = [table]
-    for t in results.get("transitions", []):
-        out.append(Text(f"class {t['from']} -> {t['to']}: {t['change']}"))
-    return out
-
-
-def _speedup(iv: Mapping[str, Any] | None) -> str:
-    if iv is None:
-        return "-"
-    return f"{iv['median']:.2f}x [{iv['low']:.2f}, {iv['high']:.2f}]"
-
-
-def _median(q: Mapping[str, Any] | None) -> str:
-    return "-" if q is None else f"{fmt_seconds(q['median_s'])} ±{q['noise']:.1%}"
-
-
-def _bench_view(results: Mapping[str, Any]) -> list[RenderableType]:
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(header_style="bold", box=None, pad_edge=False)
-    for name in ("n", "capacity", "nodes", "stream e2e", "graph e2e", "e2e speedup",
-                 "enqueue speedup", "device speedup", "break-even", "throttled"):
-        table.add_column(name, overflow="fold")
-    for s in results["sizes"]:
-        be = s.get("break_even_launches")
-        table.add_row(str(s["n"]), str(s["capacity"]), str(s["node_count"]),
-                      _median(s["stream"]["end_to_end"]), _median(s["graph"]["end_to_end"]),
-                      _speedup(s["speedup"]["end_to_end"]),
-                      _speedup(s["speedup"]["host_enqueue"]),
-                      _speedup(s["speedup"].get("device")),
-                      "-" if be is None else f"{be:.0f} launches",
-                      "yes" if s["throttled"] else "no")
-    clock = results.get("clock", {})
-    def mhz(value: Any) -> str:
-        return f"{value:.0f}" if isinstance(value, (int, float)) else _opt(value)
-
-    return [table, Text(f"SM clock {mhz(clock.get('before_mhz'))} -> "
-                        f"{mhz(clock.get('after_mhz'))} MHz")]
 
 
 def diff_renderables(diff: CertificateDiff, a: str, b: str) -> list[RenderableType]:

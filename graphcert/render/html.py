@@ -13,9 +13,10 @@ from typing import Any
 
 from graphcert._version import __version__
 from graphcert.cert.compare import fmt_seconds
+from graphcert.cert.results import BenchResult, Interval, Timing, Transition, VerifyResult
 from graphcert.gate import GateReport, Status
 from graphcert.model import GraphSnapshot
-from graphcert.render.certview import _median, _samples_ok, _speedup
+from graphcert.render.bench import LABELS
 from graphcert.render.inventory import counts_line, short_hash
 from graphcert.render.report import headline
 from graphcert.render.sweep import sweep_svg
@@ -107,58 +108,67 @@ def _env_line(cert: Mapping[str, Any]) -> str:
             f"verdict <b>{'PASS' if cert['verdict']['passed'] else 'FAIL'}</b></p>")
 
 
+def _code_hash(value: str | None) -> _Html:
+    return _Html(f"<code>{_e(short_hash(value or ''))}</code>")
+
+
 def _topology(cert: Mapping[str, Any]) -> str:
-    results = cert["results"]
+    result = VerifyResult.from_json(cert["results"])
     rows = []
-    for c in results["classes"]:
-        counts = ", ".join(f"{k} {v}" for k, v in sorted((c.get("counts") or {}).items()))
-        waste = c.get("padding_waste") or {}
-        rows.append((f"{c['capacity']:,}", _status(c["status"]), c.get("node_count"), counts,
-                     _Html(f"<code>{_e(short_hash(c.get('topology_hash') or ''))}</code>"),
-                     _Html(f"<code>{_e(short_hash(c.get('shape_hash') or ''))}</code>"),
-                     f"{waste.get('min', '-')}..{waste.get('max', '-')}", _samples_ok(c),
-                     c.get("reason") or ""))
+    for c in result.classes:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(getattr(c, "counts", {}).items()))
+        waste = getattr(c, "padding_waste", {})
+        ok = sum(1 for sample in c.samples if sample.ok)
+        rows.append((f"{c.capacity:,}", _status(c.status), getattr(c, "node_count", None),
+                     counts, _code_hash(getattr(c, "topology_hash", None)),
+                     _code_hash(getattr(c, "shape_hash", None)),
+                     f"{waste.get('min', '-')}..{waste.get('max', '-')}",
+                     f"{ok}/{len(c.samples)}", "; ".join(c.reasons)))
     out = ["<h3>Capacity classes</h3>",
            _table(("capacity", "status", "nodes", "counts", "topology", "shape", "padding",
                    "samples ok", "reason"), rows, frozenset({0, 2}))]
-    transitions = results.get("transitions", [])
-    if transitions:
+    if result.transitions:
         trows = [(f"{a:,}", f"{b:,}", _Html(f"<b>{_e(change)}</b>")
                   if change != "parameters only" else change)
-                 for a, b, change in _runs(transitions)]
+                 for a, b, change in _runs(result.transitions)]
         out += ["<h3>Transitions between classes</h3>",
                 _table(("from", "to", "change"), trows, frozenset({0, 1}))]
     return "".join(out)
 
 
-def _runs(transitions: Sequence[Mapping[str, Any]]) -> list[tuple[int, int, str]]:
+def _runs(transitions: Sequence[Transition]) -> list[tuple[int, int, str]]:
     """Consecutive transitions with the same change as one row: (first, last, change)."""
     rows: list[tuple[int, int, str]] = []
     for t in transitions:
-        if rows and rows[-1][2] == t["change"] and rows[-1][1] == t["from"]:
-            rows[-1] = (rows[-1][0], t["to"], t["change"])
+        if rows and rows[-1][2] == t.change and rows[-1][1] == t.frm:
+            rows[-1] = (rows[-1][0], t.to, t.change)
         else:
-            rows.append((t["from"], t["to"], t["change"]))
+            rows.append((t.frm, t.to, t.change))
     return rows
+
+
+def _median(t: Timing | None) -> str:
+    return "-" if t is None else f"{fmt_seconds(t.median_s)} ±{t.noise:.1%}"
+
+
+def _speedup(iv: Interval | None) -> str:
+    return "-" if iv is None else f"{iv.median:.2f}x [{iv.low:.2f}, {iv.high:.2f}]"
 
 
 def _bench(cert: Mapping[str, Any]) -> str:
     out = ["<h3>Timings</h3>"]
-    for s in cert["results"]["sizes"]:
-        rows = []
-        for q, label in (("host_enqueue", "host enqueue"), ("device", "device"),
-                         ("end_to_end", "end to end")):
-            rows.append((label, _median(s["stream"].get(q)), _median(s["graph"].get(q)),
-                         _speedup(s["speedup"].get(q))))
-        out.append(f"<p class='meta'>n = {s['n']:,} (capacity {s['capacity']:,}), "
-                   f"{s['node_count']} nodes, stream path {_e(s.get('stream_path'))}</p>")
+    for s in BenchResult.from_json(cert["results"]).sizes:
+        rows = [(label, _median(s.stream.get(q)), _median(s.graph.get(q)),
+                 _speedup(s.speedup.get(q))) for q, label in LABELS.items()]
+        out.append(f"<p class='meta'>n = {s.n:,} (capacity {s.capacity:,}), "
+                   f"{s.node_count} nodes, stream path {_e(s.stream_path)}</p>")
         out.append(_table(("quantity", "stream launch", "graph launch", "speedup [interval]"),
                           rows, frozenset({1, 2, 3})))
-        up = s.get("upfront") or {}
-        be = s.get("break_even_launches")
-        urow = [fmt_seconds(up[k]) if isinstance(up.get(k), (int, float)) else "-"
-                for k in ("capture_s", "instantiate_s", "upload_s", "first_launch_s",
-                          "exec_update_s", "set_params_s")]
+        up = s.upfront
+        urow = [fmt_seconds(v) if v is not None else "-"
+                for v in (up.capture_s, up.instantiate_s, up.upload_s, up.first_launch_s,
+                          up.exec_update_s, up.set_params_s)]
+        be = s.break_even_launches
         urow.append("-" if be is None else f"{be:.0f} launches")
         out.append(_table(("capture", "instantiate", "upload", "first launch", "exec update",
                            "set params", "break-even"), [urow], frozenset(range(7))))

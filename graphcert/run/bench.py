@@ -14,6 +14,20 @@ from typing import Any
 
 import numpy as np
 
+from graphcert.cert.results import (
+    QUANTITIES,
+    SIDES,
+    BenchResult,
+    Ended,
+    Interval,
+    LineFit,
+    SizeResult,
+    SweepFit,
+    Timing,
+    Unavailable,
+    Upfront,
+    WayTimings,
+)
 from graphcert.classes import Buckets, class_of
 from graphcert.cuda import oplog
 from graphcert.cuda.context import RunContext
@@ -21,11 +35,10 @@ from graphcert.cuda.graph import GraphExec, graph_size, kernel_node_arguments
 from graphcert.cuda.memory import DeviceBuffer
 from graphcert.cuda.module import PackedArgs, time_bare_launches
 from graphcert.cuda.stream import BlockingKernel, Event, Stream
-from graphcert.run.session import WorkloadSession
-from graphcert.stats import StopRule, speedup_interval, summarize
+from graphcert.run.session import Built, WorkloadSession
+from graphcert.stats import StopRule, fit_line, speedup_interval, summarize
 
 Enqueue = Callable[[Stream], None]
-QUANTITIES = ("host_enqueue", "device", "end_to_end")
 # Launches on a second stream that move the context into its several-streams state (below).
 SETTLE_LAUNCHES = 2000
 
@@ -36,6 +49,17 @@ class BenchSettings:
     flush_l2: bool = True  # nvbench's default; see the --flush-l2 option
     blocker_timeout_s: float = 5.0
     max_queued_ops: int = 256  # host loops enqueue at most this many ops between syncs
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """One quantity's raw samples and how its sampling loop ended."""
+
+    samples: list[float]
+    ended: Ended
+
+    def timing(self) -> Timing:
+        return Timing(**summarize(self.samples), ended=self.ended)
 
 
 class QueueUnavailable(Exception):
@@ -84,14 +108,15 @@ class Harness:
             self._events.append(Event())
         return [(self._events[2 * i], self._events[2 * i + 1]) for i in range(count)]
 
-    def _collect(self, one_round: Callable[[], list[float]]) -> list[float]:
+    def _collect(self, one_round: Callable[[], list[float]]) -> Sampled:
+        """Sample until the stop rule ends it; the samples and how sampling ended."""
         samples: list[float] = []
         t0 = time.perf_counter()
-        while not self.settings.rule.done(samples, time.perf_counter() - t0):
+        while (ended := self.settings.rule.ended(samples, time.perf_counter() - t0)) is None:
             samples.extend(one_round())
-        return samples
+        return Sampled(samples, Ended(ended))
 
-    def host_samples(self, enqueue: Enqueue, ops: int) -> list[float]:
+    def host_samples(self, enqueue: Enqueue, ops: int) -> Sampled:
         """CPU clock around the launch calls only; the GPU drains between samples."""
         s = self.stream
         s.synchronize()
@@ -113,7 +138,7 @@ class Harness:
 
         return self._collect(one_round)
 
-    def device_samples(self, enqueue: Enqueue, ops: int) -> list[float]:
+    def device_samples(self, enqueue: Enqueue, ops: int) -> Sampled:
         """GPU time alone, nvbench's cold measurement: each sample is (event, sequence,
         event) queued behind its own blocking kernel, then released. One sample per hold:
         batching samples behind one hold lets each sequence overlap the previous one's tail
@@ -137,7 +162,7 @@ class Harness:
 
         return self._collect(one_round)
 
-    def end_to_end_samples(self, enqueue: Enqueue, ops: int) -> list[float]:
+    def end_to_end_samples(self, enqueue: Enqueue, ops: int) -> Sampled:
         """A host-bound loop: m iterations enqueued back to back, then one synchronise."""
         s = self.stream
         s.synchronize()
@@ -159,19 +184,21 @@ class Harness:
 
         return self._collect(one_round)
 
-    def measure(self, enqueue: Enqueue, ops: int) -> tuple[dict[str, Any], dict[str, list[float]]]:
-        """The three quantities for one way of launching; device may be unavailable."""
-        raw = {"host_enqueue": self.host_samples(enqueue, ops),
-               "end_to_end": self.end_to_end_samples(enqueue, ops)}
-        doc: dict[str, Any] = {"device_unavailable_reason": None}
+    def measure(self, enqueue: Enqueue, ops: int) -> tuple[WayTimings, dict[str, list[float]]]:
+        """The three quantities for one way of launching (device may be Unavailable), and
+        the raw samples for the speedup intervals."""
+        host = self.host_samples(enqueue, ops)
+        e2e = self.end_to_end_samples(enqueue, ops)
+        raw = {"host_enqueue": host.samples, "end_to_end": e2e.samples}
+        device: Timing | Unavailable
         try:
-            raw["device"] = self.device_samples(enqueue, ops)
+            dev = self.device_samples(enqueue, ops)
         except QueueUnavailable as exc:
-            doc["device_unavailable_reason"] = str(exc)
+            device = Unavailable(str(exc))
             self.stream.synchronize()
-        for q in QUANTITIES:
-            doc[q] = summarize(raw[q]) if q in raw else None
-        return doc, raw
+        else:
+            device, raw["device"] = dev.timing(), dev.samples
+        return WayTimings(host.timing(), device, e2e.timing()), raw
 
     def clock_mhz(self) -> float:
         """The effective SM clock: cycles counted by clock64() over %globaltimer ns."""
@@ -191,33 +218,24 @@ class Harness:
         self.stream.destroy()
 
 
-def _upfront(session: WorkloadSession, h: Harness, n: int) -> tuple[Any, Any, dict[str, Any]]:
+def _upfront(session: WorkloadSession, h: Harness, n: int) -> tuple[Built, Upfront]:
     """Capture, instantiate, upload and first launch of the graph; exec update from a second
-    capture; one kernel node's set-params. Returns (graph, exec, costs)."""
+    capture; one kernel node's set-params."""
     s = h.stream
+    built = session.build(s, n)
     t0 = time.perf_counter()
-    graph = session.record_graph(s, n)
-    t1 = time.perf_counter()
-    exe = graph.instantiate()
-    t2 = time.perf_counter()
-    exe.upload(s)
+    built.exe.launch(s)
     s.synchronize()
-    t3 = time.perf_counter()
-    exe.launch(s)
-    s.synchronize()
-    t4 = time.perf_counter()
-    costs: dict[str, Any] = {"capture_s": t1 - t0, "instantiate_s": t2 - t1, "upload_s": t3 - t2,
-                             "first_launch_s": t4 - t3, "exec_update_s": None,
-                             "set_params_s": None}
+    first_launch = time.perf_counter() - t0
     again = session.record_graph(s, n)
     try:
         u0 = time.perf_counter()
-        result = exe.update(again)
-        costs["exec_update_s"] = time.perf_counter() - u0 if result.ok else None
+        result = built.exe.update(again)
+        exec_update = time.perf_counter() - u0 if result.ok else None
     finally:
         again.destroy()
-    costs["set_params_s"] = _time_set_params(exe, graph)
-    return graph, exe, costs
+    return built, Upfront(built.capture_s, built.instantiate_s, built.upload_s, first_launch,
+                          exec_update, _time_set_params(built.exe, built.graph))
 
 
 def _time_set_params(exe: GraphExec, graph: Any) -> float | None:
@@ -235,16 +253,16 @@ def _time_set_params(exe: GraphExec, graph: Any) -> float | None:
 
 
 def bench_size(session: WorkloadSession, h: Harness, n: int, capacity: int | None = None
-               ) -> dict[str, Any]:
+               ) -> SizeResult:
     """Everything measured for one workload at one size (set up at `capacity`, by default
     n's power-of-two class)."""
     capacity = class_of(n) if capacity is None else capacity
     session.prepare(capacity)
     s = h.stream
     clock_before = h.clock_mhz()
-    graph, exe, upfront = _upfront(session, h, n)
+    built, upfront = _upfront(session, h, n)
     try:
-        node_count = graph_size(graph.handle)[0]  # the count alone: no canonical order needed
+        node_count = graph_size(built.graph.handle)[0]  # the count alone: no canonical order
         with oplog.recording() as ops:
             session.run_eager(s, n)
         s.synchronize()
@@ -258,34 +276,26 @@ def bench_size(session: WorkloadSession, h: Harness, n: int, capacity: int | Non
             def stream_path(st: Stream) -> None:
                 session.run_eager(st, n)
             op_count = max(node_count, 1)
-        stream_doc, stream_raw = h.measure(stream_path, op_count)
-        graph_doc, graph_raw = h.measure(exe.launch, 1)
+        stream, stream_raw = h.measure(stream_path, op_count)
+        graph, graph_raw = h.measure(built.exe.launch, 1)
     finally:
-        exe.destroy()
-        graph.destroy()
+        built.destroy()
     clock_after = h.clock_mhz()
-    speedup = {q: (speedup_interval(stream_raw[q], graph_raw[q])
+    speedup = {q: (Interval(**speedup_interval(stream_raw[q], graph_raw[q]))
                    if q in stream_raw and q in graph_raw else None) for q in QUANTITIES}
-    gain = stream_doc["end_to_end"]["median_s"] - graph_doc["end_to_end"]["median_s"]
-    setup_cost = upfront["capture_s"] + upfront["instantiate_s"] + upfront["upload_s"]
-    return {
-        "n": n, "capacity": capacity, "stream": stream_doc, "graph": graph_doc,
-        "speedup": speedup, "upfront": upfront,
-        "break_even_launches": setup_cost / gain if gain > 0 else None,
-        "node_count": node_count,
-        "throttled": bool(clock_after < 0.95 * clock_before),
-        "clock_mhz": {"before": clock_before, "after": clock_after},
-        "stream_path": "prepacked" if replayable else "record",
-        "stream_ops": len(ops),
-        "stream_host_per_op_s": stream_doc["host_enqueue"]["median_s"] / op_count,
-    }
+    gain = stream.end_to_end.median_s - graph.end_to_end.median_s
+    return SizeResult(
+        n, capacity, stream, graph, speedup, upfront,
+        break_even_launches=upfront.setup_s / gain if gain > 0 else None,
+        node_count=node_count, throttled=bool(clock_after < 0.95 * clock_before),
+        clock_mhz={"before": clock_before, "after": clock_after},
+        stream_path="prepacked" if replayable else "record", stream_ops=len(ops),
+        stream_host_per_op_s=stream.host_enqueue.median_s / op_count)
 
 
 def bench(ctx: RunContext, ref: str, sizes: Sequence[int], settings: BenchSettings, *,
-          workload: Any = None, on_size: Callable[[dict[str, Any]], None] | None = None,
-          on_progress: Callable[..., None] | None = None,
-          ) -> tuple[dict[str, Any], WorkloadSession]:
-    """Bench one workload at each size; results in the bench certificate's format.
+          workload: Any = None, on_progress: Callable[..., None] | None = None) -> BenchResult:
+    """Bench one workload at each size: the typed result with its verdict.
     `on_progress(units, description)` gets len(QUANTITIES) units per size measured."""
     session = WorkloadSession(ctx, ref, workload)
     h = Harness(ctx, settings)
@@ -300,35 +310,29 @@ def bench(ctx: RunContext, ref: str, sizes: Sequence[int], settings: BenchSettin
             rows.append(bench_size(session, h, n, capacity))
             if on_progress:
                 on_progress(len(QUANTITIES))
-            if on_size:
-                on_size(rows[-1])
         session.release()
         after = h.clock_mhz()
         bare_kernel = ctx.kernel("graphcert_runtime.cu", "gc_empty")
         bare = time_bare_launches(bare_kernel, h.stream, 20_000)
     finally:
         h.close()
-    results = {"sizes": rows, "clock": {"before_mhz": before, "after_mhz": after},
-               "settings": {**settings.rule.to_json(), "flush_l2": settings.flush_l2,
-                            "blocker_timeout_s": settings.blocker_timeout_s,
-                            "context_settled_launches": SETTLE_LAUNCHES},
-               "bare_launch_s": bare}
-    return results, session
+    return BenchResult(
+        tuple(rows), {"before_mhz": before, "after_mhz": after},
+        {**settings.rule.to_json(), "flush_l2": settings.flush_l2,
+         "blocker_timeout_s": settings.blocker_timeout_s,
+         "context_settled_launches": SETTLE_LAUNCHES},
+        bare, BenchResult.judge(rows))
 
 
-def fit_sweep(points: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per-launch cost as a + b*N for stream and graph, each quantity, from sweep medians."""
-    from graphcert.stats import fit_line
-
-    xs = [p["value"] for p in points]
-    out: dict[str, Any] = {}
-    for way in ("stream", "graph"):
-        out[way] = {}
+def fit_sweep(key: str, points: Sequence[tuple[Any, SizeResult]]) -> SweepFit:
+    """Per-launch cost as a + b*value for stream and graph, each quantity, from the medians
+    of each swept run's first size."""
+    xs = [float(value) for value, _ in points]
+    fit: dict[str, dict[str, LineFit | None]] = {}
+    for way in SIDES:
+        fit[way] = {}
         for q in QUANTITIES:
-            ys = [p["result"][way][q]["median_s"] if p["result"][way][q] else None
-                  for p in points]
-            if len(xs) >= 2 and all(y is not None for y in ys):
-                out[way][q] = fit_line(xs, ys)  # type: ignore[arg-type]
-            else:
-                out[way][q] = None
-    return out
+            ys = [r.way(way).get(q) for _, r in points]
+            fit[way][q] = (LineFit(**fit_line(xs, [t.median_s for t in ys if t]))
+                           if len(xs) >= 2 and all(ys) else None)
+    return SweepFit(key, tuple(v for v, _ in points), fit, tuple(r for _, r in points))

@@ -1,4 +1,4 @@
-"""Writing verify and bench certificates: workload identity, environment, verdict."""
+"""Environment facts and certificate writing: workload identity, where it ran, the sealed file."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from typing import Any
 
 from graphcert.cert.document import (
     certificate_filename,
+    certificate_of,
     host_environment,
-    make_certificate,
+    host_facts,
     write_certificate,
 )
+from graphcert.cert.results import BenchResult, VerifyResult
 from graphcert.workloads import registry
 
 
@@ -37,10 +39,40 @@ def environment(device_index: int) -> dict[str, Any]:
     return env
 
 
-def write(kind: str, out_dir: Path, ref: str, workload: Any, env: dict[str, Any],
-          results: dict[str, Any], reasons: list[str], passed: bool) -> Path:
-    """Seal and atomically write one certificate; returns its path."""
-    cert = make_certificate(kind, workload=workload_identity(ref, workload), environment=env,
-                            results=results, verdict={"passed": passed, "reasons": reasons})
-    name = certificate_filename(kind, str(workload.name), env["gpu"]["name"])
+def machine_facts(*, require_gpu: bool = False) -> dict[str, Any]:
+    """What `graphcert env` shows: driver, CUDA, libraries, every GPU, host, kernel cache.
+    Without a driver: the library versions, no GPUs and why (NoDriverError if `require_gpu`)."""
+    from graphcert.errors import NoDriverError
+    from graphcert.paths import cache_dir
+
+    try:
+        from graphcert.cuda.device import environment as gpu_environment
+
+        gpu = gpu_environment()
+    except NoDriverError as exc:
+        if require_gpu:
+            raise
+        gpu = _without_driver(exc.one_line())
+    return {**gpu, **host_facts(), "cache_dir": str(cache_dir())}
+
+
+def _without_driver(reason: str) -> dict[str, Any]:
+    """What can be said with no driver: library versions, and why there are no GPUs."""
+    env: dict[str, Any] = {"driver_version": None, "cuda_version": None}
+    try:
+        from graphcert.cuda.device import software_versions
+
+        env.update(software_versions())
+    except Exception as exc:  # noqa: BLE001 - informational; NVRTC may be absent as well
+        env["software_versions_error"] = str(exc).splitlines()[0] if str(exc) else repr(exc)
+    env["gpus"] = []
+    env["no_driver"] = reason
+    return env
+
+
+def write(result: VerifyResult | BenchResult, out_dir: Path, ref: str, workload: Any,
+          env: dict[str, Any]) -> Path:
+    """Seal the certificate of `result` and write it atomically; returns its path."""
+    cert = certificate_of(result, workload=workload_identity(ref, workload), environment=env)
+    name = certificate_filename(cert["kind"], str(workload.name), env["gpu"]["name"])
     return write_certificate(out_dir / name, cert)

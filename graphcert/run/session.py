@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphcert.cuda.context import RunContext
-from graphcert.cuda.graph import Graph, GraphBuilder, capture
+from graphcert.cuda.graph import Graph, GraphBuilder, GraphExec, capture
 from graphcert.cuda.stream import Stream
 from graphcert.errors import CaptureError, GraphcertError, InputError
 from graphcert.workloads import registry
@@ -32,6 +32,21 @@ class Timings:
 
     def add(self, phase: str, seconds: float) -> None:
         self.phases[phase] = self.phases.get(phase, 0.0) + seconds
+
+
+@dataclass(frozen=True)
+class Built:
+    """A recorded graph, instantiated and uploaded, with what each step took (seconds)."""
+
+    graph: Graph
+    exe: GraphExec
+    capture_s: float
+    instantiate_s: float
+    upload_s: float
+
+    def destroy(self) -> None:
+        self.exe.destroy()
+        self.graph.destroy()
 
 
 class WorkloadSession:
@@ -106,6 +121,26 @@ class WorkloadSession:
                                  f"raised {type(exc).__name__}: {exc}") from exc
         self.timings.add("capture", time.perf_counter() - t0)
         return graph
+
+    def build(self, stream: Stream, n: int, mode: str = "global") -> Built:
+        """Record, instantiate and upload the graph for n, timing each step (capture and
+        bench report these as the graph's up-front cost)."""
+        t0 = time.perf_counter()
+        graph = self.record_graph(stream, n, mode)
+        t1 = time.perf_counter()
+        try:
+            exe = graph.instantiate()
+            t2 = time.perf_counter()
+            try:
+                exe.upload(stream)
+                stream.synchronize()
+            except BaseException:
+                exe.destroy()
+                raise
+        except BaseException:
+            graph.destroy()
+            raise
+        return Built(graph, exe, t1 - t0, t2 - t1, time.perf_counter() - t2)
 
     def run_eager(self, stream: Stream, n: int) -> None:
         """record() straight onto the stream, no graph."""

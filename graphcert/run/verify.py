@@ -13,9 +13,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from graphcert.cert.results import (
+    AnyClass,
+    ClassResult,
+    SampleResult,
+    SkippedClass,
+    Transition,
+    UpdateOutcome,
+    VerifyResult,
+)
 from graphcert.classes import Buckets, padding_waste, sample_sizes
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.graph import GraphExec
@@ -29,29 +38,27 @@ from graphcert.workloads.base import predict, size_params, tolerance
 
 
 @dataclass
-class ClassReport:
+class _ClassWork:
+    """A class being verified (mutable while it runs); `result()` freezes it."""
+
     capacity: int
-    status: str = "pass"
-    reasons: list[str] = field(default_factory=list)
-    snapshot: GraphSnapshot | None = None
     predicted: dict[str, int] | None = None
-    samples: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    snapshot: GraphSnapshot | None = None
+    samples: list[SampleResult] = field(default_factory=list)
     waste: dict[str, int] = field(default_factory=dict)
 
     def fail(self, reason: str) -> None:
-        self.status = "fail"
-        if reason not in self.reasons:
-            self.reasons.append(reason)
+        if reason not in self.failures:
+            self.failures.append(reason)
 
-    def to_json(self) -> dict[str, Any]:
+    def result(self) -> ClassResult:
         s = self.snapshot
-        return {"capacity": self.capacity, "status": self.status,
-                "reason": "; ".join(self.reasons) or None,
-                "topology_hash": s.topology_hash if s else None,
-                "shape_hash": s.shape_hash if s else None,
-                "node_count": s.node_count if s else None,
-                "counts": s.counts() if s else {}, "predicted": self.predicted,
-                "padding_waste": self.waste, "samples": self.samples}
+        return ClassResult(
+            self.capacity, not self.failures, tuple(self.failures),
+            s.topology_hash if s else None, s.shape_hash if s else None,
+            s.node_count if s else None, s.counts() if s else {}, self.predicted,
+            dict(self.waste), tuple(self.samples), snapshot=s)
 
 
 def _describe_shape_change(ref: GraphSnapshot, got: GraphSnapshot, n: int) -> str:
@@ -99,93 +106,89 @@ class Verifier:
         return self._timed("compare", lambda: mismatches(self.s.outputs(n),
                                                          self.s.reference(n), self.tol))
 
-    def verify_class(self, capacity: int, lower: int | None = None) -> ClassReport:
-        report = ClassReport(capacity, predicted=predict(self.s.workload, capacity))
+    def verify_class(self, capacity: int, lower: int | None = None) -> AnyClass:
+        predicted = predict(self.s.workload, capacity)
         shortfall = self.s.memory_shortfall(capacity)
         if shortfall:
-            report.status, report.reasons = "skipped", [shortfall]
-            return report
+            return SkippedClass(capacity, shortfall, predicted)
+        work = _ClassWork(capacity, predicted)
         sizes = sample_sizes(capacity, self.samples, self.seed, lower=lower)
-        report.waste = padding_waste(capacity, sizes)
+        work.waste = padding_waste(capacity, sizes)
         self.s.prepare(capacity)
         ref_graph = self.s.record_graph(self.stream, capacity, self.mode)
         try:
-            report.snapshot, _ = read_snapshot_indexed(ref_graph)
-            self._check_prediction(report)
+            work.snapshot, _ = read_snapshot_indexed(ref_graph)
+            self._check_prediction(work)
             exe = self._timed("instantiate", ref_graph.instantiate)
             try:
                 for n in sizes:
-                    report.samples.append(self._sample(report, exe, n))
+                    work.samples.append(self._sample(work, exe, n))
                     if self.on_progress:
                         self.on_progress(1, f"{self.s.ref} class {capacity:,}")
             finally:
                 exe.destroy()
             try:
-                self._param_updates(report, sizes)
+                self._param_updates(work)
             except GraphcertError as exc:
-                report.fail(f"size-parameter update: {exc.one_line()}")
+                work.fail(f"size-parameter update: {exc.one_line()}")
         finally:
             ref_graph.destroy()
-        return report
+        return work.result()
 
-    def _check_prediction(self, report: ClassReport) -> None:
-        if report.predicted is None or report.snapshot is None:
+    def _check_prediction(self, work: _ClassWork) -> None:
+        if work.predicted is None or work.snapshot is None:
             return
-        counts = report.snapshot.counts()
-        off = {k: (counts.get(k, 0), v) for k, v in report.predicted.items()
+        counts = work.snapshot.counts()
+        off = {k: (counts.get(k, 0), v) for k, v in work.predicted.items()
                if counts.get(k, 0) != v}
         if off:
-            report.fail("node counts differ from the workload's prediction: " + ", ".join(
+            work.fail("node counts differ from the workload's prediction: " + ", ".join(
                 f"{k} {got} (predicted {want})" for k, (got, want) in sorted(off.items())))
 
-    def _sample(self, report: ClassReport, exe: GraphExec, n: int) -> dict[str, Any]:
-        row: dict[str, Any] = {"n": n, "topology_equal": None, "shape_equal": None,
-                               "update": None, "output_equal": None,
-                               "param_update_output_equal": None,
-                               "node_count_matches_prediction": None, "error": None}
-        assert report.snapshot is not None
+    def _sample(self, work: _ClassWork, exe: GraphExec, n: int) -> SampleResult:
+        assert work.snapshot is not None
         try:
             graph = self.s.record_graph(self.stream, n, self.mode)
         except GraphcertError as exc:
-            row["error"] = exc.one_line()
-            report.fail(f"n={n:,}: {exc.one_line()}")
-            return row
+            work.fail(f"n={n:,}: {exc.one_line()}")
+            return SampleResult(n, error=exc.one_line())
+        row = SampleResult(n)
         try:
             snap, index_of = read_snapshot_indexed(graph)
-            row["topology_equal"] = snap.topology_hash == report.snapshot.topology_hash
-            row["shape_equal"] = snap.shape_hash == report.snapshot.shape_hash
-            if report.predicted is not None:
+            matches = None
+            if work.predicted is not None:
                 counts = snap.counts()
-                row["node_count_matches_prediction"] = all(
-                    counts.get(k, 0) == v for k, v in report.predicted.items())
-            if not row["shape_equal"]:
-                report.fail(_describe_shape_change(report.snapshot, snap, n))
+                matches = all(counts.get(k, 0) == v for k, v in work.predicted.items())
+            row = replace(row, topology_equal=snap.topology_hash == work.snapshot.topology_hash,
+                          shape_equal=snap.shape_hash == work.snapshot.shape_hash,
+                          node_count_matches_prediction=matches)
+            if not row.shape_equal:
+                work.fail(_describe_shape_change(work.snapshot, snap, n))
             result = self._timed("update", lambda: exe.update(graph))
             failing = index_of.get(result.failing_node) if result.failing_node else None
-            row["update"] = {"result": result.result, "failing_node": failing,
-                             "reason": result.reason}
+            row = replace(row, update=UpdateOutcome(result.result, failing, result.reason))
             if not result.ok:
-                report.fail(f"n={n:,}: exec update refused ({result.result}"
-                            + (f" at node {failing}" if failing is not None else "")
-                            + f"): {result.reason}")
+                work.fail(f"n={n:,}: exec update refused ({result.result}"
+                          + (f" at node {failing}" if failing is not None else "")
+                          + f"): {result.reason}")
                 return row
             problems = self._replay_and_compare(exe, n)
-            row["output_equal"] = not problems
+            row = replace(row, output_equal=not problems)
             if problems:
-                report.fail(f"n={n:,}: after update and replay, {problems[0]}")
+                work.fail(f"n={n:,}: after update and replay, {problems[0]}")
         except GraphcertError as exc:
-            row["error"] = exc.one_line()
-            report.fail(f"n={n:,}: {exc.one_line()}")
+            row = replace(row, error=exc.one_line())
+            work.fail(f"n={n:,}: {exc.one_line()}")
         finally:
             graph.destroy()
         return row
 
-    def _param_updates(self, report: ClassReport, sizes: list[int]) -> None:
+    def _param_updates(self, work: _ClassWork) -> None:
         """Capture at the lower edge once; for each size set only the size arguments."""
         params = size_params(self.s.workload)
-        if not params or not sizes:
+        if not params or not work.samples:
             return
-        base_n = sizes[0]
+        base_n = work.samples[0].n
         graph = self.s.record_graph(self.stream, base_n, self.mode)
         try:
             snap, index_of = read_snapshot_indexed(graph)
@@ -195,23 +198,23 @@ class Verifier:
                        if node.kind.value == "kernel" and node.attrs.get("name") == p.kernel]
             missing = {p.kernel for p in params} - {p.kernel for p, _, _ in targets}
             if missing:
-                report.fail(f"size parameters name kernels not in the graph: "
-                            f"{', '.join(sorted(missing))}")
+                work.fail(f"size parameters name kernels not in the graph: "
+                          f"{', '.join(sorted(missing))}")
                 return
             exe = self._timed("instantiate", graph.instantiate)
             try:
-                for row in report.samples:
-                    n = row["n"]
+                for i, row in enumerate(work.samples):
+                    n = row.n
                     for p, graph_node, _ in targets:
                         value = p.value(n)
                         t0 = time.perf_counter()
                         exe.set_kernel_argument(graph_node, p.index, value)
                         self.s.timings.add("update", time.perf_counter() - t0)
                     problems = self._replay_and_compare(exe, n)
-                    row["param_update_output_equal"] = not problems
+                    work.samples[i] = replace(row, param_update_output_equal=not problems)
                     if problems:
-                        culprit = _frozen_node(snap, report.snapshot, targets)
-                        report.fail(
+                        culprit = _frozen_node(snap, work.snapshot, targets)
+                        work.fail(
                             f"n={n:,}: after setting only the size parameters on a graph "
                             f"captured at n={base_n:,}, {problems[0]}" + culprit)
             finally:
@@ -237,46 +240,52 @@ def _frozen_node(base: GraphSnapshot, ref: GraphSnapshot | None,
     return ""
 
 
-def transitions(reports: list[ClassReport]) -> list[dict[str, Any]]:
+def transitions(classes: Sequence[AnyClass]) -> tuple[Transition, ...]:
     """What changes from each verified class to the next: parameters only / launch shape /
     topology (only topology needs a new capture)."""
-    done = [r for r in reports if r.snapshot is not None]
+    done = [c for c in classes if isinstance(c, ClassResult) and c.snapshot is not None]
     out = []
     for a, b in zip(done, done[1:], strict=False):
         assert a.snapshot is not None and b.snapshot is not None
-        out.append({"from": a.capacity, "to": b.capacity,
-                    "change": diff_snapshots(a.snapshot, b.snapshot).summary()})
-    return out
+        out.append(Transition(a.capacity, b.capacity,
+                              diff_snapshots(a.snapshot, b.snapshot).summary()))
+    return tuple(out)
 
 
 def verify(ctx: RunContext, ref: str, capacities: Sequence[int], *, samples: int = 4,
            seed: int = 0, mode: str = "global", workload: Any = None,
-           on_class: Callable[[ClassReport], None] | None = None,
-           on_progress: Callable[..., None] | None = None,
-           ) -> tuple[list[ClassReport], dict[str, float], WorkloadSession]:
-    """Verify `ref` over `capacities`; returns the class reports, the time breakdown and the
-    session (for the certificate's workload identity). `on_progress(units, description)`
-    is called once per sample, and each class completes `samples` units in all."""
+           classes_spec: str | None = None,
+           on_class: Callable[[AnyClass], None] | None = None,
+           on_progress: Callable[..., None] | None = None) -> VerifyResult:
+    """Verify `ref` over `capacities`: the typed result with its verdict (a class that could
+    not run makes it incomplete, never a pass). `classes_spec` is the class range as the user
+    wrote it, kept in the settings. `on_progress(units, description)` is called once per
+    sample, and each class completes `samples` units in all."""
     session = WorkloadSession(ctx, ref, workload)
     verifier = Verifier(session, samples, seed, mode)
     verifier.on_progress = on_progress
-    reports = []
+    classes: list[AnyClass] = []
     try:
         for capacity in capacities:
             try:
                 # A bucket list's lower edge is the previous bucket + 1, not capacity/2 + 1.
                 lower = (capacities.lower_edge(capacity) if isinstance(capacities, Buckets)
                          else None)
-                report = verifier.verify_class(capacity, lower)
+                result: AnyClass = verifier.verify_class(capacity, lower)
             except GraphcertError as exc:
-                report = ClassReport(capacity, predicted=predict(session.workload, capacity))
-                report.fail(exc.one_line())
-            reports.append(report)
+                result = ClassResult(capacity, False, (exc.one_line(),),
+                                     predicted=predict(session.workload, capacity))
+            classes.append(result)
             if on_progress:  # a skipped or failed class still completes its share
-                on_progress(max(samples - len(report.samples), 0))
+                done = len(result.samples) if isinstance(result, ClassResult) else 0
+                on_progress(max(samples - done, 0))
             if on_class:
-                on_class(report)
+                on_class(result)
         session.release()
     finally:
         verifier.stream.destroy()
-    return reports, dict(session.timings.phases), session
+    phases = {"compile": 0.0, **session.timings.phases}
+    spec = classes_spec if classes_spec is not None else ",".join(map(str, capacities))
+    return VerifyResult(tuple(classes), transitions(classes), phases,
+                        {"samples": samples, "seed": seed, "mode": mode, "classes": spec},
+                        VerifyResult.judge(classes))

@@ -8,6 +8,7 @@ kernel parameter), so every n of one class yields the same graph topology and sh
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from graphcert.cuda.context import RunContext
+    from graphcert.cuda.graph import GraphBuilder
     from graphcert.cuda.stream import Stream
 
 
@@ -66,38 +68,82 @@ class Workload(Protocol):
     def teardown(self) -> None:
         """Free everything setup allocated."""
 
+    # Optional hooks (predict, size_params, tolerance, build, bytes_needed): see WorkloadBase.
+
+
+class WorkloadBase:
+    """The optional hooks and their defaults. Built-ins subclass it; a user workload may, or
+    may define any of these itself: `hook()` gives the workload's own or these defaults."""
+
+    @property
+    def size_params(self) -> tuple[SizeParam, ...]:
+        """Kernel parameters that carry n, so verify can update a graph in place (none:
+        every size is re-captured). A class attribute or a property."""
+        return ()
+
+    #: how outputs compare with the numpy reference (default: exact)
+    tolerance: Tolerance = Tolerance()
+    #: `build(builder, n)` builds the graph node by node instead of capturing record()
+    build: Callable[[GraphBuilder, int], None] | None = None
+
+    def predict(self, capacity: int) -> dict[str, int] | None:
+        """Node counts by kind the graph of this class should have (None: no prediction)."""
+        return None
+
+    def bytes_needed(self, capacity: int) -> int | None:
+        """Device memory setup(capacity) takes (None: unknown, never refused)."""
+        return None
+
+
+OPTIONAL_HOOKS = ("predict", "size_params", "tolerance", "build", "bytes_needed")
+_DEFAULTS = WorkloadBase()
+
+
+def hook(workload: Any, name: str) -> Any:
+    """The workload's optional hook `name`, or WorkloadBase's default for it (one lookup for
+    subclasses and duck-typed workloads alike; a None value means the default)."""
+    if name not in OPTIONAL_HOOKS:
+        raise ValueError(f"{name!r} is not an optional workload hook ({OPTIONAL_HOOKS})")
+    own = getattr(workload, name, None)
+    return own if own is not None else getattr(_DEFAULTS, name)
+
 
 def predict(workload: Any, capacity: int) -> dict[str, int] | None:
     """The workload's own node-count prediction by kind, or None if it makes none."""
-    fn = getattr(workload, "predict", None)
-    return fn(capacity) if callable(fn) else None
+    counts = hook(workload, "predict")(capacity)
+    return dict(counts) if counts is not None else None
 
 
 def size_params(workload: Any) -> tuple[SizeParam, ...]:
     """Kernel parameters that carry n, if the workload names them."""
-    return tuple(getattr(workload, "size_params", ()) or ())
+    return tuple(hook(workload, "size_params"))
 
 
 def tolerance(workload: Any) -> Tolerance:
-    return getattr(workload, "tolerance", None) or Tolerance()
+    """How the workload's outputs compare with its reference."""
+    value: Tolerance = hook(workload, "tolerance")
+    return value
 
 
 def builds_explicitly(workload: Any) -> bool:
     """True for a workload that builds its graph node by node (`build(builder, n)`)."""
-    return callable(getattr(workload, "build", None))
+    return hook(workload, "build") is not None
 
 
 def memory_estimate(workload: Any, capacity: int) -> int | None:
     """Bytes of device memory setup(capacity) will take, if the workload says."""
-    fn = getattr(workload, "bytes_needed", None)
-    return int(fn(capacity)) if callable(fn) else None
+    need = hook(workload, "bytes_needed")(capacity)
+    return int(need) if need is not None else None
 
 
 __all__ = [
+    "OPTIONAL_HOOKS",
     "SizeParam",
     "Tolerance",
     "Workload",
+    "WorkloadBase",
     "builds_explicitly",
+    "hook",
     "memory_estimate",
     "predict",
     "size_params",

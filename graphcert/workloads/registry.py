@@ -125,7 +125,6 @@ def load(text: str) -> Any:
         raise InputError(f"{origin}: constructing {ref.target} raised "
                          f"{type(exc).__name__}: {exc}") from exc
     _check_interface(workload, origin)
-    workload._graphcert_ref = ref.text
     return workload
 
 

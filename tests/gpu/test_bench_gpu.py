@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from graphcert.cert.results import Ended, Timing, Unavailable
 from graphcert.cert.schemas import check, load_schema
 from graphcert.cert.store import load_certificate
 from graphcert.cuda.context import RunContext
-from graphcert.run import environment as certify
+from graphcert.run import environment
 from graphcert.run.bench import BenchSettings, bench
 from graphcert.stats import StopRule
 
@@ -20,20 +21,23 @@ QUICK = StopRule(max_noise=0.02, min_samples=10, min_time_s=0.05, timeout_s=1.0)
 
 @pytest.mark.parametrize("kernels", [16, 64])
 def test_graph_node_cheaper_than_queued_stream_kernel(gpu_ctx: RunContext, kernels: int) -> None:
-    results, _ = bench(gpu_ctx, f"chain[kernels={kernels}]", [1], BenchSettings(QUICK))
-    (row,) = results["sizes"]
-    assert row["node_count"] == kernels
-    assert row["stream_path"] == "prepacked" and row["stream_ops"] == kernels
-    stream_dev = row["stream"]["device"]["median_s"] / kernels
-    graph_dev = row["graph"]["device"]["median_s"] / kernels
+    result = bench(gpu_ctx, f"chain[kernels={kernels}]", [1], BenchSettings(QUICK))
+    (row,) = result.sizes
+    assert row.node_count == kernels
+    assert row.stream_path == "prepacked" and row.stream_ops == kernels
+    assert isinstance(row.stream.device, Timing) and isinstance(row.graph.device, Timing)
+    stream_dev = row.stream.device.median_s / kernels
+    graph_dev = row.graph.device.median_s / kernels
     assert graph_dev < stream_dev
     # order of magnitude only: a launch costs between 0.1 and 100 µs
     for way in ("stream", "graph"):
         for q in ("host_enqueue", "device", "end_to_end"):
-            per = row[way][q]["median_s"] / kernels
+            timing = row.way(way).get(q)
+            assert timing is not None and timing.ended in (Ended.NOISE_TARGET, Ended.TIMEOUT)
+            per = timing.median_s / kernels
             assert 1e-8 < per < 1e-4, (way, q, per)
-    sp = row["speedup"]["device"]
-    assert sp["low"] <= sp["median"] <= sp["high"]
+    sp = row.speedup["device"]
+    assert sp is not None and sp.low <= sp.median <= sp.high
 
 
 def test_bench_certificate_has_every_field(gpu_ctx: RunContext, tmp_path: Path) -> None:
@@ -41,25 +45,27 @@ def test_bench_certificate_has_every_field(gpu_ctx: RunContext, tmp_path: Path) 
     from graphcert.workloads.registry import load
 
     workload = load(ref)
-    results, _ = bench(gpu_ctx, ref, [1000, 4096], BenchSettings(QUICK), workload=workload)
-    env = certify.environment(0)
-    path = certify.write("bench", tmp_path, ref, workload, env, results, [], True)
+    result = bench(gpu_ctx, ref, [1000, 4096], BenchSettings(QUICK), workload=workload)
+    env = environment.environment(0)
+    path = environment.write(result, tmp_path, ref, workload, env)
     cert = load_certificate(path)
+    assert cert["verdict"]["status"] == result.verdict.status.value
     assert check(cert, load_schema("bench")) == []  # jsonschema is not on the GPU machine
     for row in cert["results"]["sizes"]:
         assert set(row["upfront"]) >= {"capture_s", "instantiate_s", "upload_s",
                                        "first_launch_s", "exec_update_s", "set_params_s"}
         assert all(v is not None and v >= 0 for v in row["upfront"].values())
         assert row["graph"]["device"] is not None
+        assert row["graph"]["device"]["ended"] in ("noise_target", "timeout")
     assert cert["results"]["clock"]["before_mhz"] > 100
 
 
 def test_blocker_timeout_marks_device_unavailable(gpu_ctx: RunContext) -> None:
     settings = BenchSettings(QUICK, blocker_timeout_s=1e-6)
-    results, _ = bench(gpu_ctx, "chain[kernels=8]", [1], settings)
-    (row,) = results["sizes"]
+    (row,) = bench(gpu_ctx, "chain[kernels=8]", [1], settings).sizes
     for way in ("stream", "graph"):
-        assert row[way]["device"] is None
-        assert "timed out" in row[way]["device_unavailable_reason"]
-        assert row[way]["host_enqueue"]["median_s"] > 0
-    assert row["speedup"]["device"] is None
+        device = row.way(way).device
+        assert isinstance(device, Unavailable) and "timed out" in device.reason
+        assert row.way(way).host_enqueue.median_s > 0
+        assert row.way(way).to_json()["device"] is None
+    assert row.speedup["device"] is None

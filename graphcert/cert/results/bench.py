@@ -1,0 +1,254 @@
+"""Typed results of bench: per size, the three quantities for stream and graph launch, each a
+Timing that says how its sampling ended (or Unavailable, with why); up-front costs; the sweep
+fit. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from graphcert.cert.results.verdict import Status, Verdict
+
+# The three timed quantities, never mixed, and the two ways of launching.
+QUANTITIES: tuple[str, ...] = ("host_enqueue", "device", "end_to_end")
+SIDES: tuple[str, ...] = ("stream", "graph")
+
+
+class Ended(str, Enum):
+    """How a sampling loop stopped: the noise rule held, its timeout, or a sample limit."""
+
+    NOISE_TARGET = "noise_target"
+    TIMEOUT = "timeout"
+    SAMPLE_CAP = "sample_cap"
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Summary of one quantity's samples, in seconds per launch; `noise` is relative."""
+
+    samples: int
+    median_s: float
+    mean_s: float
+    min_s: float
+    max_s: float
+    rel_stddev: float
+    iqr_s: float
+    noise: float
+    ended: Ended | None = None  # None: recorded before graphcert said how sampling ended
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "samples": self.samples, "median_s": self.median_s, "mean_s": self.mean_s,
+            "min_s": self.min_s, "max_s": self.max_s, "rel_stddev": self.rel_stddev,
+            "iqr_s": self.iqr_s, "noise": self.noise}
+        if self.ended is not None:
+            doc["ended"] = self.ended.value
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Timing:
+        ended = doc.get("ended")
+        return cls(int(doc["samples"]), float(doc["median_s"]), float(doc["mean_s"]),
+                   float(doc["min_s"]), float(doc["max_s"]), float(doc["rel_stddev"]),
+                   float(doc["iqr_s"]), float(doc["noise"]),
+                   Ended(ended) if ended is not None else None)
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """A figure that could not be measured, and why."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class WayTimings:
+    """One way of launching (stream or graph), timed three ways that are never mixed."""
+
+    host_enqueue: Timing
+    device: Timing | Unavailable
+    end_to_end: Timing
+
+    def get(self, quantity: str) -> Timing | None:
+        """The timing of `quantity`, None where it is unavailable."""
+        value = getattr(self, quantity)
+        return value if isinstance(value, Timing) else None
+
+    def to_json(self) -> dict[str, Any]:
+        dev = self.device
+        return {"device_unavailable_reason": dev.reason if isinstance(dev, Unavailable) else None,
+                "host_enqueue": self.host_enqueue.to_json(),
+                "device": dev.to_json() if isinstance(dev, Timing) else None,
+                "end_to_end": self.end_to_end.to_json()}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> WayTimings:
+        dev = doc.get("device")
+        device: Timing | Unavailable = (
+            Timing.from_json(dev) if dev is not None else
+            Unavailable(doc.get("device_unavailable_reason") or "not measured"))
+        return cls(Timing.from_json(doc["host_enqueue"]), device,
+                   Timing.from_json(doc["end_to_end"]))
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Graph-over-stream speedup (median ratio) and its bootstrap interval."""
+
+    median: float
+    low: float
+    high: float
+    confidence: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        doc = {"median": self.median, "low": self.low, "high": self.high}
+        if self.confidence is not None:
+            doc["confidence"] = self.confidence
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Interval:
+        return cls(float(doc["median"]), float(doc["low"]), float(doc["high"]),
+                   doc.get("confidence"))
+
+
+@dataclass(frozen=True)
+class Upfront:
+    """What the graph costs before its first useful launch, in seconds (None: not measured)."""
+
+    capture_s: float | None
+    instantiate_s: float | None
+    upload_s: float | None
+    first_launch_s: float | None = None
+    exec_update_s: float | None = None
+    set_params_s: float | None = None
+
+    @property
+    def setup_s(self) -> float:
+        """Capture + instantiate + upload: what the break-even count pays back."""
+        return sum(v or 0.0 for v in (self.capture_s, self.instantiate_s, self.upload_s))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"capture_s": self.capture_s, "instantiate_s": self.instantiate_s,
+                "upload_s": self.upload_s, "first_launch_s": self.first_launch_s,
+                "exec_update_s": self.exec_update_s, "set_params_s": self.set_params_s}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Upfront:
+        return cls(*(doc.get(k) for k in ("capture_s", "instantiate_s", "upload_s",
+                                          "first_launch_s", "exec_update_s", "set_params_s")))
+
+
+@dataclass(frozen=True)
+class SizeResult:
+    """Everything bench measured for one workload at one size."""
+
+    n: int
+    capacity: int
+    stream: WayTimings
+    graph: WayTimings
+    speedup: Mapping[str, Interval | None]
+    upfront: Upfront
+    break_even_launches: float | None
+    node_count: int
+    throttled: bool
+    clock_mhz: Mapping[str, float] | None = None  # before / after; absent in old certificates
+    stream_path: str | None = None  # prepacked | record
+    stream_ops: int | None = None
+    stream_host_per_op_s: float | None = None
+
+    def way(self, side: str) -> WayTimings:
+        return self.stream if side == "stream" else self.graph
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "n": self.n, "capacity": self.capacity, "stream": self.stream.to_json(),
+            "graph": self.graph.to_json(),
+            "speedup": {q: (iv.to_json() if iv else None) for q, iv in self.speedup.items()},
+            "upfront": self.upfront.to_json(), "break_even_launches": self.break_even_launches,
+            "node_count": self.node_count, "throttled": self.throttled}
+        extra = {"clock_mhz": dict(self.clock_mhz) if self.clock_mhz is not None else None,
+                 "stream_path": self.stream_path, "stream_ops": self.stream_ops,
+                 "stream_host_per_op_s": self.stream_host_per_op_s}
+        doc.update({k: v for k, v in extra.items() if v is not None})
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> SizeResult:
+        speedup = {q: (Interval.from_json(iv) if iv is not None else None)
+                   for q, iv in doc["speedup"].items()}
+        return cls(int(doc["n"]), int(doc["capacity"]), WayTimings.from_json(doc["stream"]),
+                   WayTimings.from_json(doc["graph"]), speedup,
+                   Upfront.from_json(doc["upfront"]), doc.get("break_even_launches"),
+                   int(doc["node_count"]), bool(doc["throttled"]), doc.get("clock_mhz"),
+                   doc.get("stream_path"), doc.get("stream_ops"),
+                   doc.get("stream_host_per_op_s"))
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """bench of one workload over its sizes, with its verdict."""
+
+    sizes: tuple[SizeResult, ...]
+    clock: Mapping[str, float | None] = field(default_factory=dict)  # before_mhz / after_mhz
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    bare_launch_s: float | None = None
+    verdict: Verdict = field(default_factory=lambda: Verdict(Status.PASS))
+
+    @staticmethod
+    def judge(sizes: Sequence[SizeResult]) -> Verdict:
+        """A throttled GPU fails the measurement (its figures mix two clock rates)."""
+        return Verdict.of([
+            f"n={s.n:,}: SM clock dropped from {s.clock_mhz['before']:.0f} to "
+            f"{s.clock_mhz['after']:.0f} MHz (throttled)" if s.clock_mhz else
+            f"n={s.n:,}: throttled" for s in sizes if s.throttled])
+
+    def timeouts(self, quantity: str | None = None) -> list[str]:
+        """Timings whose sampling ended on its timeout (noise target not reached)."""
+        return [f"n={s.n} {side} {q}" for s in self.sizes for side in SIDES
+                for q in QUANTITIES if quantity in (None, q)
+                for t in [s.way(side).get(q)] if t is not None and t.ended is Ended.TIMEOUT]
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"sizes": [s.to_json() for s in self.sizes],
+                               "clock": dict(self.clock), "settings": dict(self.settings)}
+        if self.bare_launch_s is not None:
+            doc["bare_launch_s"] = self.bare_launch_s
+        return doc
+
+    @classmethod
+    def from_json(cls, results: Mapping[str, Any],
+                  verdict: Mapping[str, Any] | None = None) -> BenchResult:
+        sizes = tuple(SizeResult.from_json(s) for s in results["sizes"])
+        return cls(sizes, dict(results.get("clock") or {}), dict(results.get("settings") or {}),
+                   results.get("bare_launch_s"),
+                   Verdict.from_json(verdict) if verdict is not None else cls.judge(sizes))
+
+
+@dataclass(frozen=True)
+class LineFit:
+    """Least squares time = a + b * value, with R²."""
+
+    a_s: float
+    b_s: float
+    r2: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"a_s": self.a_s, "b_s": self.b_s, "r2": self.r2}
+
+
+@dataclass(frozen=True)
+class SweepFit:
+    """Per-launch cost against a swept workload option, per way and quantity."""
+
+    key: str
+    values: tuple[Any, ...]
+    fit: Mapping[str, Mapping[str, LineFit | None]]
+    points: tuple[SizeResult, ...] = field(default=(), compare=False)  # for the plot
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "values": list(self.values),
+                "fit": {way: {q: (f.to_json() if f else None) for q, f in per.items()}
+                        for way, per in self.fit.items()}}

@@ -1,0 +1,48 @@
+"""The verdict every result carries: pass, fail or incomplete, with reasons. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+
+class Status(str, Enum):
+    """A verdict: incomplete (something could not run) is never a pass."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    INCOMPLETE = "incomplete"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Pass, fail or incomplete, with the reasons; `passed` only for a full pass."""
+
+    status: Status
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return self.status is Status.PASS
+
+    @classmethod
+    def of(cls, failures: Sequence[str], missing: Sequence[str] = ()) -> Verdict:
+        """Fail if anything failed; else incomplete if anything could not run; else pass."""
+        status = (Status.FAIL if failures else Status.INCOMPLETE if missing else Status.PASS)
+        return cls(status, tuple(failures) + tuple(missing))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"passed": self.passed, "reasons": list(self.reasons),
+                "status": self.status.value}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Verdict:
+        """Certificates written before `status` existed hold only `passed`."""
+        status = doc.get("status")
+        if status is None:
+            status = "pass" if doc["passed"] else "fail"
+        return cls(Status(status), tuple(doc.get("reasons", ())))
+
+

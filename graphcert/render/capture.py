@@ -1,0 +1,33 @@
+"""The view of a capture: one row per class with what capturing it cost. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.table import Table
+
+from graphcert.cert.results import CaptureResult
+
+
+def capture_table(ref: str, mode: str, rows: Sequence[CaptureResult]) -> Table:
+    """Per class: nodes, capture / instantiate / upload time, memory, topology hash."""
+    table = Table(title=f"capture {ref} ({mode} mode)")
+    for col in ("class", "n", "nodes", "capture", "instantiate", "upload", "device memory",
+                "graph mem reserved", "topology"):
+        table.add_column(col, justify="right" if col not in ("topology",) else "left")
+    for r in rows:
+        table.add_row(f"{r.capacity:,}", f"{r.n:,}", str(r.nodes),
+                      f"{r.capture_s * 1e3:.2f} ms", f"{r.instantiate_s * 1e3:.2f} ms",
+                      f"{r.upload_s * 1e3:.2f} ms",
+                      f"{r.free_delta_bytes / 2**20:.1f} MiB",
+                      f"{r.graph_memory['reserved_current'] / 2**20:.1f} MiB",
+                      r.snapshot.topology_hash[:12])
+    return table
+
+
+def capture_summary(rows: Sequence[CaptureResult], out_dir: str) -> str:
+    """vLLM's one line: how long capturing took and how much memory, where the files are."""
+    total = sum(r.capture_s + r.instantiate_s for r in rows)
+    mem = sum(r.free_delta_bytes for r in rows)
+    return (f"capturing {len(rows)} class(es) took {total:.3f} s and {mem / 2**30:.3f} GiB; "
+            f"files in {out_dir}/")

@@ -1,0 +1,133 @@
+"""The one call each GPU command makes: load the workloads (bad references fail before any GPU
+work), open the device, run, write certificates from the typed results, return them.
+
+`graphcert capture`, `verify` and `bench` call these; so can a script. Runs on a GPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from graphcert.cert.results import (
+    AnyClass,
+    BenchResult,
+    CaptureResult,
+    SweepFit,
+    VerifyResult,
+)
+from graphcert.classes import class_of
+from graphcert.cuda.context import RunContext
+from graphcert.errors import InputError
+from graphcert.fileio import ensure_writable_dir
+from graphcert.run import environment
+from graphcert.run.bench import BenchSettings, fit_sweep
+from graphcert.workloads.registry import load
+
+R = TypeVar("R", VerifyResult, BenchResult)
+
+
+@dataclass(frozen=True)
+class Certified(Generic[R]):
+    """One workload's typed result and the certificate written for it (None: not written)."""
+
+    ref: str
+    result: R
+    certificate: Path | None = None
+
+
+def _prepare(refs: Sequence[str], out_dir: Path | None) -> list[tuple[str, Any]]:
+    loaded = [(ref, load(ref)) for ref in refs]  # bad references fail before GPU work
+    if out_dir is not None:
+        ensure_writable_dir(out_dir)
+    return loaded
+
+
+def _certify(result: R, ref: str, workload: Any, env: dict[str, Any], out_dir: Path | None,
+             on_result: Callable[[Certified[R]], None] | None) -> Certified[R]:
+    """Write the result's certificate when asked to, and report it."""
+    path = environment.write(result, out_dir, ref, workload, env) if out_dir else None
+    done = Certified(ref, result, path)
+    if on_result is not None:
+        on_result(done)
+    return done
+
+
+def verify_workloads(refs: Sequence[str], capacities: Sequence[int], *, samples: int = 4,
+                     seed: int = 0, mode: str = "global", classes_spec: str | None = None,
+                     device: int = 0, out_dir: Path | None = None,
+                     on_class: Callable[[str, AnyClass], None] | None = None,
+                     on_result: Callable[[Certified[VerifyResult]], None] | None = None,
+                     on_progress: Callable[..., None] | None = None,
+                     ) -> list[Certified[VerifyResult]]:
+    """Verify each workload over `capacities`; with `out_dir`, write a topology certificate
+    per workload. `on_class(ref, cls)` after each class, `on_result` after each workload."""
+    from graphcert.run.verify import verify
+
+    loaded = _prepare(refs, out_dir)
+    done: list[Certified[VerifyResult]] = []
+    with RunContext.open(device, seed=seed) as ctx:
+        env = environment.environment(device) if out_dir is not None else {}
+        for ref, workload in loaded:
+            def each(cls: AnyClass, ref: str = ref) -> None:
+                if on_class is not None:
+                    on_class(ref, cls)
+
+            result = verify(ctx, ref, capacities, samples=samples, seed=seed, mode=mode,
+                            workload=workload, classes_spec=classes_spec, on_class=each,
+                            on_progress=on_progress)
+            done.append(_certify(result, ref, workload, env, out_dir, on_result))
+    return done
+
+
+def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSettings, *,
+                    device: int = 0,
+                    out_dir: Path | None = None,
+                    on_result: Callable[[Certified[BenchResult]], None] | None = None,
+                    on_progress: Callable[..., None] | None = None,
+                    ) -> list[Certified[BenchResult]]:
+    """Bench each workload reference at `sizes`; with `out_dir`, write a bench certificate
+    per run."""
+    from graphcert.run.bench import bench
+
+    loaded = _prepare(runs, out_dir)
+    done: list[Certified[BenchResult]] = []
+    with RunContext.open(device) as ctx:
+        env = environment.environment(device) if out_dir is not None else {}
+        for ref, workload in loaded:
+            result = bench(ctx, ref, sizes, settings, workload=workload,
+                           on_progress=on_progress)
+            done.append(_certify(result, ref, workload, env, out_dir, on_result))
+    return done
+
+
+def sweep(key: str, values: Sequence[Any], runs: Sequence[Certified[BenchResult]]) -> SweepFit:
+    """The a + b·value fit over swept runs (each run's first size)."""
+    return fit_sweep(key, [(v, r.result.sizes[0]) for v, r in zip(values, runs, strict=True)])
+
+
+def capture_workload(ref: str, sizes: list[int], *, mode: str = "global", device: int = 0,
+                     out_dir: Path, capacity_of: Callable[[int], int] | None = None
+                     ) -> list[CaptureResult]:
+    """Capture `ref` at each size (its class, or `capacity_of(n)` for a bucket list), writing
+    snapshot, DOT (and SVG where Graphviz is installed) per class. A class that cannot fit in
+    device memory is refused before anything is captured."""
+    from graphcert.run.capture import capture_sizes, write_outputs
+    from graphcert.run.session import WorkloadSession
+
+    ensure_writable_dir(out_dir)
+    workload = load(ref)
+    capacity_of = capacity_of or class_of
+    rows = []
+    with RunContext.open(device) as ctx:
+        session = WorkloadSession(ctx, ref, workload)
+        for n in sizes:
+            shortfall = session.memory_shortfall(capacity_of(n))
+            if shortfall:
+                raise InputError(shortfall, hint="use a smaller --size or --classes range")
+        for result in capture_sizes(session, sizes, mode, capacity_of):
+            files = write_outputs(result, out_dir, session.name)
+            rows.append(replace(result, files=tuple(str(f) for f in files)))
+    return rows
