@@ -7,8 +7,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
-from graphcert.model.kinds import NodeKind
-from graphcert.model.snapshot import GraphSnapshot, NodeRecord
+from graphcert.model.kinds import KINDS, NodeKind
+from graphcert.model.snapshot import EdgeData, GraphSnapshot, NodeRecord
 
 ChangeClass = Literal["parameters only", "launch shape", "topology"]
 
@@ -16,7 +16,8 @@ ChangeClass = Literal["parameters only", "launch shape", "topology"]
 class FieldChange(NamedTuple):
     """One field of one node that differs: node index in a and in b, field, both values.
 
-    `field` is an attribute key, "deps" (predecessors, as indices of each snapshot), or
+    `field` is an attribute key, "deps" (predecessors, as indices of each snapshot),
+    "edge_data" (the CUDA 13 data of its incoming edges, {predecessor: data}), or
     "children" (a child graph or conditional body differs; see SnapshotDiff.child_diffs)."""
 
     index_a: int
@@ -106,17 +107,33 @@ def _json(value: Any) -> str:
 
 
 def node_signature(node: NodeRecord) -> tuple[str, str]:
-    """What aligns nodes of two different topologies: kind, and a kernel's name."""
-    return (node.kind.value, node.name or "") if node.kind is NodeKind.KERNEL else (
-        node.kind.value, "")
+    """What aligns nodes of two different topologies: kind, and what names a node of that
+    kind (KindSpec.name_attr: a kernel's function)."""
+    return node.kind.value, (node.name or "") if KINDS[node.kind].name_attr else ""
+
+
+def _in_edge_data(s: GraphSnapshot) -> dict[int, dict[int, EdgeData]]:
+    found: dict[int, dict[int, EdgeData]] = {}
+    for a, b, d in s.edge_data:
+        found.setdefault(b, {})[a] = d
+    return found
+
+
+def _data_json(data: dict[int, EdgeData]) -> dict[str, Any]:
+    return {str(k): v.to_json() for k, v in sorted(data.items())}
 
 
 def _child_summary(s: GraphSnapshot) -> str:
     return f"{s.node_count} nodes, topology {s.topology_hash[:12]}, shape {s.shape_hash[:12]}"
 
 
+_EdgeMaps = tuple[dict[int, dict[int, EdgeData]], dict[int, dict[int, EdgeData]],
+                  dict[int, int]]
+
+
 def _compare(a: NodeRecord, b: NodeRecord, deps_b_from_a: tuple[int, ...] | None,
-             changes: list[FieldChange], child_diffs: list[ChildDiff]) -> None:
+             changes: list[FieldChange], child_diffs: list[ChildDiff],
+             data: _EdgeMaps | None = None) -> None:
     if a.kind is not b.kind:
         changes.append(FieldChange(a.index, b.index, "kind", a.kind.value, b.kind.value))
     for key in sorted(set(a.attrs) | set(b.attrs)):
@@ -125,6 +142,12 @@ def _compare(a: NodeRecord, b: NodeRecord, deps_b_from_a: tuple[int, ...] | None
             changes.append(FieldChange(a.index, b.index, key, va, vb))
     if deps_b_from_a is not None and deps_b_from_a != b.deps:
         changes.append(FieldChange(a.index, b.index, "deps", list(a.deps), list(b.deps)))
+    if data is not None:
+        data_a, data_b, a_to_b = data
+        da, db = data_a.get(a.index, {}), data_b.get(b.index, {})
+        if {a_to_b.get(k, -1): v for k, v in da.items()} != db:
+            changes.append(FieldChange(a.index, b.index, "edge_data", _data_json(da),
+                                       _data_json(db)))
     nested = []
     for j, (ca, cb) in enumerate(zip(a.children, b.children, strict=False)):
         d = diff_snapshots(ca, cb)
@@ -170,11 +193,12 @@ def diff_snapshots(a: GraphSnapshot, b: GraphSnapshot) -> SnapshotDiff:
     for ia, sig in enumerate(sig_a):
         if ia not in a_to_b and spare_b.get(sig):
             a_to_b[ia] = spare_b[sig].pop(0)
+    maps = (_in_edge_data(a), _in_edge_data(b), a_to_b)
     for ia, ib in sorted(a_to_b.items()):
         na, nb = a.nodes[ia], b.nodes[ib]
         # A dependency on a removed node has no counterpart in b: keep it visible as -1.
         mapped = tuple(sorted(a_to_b.get(d, -1) for d in na.deps))
-        _compare(na, nb, mapped, changes, child_diffs)
+        _compare(na, nb, mapped, changes, child_diffs, maps)
     matched_b = set(a_to_b.values())
     removed = tuple(n for n in a.nodes if n.index not in a_to_b)
     added = tuple(n for n in b.nodes if n.index not in matched_b)

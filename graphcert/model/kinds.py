@@ -65,7 +65,7 @@ class KindSpec:
     driver_type: the CUgraphNodeType number (None for UNKNOWN, which records its own).
     topology / shape / values: attribute keys of each class (see the module docstring);
     a key in none of them is a value. label: what the inventory says the node does when it
-    has nothing more specific. name_attr: the attribute that names a node of this kind (a
+    has nothing more specific ({field} is filled from its attrs, "?" when missing). name_attr: the attribute that names a node of this kind (a
     kernel's function), used in labels and to align the nodes of two different graphs.
     """
 
@@ -98,17 +98,17 @@ KINDS: dict[NodeKind, KindSpec] = {
     _K.EMPTY: KindSpec(5, "empty (dependency only)"),
     _K.EVENT_WAIT: KindSpec(6, "wait for event"),
     _K.EVENT_RECORD: KindSpec(7, "record event"),
-    _K.EXT_SEMAS_SIGNAL: KindSpec(8, "signal external semaphores", shape=("count",)),
-    _K.EXT_SEMAS_WAIT: KindSpec(9, "wait on external semaphores", shape=("count",)),
+    _K.EXT_SEMAS_SIGNAL: KindSpec(8, "signal {count} external semaphores", shape=("count",)),
+    _K.EXT_SEMAS_WAIT: KindSpec(9, "wait on {count} external semaphores", shape=("count",)),
     _K.MEM_ALLOC: KindSpec(10, "allocate", shape=("bytes",)),
     _K.MEM_FREE: KindSpec(11, "free"),
-    _K.BATCH_MEM_OP: KindSpec(12, "batch of memory ops", shape=("count",)),
+    _K.BATCH_MEM_OP: KindSpec(12, "batch of {count} memory ops", shape=("count",)),
     # bodies_read and unread say how a conditional's bodies were read: never hashed.
     _K.CONDITIONAL: KindSpec(13, "conditional", topology=("type",), shape=("size",),
                              values=("bodies_read",)),
     # An unknown kind's driver number is its identity: two different unknown kinds must
     # not hash alike.
-    _K.UNKNOWN: KindSpec(None, "unknown node type", topology=("driver_type",)),
+    _K.UNKNOWN: KindSpec(None, "unknown node type {driver_type}", topology=("driver_type",)),
 }
 """The one table: per kind, its driver type, the fields each fingerprint hashes, its label."""
 

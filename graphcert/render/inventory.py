@@ -17,6 +17,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from graphcert.model import (
+    KINDS,
     ChildDiff,
     GraphSnapshot,
     NodeKind,
@@ -27,6 +28,8 @@ from graphcert.model import (
 SHORT_HASH = 12  # hex digits of a fingerprint shown in tables (the JSON has all 64)
 MAX_DEPS_SHOWN = 6
 _DIMENSIONS = ("grid", "block", "cluster_dim")
+# The launch columns of the table and tree; a node shows those its kind hashes (KINDS).
+_LAUNCH_FIELDS = ("grid", "block", "shared_mem_bytes")
 
 
 def short_hash(digest: str) -> str:
@@ -105,23 +108,14 @@ def operation(node: NodeRecord) -> str:
         if a.get("size") is not None:
             return text + f" ({_plural(a['size'], 'body', 'bodies')}, not read)"
         return text + " (bodies not read)"
-    if kind in (NodeKind.EXT_SEMAS_SIGNAL, NodeKind.EXT_SEMAS_WAIT):
-        verb = "signal" if kind is NodeKind.EXT_SEMAS_SIGNAL else "wait on"
-        count = a.get("count")
-        return f"{verb} {count if count is not None else '?'} external semaphores"
-    if kind is NodeKind.BATCH_MEM_OP:
-        count = a.get("count")
-        return f"batch of {count if count is not None else '?'} memory ops"
-    if kind is NodeKind.UNKNOWN:
-        return f"unknown node type {a.get('driver_type', '?')}"
-    return {
-        NodeKind.HOST: "host function",
-        NodeKind.EMPTY: "empty (dependency only)",
-        NodeKind.EVENT_RECORD: "record event",
-        NodeKind.EVENT_WAIT: "wait for event",
-        NodeKind.MEM_ALLOC: "allocate",
-        NodeKind.MEM_FREE: "free",
-    }.get(kind, kind.value)
+    return KINDS[kind].label.format_map(_Fields({k: v for k, v in a.items() if v is not None}))
+
+
+class _Fields(dict[str, Any]):
+    """A node's attrs for a label template; a field it lacks shows as "?"."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
 
 
 def _plural(n: Any, one: str, many: str | None = None) -> str:
@@ -142,10 +136,22 @@ def _child_prefix(node: NodeRecord, parent: str, j: int) -> str:
     return f"{parent}." if node.kind is NodeKind.GRAPH else f"{parent}[{j}]."
 
 
+def _dep_labels(s: GraphSnapshot, node: NodeRecord, prefix: str) -> list[str]:
+    """Predecessor labels; an edge with CUDA 13 edge data says so ("3 (edge type 1, port
+    1->0)")."""
+    labels = [f"{prefix}{d}" for d in node.deps]
+    if s.edge_data:
+        data = {a: d for a, b, d in s.edge_data if b == node.index}
+        labels = [f"{lab} (edge type {data[d].type}, port {data[d].from_port}->"
+                  f"{data[d].to_port})" if d in data else lab
+                  for lab, d in zip(labels, node.deps, strict=True)]
+    return labels
+
+
 def _rows(s: GraphSnapshot, prefix: str) -> Iterator[tuple[str, NodeRecord, list[str]]]:
     for node in s.nodes:
         label = f"{prefix}{node.index}"
-        yield label, node, [f"{prefix}{d}" for d in node.deps]
+        yield label, node, _dep_labels(s, node, prefix)
         for j, child in enumerate(node.children):
             yield from _rows(child, _child_prefix(node, label, j))
 
@@ -157,18 +163,27 @@ _RIGHT = {"#", "grid", "block", "smem", "bytes"}
 LARGE_TABLE_ROWS = 1000
 
 
+def _launch_cells(node: NodeRecord) -> tuple[str, str, str]:
+    """grid, block, shared memory cells: blank for a kind that has no such field."""
+    shape = KINDS[node.kind].shape
+    a = node.attrs
+    return tuple(  # type: ignore[return-value]
+        ("" if key not in shape else format_bytes(a.get(key)) if key == "shared_mem_bytes"
+         else format_dim(a.get(key))) for key in _LAUNCH_FIELDS)
+
+
 def _table_rows(snapshot: GraphSnapshot) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = []
     for label, node, deps in _rows(snapshot, ""):
         a = node.attrs
-        is_kernel = node.kind is NodeKind.KERNEL
+        grid, block, smem = _launch_cells(node)
         rows.append((
             label,
             node.kind.value,
             operation(node),
-            format_dim(a.get("grid")) if is_kernel else "",
-            format_dim(a.get("block")) if is_kernel else "",
-            format_bytes(a.get("shared_mem_bytes")) if is_kernel else "",
+            grid,
+            block,
+            smem,
             format_bytes(a["bytes"]) if a.get("bytes") is not None else "",
             _deps_text(deps),
         ))
@@ -232,15 +247,16 @@ def summary_text(snapshot: GraphSnapshot) -> Text:
     meta = meta_line(snapshot)
     if meta:
         lines.append(meta)
+    lines += [f"note: {note}" for note in snapshot.notes]
     return Text("\n".join(lines))
 
 
 def _node_label(label: str, node: NodeRecord, deps: list[str]) -> str:
     a = node.attrs
     parts = [f"{label} {node.kind.value}: {operation(node)}"]
-    if node.kind is NodeKind.KERNEL:
-        parts.append(f"grid {format_dim(a.get('grid'))} block {format_dim(a.get('block'))} "
-                     f"smem {format_bytes(a.get('shared_mem_bytes'))}")
+    if "grid" in KINDS[node.kind].shape:
+        grid, block, smem = _launch_cells(node)
+        parts.append(f"grid {grid} block {block} smem {smem}")
     if a.get("bytes") is not None:
         parts.append(format_bytes(a["bytes"]))
     if deps:
@@ -251,7 +267,7 @@ def _node_label(label: str, node: NodeRecord, deps: list[str]) -> str:
 def _add_nodes(tree: Tree, s: GraphSnapshot, prefix: str) -> None:
     for node in s.nodes:
         label = f"{prefix}{node.index}"
-        branch = tree.add(Text(_node_label(label, node, [f"{prefix}{d}" for d in node.deps])))
+        branch = tree.add(Text(_node_label(label, node, _dep_labels(s, node, prefix))))
         for j, child in enumerate(node.children):
             inner = _child_prefix(node, label, j)
             if node.kind is NodeKind.GRAPH:
