@@ -17,8 +17,8 @@ graphcert/render/inventory.py's `operation`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from enum import Enum
+from functools import cached_property
 from typing import Literal
 
 AttrClass = Literal["topology", "shape", "value"]
@@ -65,8 +65,9 @@ class KindSpec:
     driver_type: the CUgraphNodeType number (None for UNKNOWN, which records its own).
     topology / shape / values: attribute keys of each class (see the module docstring);
     a key in none of them is a value. label: what the inventory says the node does when it
-    has nothing more specific ({field} is filled from its attrs, "?" when missing). name_attr: the attribute that names a node of this kind (a
-    kernel's function), used in labels and to align the nodes of two different graphs.
+    has nothing more specific ({field} is filled from its attrs, "?" when missing).
+    name_attr: the attribute that names a node of this kind (a kernel's function), used in
+    labels and to align the nodes of two different graphs.
     """
 
     driver_type: int | None

@@ -9,7 +9,7 @@ import json
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Union
+from typing import Any, NamedTuple
 
 from graphcert.errors import GraphcertError
 from graphcert.model.canonical import canonical_labels, find_cycle_nodes, topological_order
@@ -37,7 +37,7 @@ class EdgeData(NamedTuple):
 
 
 DEFAULT_EDGE = EdgeData()
-RawEdge = Union[tuple[int, int], tuple[int, int, EdgeData]]
+RawEdge = tuple[int, int] | tuple[int, int, EdgeData]
 
 
 @dataclass(frozen=True)
@@ -292,17 +292,17 @@ def _snapshot_from_raw(raw: RawGraph, meta: dict[str, Any] | None,
     memo: dict[tuple[NodeKind, str], tuple[dict[str, Any], tuple[str, str, str]]] = {}
     first = dict(zip(keys, range(n), strict=True))
     for key, i in first.items():
-        a = _normalized(nodes[i])
-        memo[key] = (a, _signatures(kinds[i], a, ()))
+        normal = _normalized(nodes[i])
+        memo[key] = (normal, _signatures(kinds[i], normal, ()))
     found = [memo[k] for k in keys]
     attrs = [f[0] for f in found]
     sigs = [f[1] for f in found]
     children: list[tuple[GraphSnapshot, ...]] = [()] * n
     for i, node in enumerate(nodes):
         if node.children:
-            a = _normalized(node)  # its own dict: children make it unlike any other
+            normal = _normalized(node)  # its own dict: children make it unlike any other
             kids = tuple(snapshot_from_raw(c) for c in node.children)
-            attrs[i], children[i], sigs[i] = a, kids, _signatures(kinds[i], a, kids)
+            attrs[i], children[i], sigs[i] = normal, kids, _signatures(kinds[i], normal, kids)
 
     # BLISS wants a simple graph: an edge with data becomes a vertex of its own colour
     # between its ends, so a programmatic edge and a plain one are told apart.
