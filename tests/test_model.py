@@ -510,3 +510,17 @@ def test_diff_recurses_into_child_graphs() -> None:
     (child,) = d.child_diffs
     assert (child.index_a, child.position, child.kind) == (6, 0, K.GRAPH)
     assert [tuple(c) for c in child.diff.changed] == [(0, 0, "grid", [1, 1, 1], [3, 1, 1])]
+
+
+def test_schema_1_files_are_refingerprinted_with_a_note(tmp_path: Path) -> None:
+    """A schema-1 file (old fingerprint scheme) loads: hashes recomputed, a note says so."""
+    s = snapshot_from_raw(fork())
+    doc = json.loads(json.dumps(snapshot_to_json(s)))
+    doc["schema_version"] = 1
+    doc["topology_hash"] = doc["shape_hash"] = "1" * 64  # what the old scheme stored
+    old = snapshot_from_json(doc)
+    assert (old.topology_hash, old.shape_hash) == (s.topology_hash, s.shape_hash)
+    assert len(old.notes) == 1 and "schema-1" in old.notes[0] and "re-capture" in old.notes[0]
+    path = save_snapshot(tmp_path / "again.json", old)  # saved as schema 2, note kept
+    again = load_snapshot(path)
+    assert json.loads(path.read_text())["schema_version"] == 2 and again == old
