@@ -21,8 +21,15 @@ then label): a function of the relabelled graph alone, so it keeps both properti
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-import igraph
+
+def _graph(n: int, edges: Sequence[tuple[int, int]]) -> Any:
+    # Imported here: loading, rendering and diffing saved snapshots never need it, and it
+    # is a third of `graphcert inventory FILE`'s start-up.
+    import igraph
+
+    return igraph.Graph(n=n, edges=list(edges), directed=True)
 
 
 def colour_ranks(signatures: Sequence[str]) -> tuple[list[int], int]:
@@ -41,7 +48,7 @@ def canonical_labels(n: int, edges: Sequence[tuple[int, int]],
     refine the next (equal signatures at one level imply equal ones at the next)."""
     if n == 0:
         return []
-    graph = igraph.Graph(n=n, edges=list(edges), directed=True)
+    graph = _graph(n, edges)
     label = list(range(n))  # original vertex -> its vertex in `graph`
     graph_is_input = True
     counts = [colour_ranks(sigs) for sigs in levels]
@@ -75,7 +82,7 @@ def topological_order(n: int, edges: Sequence[tuple[int, int]], labels: Sequence
     when the graph has a cycle."""
     if n == 0:
         return []
-    graph = igraph.Graph(n=n, edges=list(edges), directed=True)
+    graph = _graph(n, edges)
     if not graph.is_dag():  # self-loops included
         return None
     order = graph.topological_sorting(mode="out")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from pathlib import Path
@@ -154,17 +155,24 @@ def _raw_from_doc(d: Any, where: str) -> RawGraph:
     return RawGraph(tuple(nodes), tuple(edges))
 
 
+_KIND_OF = {k.value: k for k in NodeKind}
+
+
 def _snapshot_from_doc(d: Any, where: str) -> GraphSnapshot:
     """A schema-2 graph as stored (children first), its fingerprints checked against its
     own nodes and edges. No canonicalising again: a file written elsewhere loads whatever
-    BLISS build the reader has."""
-    raw = _raw_from_doc(d, where)  # structure checks: fields, kinds, deps agree with edges
+    BLISS build the reader has. One pass per list: a saved graph can have 10^5 nodes."""
+    if not isinstance(d, dict):
+        raise _Bad(f"field '{where or 'document'}' must be an object")
     prefix = f"{where}." if where else ""
-    n = len(raw.nodes)
+    for name in _REQUIRED:
+        _field(d, name, prefix)
+    nodes_doc = _list(d["nodes"], f"{prefix}nodes")
+    n = len(nodes_doc)
     preds: list[list[int]] = [[] for _ in range(n)]
     pairs: set[tuple[int, int]] = set()
     data: dict[tuple[int, int], EdgeData] = {}
-    for e in raw.edges:
+    for e in _edges_from_doc(d["edges"], f"{prefix}edges"):
         a, b = e[0], e[1]
         # Canonical order is a topological order: every edge goes forward.
         if not 0 <= a < b < n or (a, b) in pairs:
@@ -173,14 +181,34 @@ def _snapshot_from_doc(d: Any, where: str) -> GraphSnapshot:
         preds[b].append(a)
         if len(e) > 2 and not e[2].is_default:  # type: ignore[misc]
             data[(a, b)] = e[2]  # type: ignore[misc]
-    docs = d["nodes"]
     records = []
-    for i, node in enumerate(raw.nodes):
-        kids = docs[i].get("children", [])
-        children = tuple(_snapshot_from_doc(c, f"{prefix}nodes[{i}].children[{j}]")
-                         for j, c in enumerate(kids))
-        records.append(NodeRecord(i, node.kind, tuple(sorted(preds[i])), dict(node.attrs),
-                                  children))
+    interned: dict[tuple[str, str], dict[str, Any]] = {}
+    for i, nd in enumerate(nodes_doc):
+        w = f"{prefix}nodes[{i}]"
+        if type(nd) is not dict:
+            raise _Bad(f"field '{w}' must be an object")
+        try:
+            index, kind_name, deps, attrs = nd["index"], nd["kind"], nd["deps"], nd["attrs"]
+        except KeyError as exc:
+            raise _Bad(f"missing field '{w}.{exc.args[0]}'") from None
+        if index != i or type(index) is not int:
+            raise _Bad(f"field '{w}.index' is {index!r}, expected {i}")
+        kind = _KIND_OF.get(kind_name) if isinstance(kind_name, str) else None
+        if kind is None:
+            raise _Bad(f"field '{w}.kind': unknown node kind {kind_name!r}")
+        mine = preds[i]
+        mine.sort()
+        if not isinstance(deps, list) or sorted(deps) != mine:
+            raise _Bad(f"corrupt or edited: {w}.deps disagrees with the edges")
+        if type(attrs) is not dict:
+            raise _Bad(f"field '{w}.attrs' must be an object")
+        # Look-alikes share one attrs dict, as snapshot_from_raw makes them (memory, and
+        # the inventory formats each distinct node once).
+        attrs = interned.setdefault((kind_name, repr(attrs)), attrs)
+        kids = nd.get("children")
+        children = tuple(_snapshot_from_doc(c, f"{w}.children[{j}]")
+                         for j, c in enumerate(_list(kids, f"{w}.children"))) if kids else ()
+        records.append(NodeRecord(i, kind, tuple(mine), attrs, children))
     edges = tuple(sorted(pairs))
     meta = d.get("meta", {}) if not where else {}
     s = GraphSnapshot(tuple(records), edges, d["topology_hash"], d["shape_hash"], meta,
@@ -197,12 +225,17 @@ def snapshot_from_json(d: Any, *, source: str = "snapshot") -> GraphSnapshot:
     """Parse and verify a snapshot document; InputError naming `source` when unusable.
 
     The fingerprints are recomputed from the nodes and edges and must match the stored ones."""
+    paused = gc.isenabled()
+    gc.disable()  # as in snapshot_from_raw: no cycles are made, only many small objects
     try:
         return _from_json(d)
     except _Bad as exc:
         raise InputError(f"{source}: {exc}") from None
     except InputError as exc:
         raise InputError(f"{source}: {exc.message}", hint=exc.hint) from None
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _from_json(d: Any) -> GraphSnapshot:

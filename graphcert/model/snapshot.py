@@ -353,8 +353,18 @@ def fingerprints_of(s: GraphSnapshot) -> tuple[str, str]:
     """(topology, shape) fingerprints recomputed over a snapshot's own node order, without
     canonicalising again: what a loaded file is checked against (children checked apart)."""
     tsigs, ssigs = [], []
+    # Keyed by the attrs dict itself: look-alikes share one (snapshot_from_raw and the JSON
+    # loader intern them); the dict is kept alive by the snapshot, so ids stay unique.
+    memo: dict[tuple[NodeKind, int], tuple[str, str]] = {}
     for node in s.nodes:
-        t, sh = _hashed_signatures(node.kind, node.attrs, node.children)
+        if node.children:
+            t, sh = _hashed_signatures(node.kind, node.attrs, node.children)
+        else:
+            key = (node.kind, id(node.attrs))
+            got = memo.get(key)
+            if got is None:
+                got = memo[key] = _hashed_signatures(node.kind, node.attrs, ())
+            t, sh = got
         tsigs.append(t)
         ssigs.append(sh)
     edges = list(s.edges)
