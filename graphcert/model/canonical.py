@@ -85,15 +85,15 @@ def topological_order(n: int, edges: Sequence[tuple[int, int]], labels: Sequence
     graph = _graph(n, edges)
     if not graph.is_dag():  # self-loops included
         return None
-    order = graph.topological_sorting(mode="out")
-    rank = [0] * n
-    for i, v in enumerate(order):
-        rank[v] = i
+    succs: list[list[int]] = [[] for _ in range(n)]
+    for a, b in edges:
+        succs[a].append(b)
     depth = [0] * n
-    for a, b in sorted(edges, key=lambda e: rank[e[0]]):  # sources in topological order
-        d = depth[a] + 1
-        if depth[b] < d:
-            depth[b] = d
+    for v in graph.topological_sorting(mode="out"):
+        d = depth[v] + 1
+        for s in succs[v]:
+            if depth[s] < d:
+                depth[s] = d
     return sorted(range(n), key=lambda v: (depth[v], labels[v]))
 
 

@@ -7,6 +7,7 @@ import gc
 import hashlib
 import json
 import numbers
+import pickle
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -155,11 +156,6 @@ def normalize_attr(value: Any, where: str) -> Any:
     )
 
 
-_KEY = repr
-"""The memo key of a node's attrs: only a cache key (never hashed), and repr is the fastest
-text that keeps apart what normalises differently (true and 1, 1 and 1.0, "1" and 1)."""
-
-
 def _normalized(node: RawNode) -> dict[str, Any]:
     return {str(k): normalize_attr(v, f"node {node.id} attr {k!r}")
             for k, v in node.attrs.items()}
@@ -206,13 +202,14 @@ def _edge_text(edges: list[tuple[int, int]], data: dict[tuple[int, int], EdgeDat
                            for a, b in edges])
 
 
-def fingerprint_text(node_sigs: list[str], edges: list[tuple[int, int]],
+def fingerprint_text(node_sigs: list[str], edges: list[tuple[int, int]] | str,
                      data: dict[tuple[int, int], EdgeData]) -> str:
     """The canonical JSON hashed into a fingerprint: {"edges", "nodes", "scheme"} with nodes
     (their signatures) in canonical order and edges [from, to] (plus the edge data object
     where not all zero) sorted, in canonical indices. Built by joining signature texts,
     which gives the same text as canonical_json of the whole object."""
-    return ('{"edges":' + _edge_text(edges, data) + ',"nodes":[' + ",".join(node_sigs)
+    edge_text = edges if isinstance(edges, str) else _edge_text(edges, data)
+    return ('{"edges":' + edge_text + ',"nodes":[' + ",".join(node_sigs)
             + '],"scheme":' + str(FINGERPRINT_SCHEME) + "}")
 
 
@@ -286,10 +283,14 @@ def _snapshot_from_raw(raw: RawGraph, meta: dict[str, Any] | None,
 
     # Look-alike nodes share one normalised attrs dict and one set of signatures: a
     # 10^5-node chain has a handful of distinct nodes, and per-node Python work is the cost.
-    # The memo key is only a cache key (never hashed): repr keeps apart what normalises
-    # differently (true and 1, 1 and 1.0, "1" and 1).
-    keys = list(zip(kinds, map(repr, [node.attrs for node in nodes]), strict=True))
-    memo: dict[tuple[NodeKind, str], tuple[dict[str, Any], tuple[str, str, str]]] = {}
+    # The memo key is only a cache key (never hashed): pickle is the fastest encoding that
+    # keeps apart what normalises differently (true and 1, 1 and 1.0, "1" and 1).
+    try:
+        texts = list(map(pickle.dumps, [node.attrs for node in nodes]))
+    except Exception:  # something pickle refuses: normalising names it (or copes)
+        texts = [pickle.dumps(_normalized(node)) for node in nodes]
+    keys = list(zip(kinds, texts, strict=True))
+    memo: dict[tuple[NodeKind, bytes], tuple[dict[str, Any], tuple[str, str, str]]] = {}
     first = dict(zip(keys, range(n), strict=True))
     for key, i in first.items():
         normal = _normalized(nodes[i])
@@ -308,7 +309,7 @@ def _snapshot_from_raw(raw: RawGraph, meta: dict[str, Any] | None,
     # between its ends, so a programmatic edge and a plain one are told apart.
     levels: list[list[str]] = [[s[2] for s in sigs], [s[1] for s in sigs], [s[0] for s in sigs]]
     graph_edges = pairs
-    data = {e: d for e, d in edge_map.items() if not d.is_default}
+    data = {e: d for e, d in edge_map.items() if d is not DEFAULT_EDGE and not d.is_default}
     if data:
         graph_edges = []
         for a, b in pairs:
@@ -342,8 +343,9 @@ def _snapshot_from_raw(raw: RawGraph, meta: dict[str, Any] | None,
     records = tuple(map(NodeRecord, range(n), [kinds[v] for v in order], map(tuple, preds),
                         [attrs[v] for v in order], [children[v] for v in order]))
     cdata = {(pos[a], pos[b]): d for (a, b), d in data.items()}
-    topology_hash = sha256_text(fingerprint_text([sigs[v][0] for v in order], edges, cdata))
-    shape_hash = sha256_text(fingerprint_text([sigs[v][1] for v in order], edges, cdata))
+    edge_text = _edge_text(edges, cdata)  # the same in both
+    topology_hash = sha256_text(fingerprint_text([sigs[v][0] for v in order], edge_text, cdata))
+    shape_hash = sha256_text(fingerprint_text([sigs[v][1] for v in order], edge_text, cdata))
     edge_data = tuple((a, b, cdata[(a, b)]) for a, b in edges if (a, b) in cdata)
     return GraphSnapshot(records, tuple(edges), topology_hash, shape_hash, dict(meta or {}),
                          edge_data, tuple(notes))
@@ -369,8 +371,9 @@ def fingerprints_of(s: GraphSnapshot) -> tuple[str, str]:
         ssigs.append(sh)
     edges = list(s.edges)
     data = {(a, b): d for a, b, d in s.edge_data}
-    return (sha256_text(fingerprint_text(tsigs, edges, data)),
-            sha256_text(fingerprint_text(ssigs, edges, data)))
+    edge_text = _edge_text(edges, data)
+    return (sha256_text(fingerprint_text(tsigs, edge_text, data)),
+            sha256_text(fingerprint_text(ssigs, edge_text, data)))
 
 
 __all__ = [
