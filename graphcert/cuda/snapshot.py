@@ -265,18 +265,24 @@ def _body_from_dot(body: DotGraph, read: _Read) -> RawGraph:
     edges: list[RawEdge] = list(body.edges)
     from_driver = True
     for dn in body.nodes:
-        attrs, children = dict(dn.attrs), tuple(_body_from_dot(c, read) for c in dn.children)
+        kind, attrs = dn.kind, dict(dn.attrs)
+        children = tuple(_body_from_dot(c, read) for c in dn.children)
         try:
             if not dn.handle:
                 raise GraphcertError("no node handle in the DOT print")
             handle = driver.CUgraphNode(dn.handle)
-            if dn.kind not in (NodeKind.CONDITIONAL, NodeKind.UNKNOWN):
-                got, kids = READERS[dn.kind](handle, read)
+            # The driver's word on the kind, not the DOT's label.
+            number = int(check(driver.cuGraphNodeGetType(handle), "cuGraphNodeGetType"))
+            kind = NodeKind.from_driver_type(number)
+            if kind is NodeKind.UNKNOWN:
+                attrs = {"driver_type": number}
+            elif kind is not NodeKind.CONDITIONAL:  # its bodies: from the DOT, above
+                got, kids = READERS[kind](handle, read)
                 attrs = {**{k: v for k, v in attrs.items() if k != UNREAD_ATTR}, **got}
                 children = kids or children
         except (GraphcertError, RuntimeError):
-            from_driver = False
-        nodes.append(RawNode(dn.index, dn.kind, attrs, children))
+            kind, from_driver = dn.kind, False
+        nodes.append(RawNode(dn.index, kind, attrs, children))
     if from_driver and len(handles) == len(body.nodes):
         try:
             edges = [(handles[a], dn.index, d) for dn in body.nodes
