@@ -259,3 +259,37 @@ PINNED = {
 def test_fingerprints_are_pinned(name: str) -> None:
     s = snapshot_from_raw(FAMILIES[name])
     assert (s.topology_hash[:16], s.shape_hash[:16]) == PINNED[name]
+
+
+def _doc_hash(s: GraphSnapshot, level: str) -> str:
+    """docs/fingerprints.md sections 1, 2, 3 and 5, written again from the text alone."""
+    import hashlib
+
+    from graphcert.model import KINDS
+
+    def canon(value: Any) -> str:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False)
+
+    nodes = []
+    for node in s.nodes:
+        spec = KINDS[node.kind]
+        keys = spec.topology if level == "topology" else spec.topology + spec.shape
+        nodes.append({"attrs": {k: node.attrs[k] for k in keys
+                                if node.attrs.get(k) is not None},
+                      "children": [_doc_hash(c, level) for c in node.children],
+                      "kind": node.kind.value})
+    data = {(a, b): d.to_json() for a, b, d in s.edge_data}
+    edges = [[a, b, data[(a, b)]] if (a, b) in data else [a, b] for a, b in s.edges]
+    text = canon({"edges": edges, "nodes": nodes, "scheme": 2})
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_docs_reproduce_the_hashes(name: str) -> None:
+    raw = FAMILIES[name]
+    e = raw.edges[0]
+    s = snapshot_from_raw(RawGraph(raw.nodes, ((e[0], e[1], EdgeData(1, 2, 0)),
+                                               *raw.edges[1:])))
+    assert _doc_hash(s, "topology") == s.topology_hash
+    assert _doc_hash(s, "shape") == s.shape_hash
