@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,12 @@ def _list(value: Any, where: str) -> list[Any]:
 
 
 def _edges_from_doc(doc: Any, where: str) -> list[RawEdge]:
+    try:  # the common case, plain [from, to] pairs of integers, in one comprehension
+        pairs = [(a, b) for a, b in _list(doc, where)]
+        if all(type(a) is int and type(b) is int for a, b in pairs):
+            return pairs  # type: ignore[return-value]
+    except (TypeError, ValueError):
+        pass  # edges with data, or something to report below
     edges: list[RawEdge] = []
     for i, e in enumerate(_list(doc, where)):
         w = f"{where}[{i}]"
@@ -182,7 +189,7 @@ def _snapshot_from_doc(d: Any, where: str) -> GraphSnapshot:
         if len(e) > 2 and not e[2].is_default:  # type: ignore[misc]
             data[(a, b)] = e[2]  # type: ignore[misc]
     records = []
-    interned: dict[tuple[str, str], dict[str, Any]] = {}
+    interned: dict[tuple[str, bytes], dict[str, Any]] = {}
     for i, nd in enumerate(nodes_doc):
         w = f"{prefix}nodes[{i}]"
         if type(nd) is not dict:
@@ -204,7 +211,7 @@ def _snapshot_from_doc(d: Any, where: str) -> GraphSnapshot:
             raise _Bad(f"field '{w}.attrs' must be an object")
         # Look-alikes share one attrs dict, as snapshot_from_raw makes them (memory, and
         # the inventory formats each distinct node once).
-        attrs = interned.setdefault((kind_name, repr(attrs)), attrs)
+        attrs = interned.setdefault((kind_name, pickle.dumps(attrs)), attrs)
         kids = nd.get("children")
         children = tuple(_snapshot_from_doc(c, f"{w}.children[{j}]")
                          for j, c in enumerate(_list(kids, f"{w}.children"))) if kids else ()
