@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from graphcert.cuda.snapshot import dot_conditional
-from graphcert.model import diff_snapshots, load_snapshot, snapshot_from_raw
+from graphcert.cuda.dotread import NOT_IN_DOT, dot_conditional, parse_dot
+from graphcert.cuda.snapshot import READERS
+from graphcert.model import KINDS, NodeKind, diff_snapshots, load_snapshot, snapshot_from_raw
 from graphcert.render.inventory import render_diff, render_inventory
 
 HERE = Path(__file__).parent
@@ -83,10 +84,46 @@ def test_recorded_node_kinds() -> None:
 
 def test_conditional_read_from_recorded_dot() -> None:
     dot = (HERE / "fixtures" / "dot" / "conditional_while.dot").read_text()
-    attrs, (body,) = dot_conditional(dot, 0x3E27AFA0)
+    node, attrs = dot_conditional(dot, 0x3E27AFA0)
+    assert node is not None and node.handle == 0x3E27AFA0
     assert attrs == {"type": "while", "size": 1, "bodies_read": "dot"}
-    snap = snapshot_from_raw(body)
-    assert [(n.kind.value, n.attrs["name"], n.attrs["grid"]) for n in snap.nodes] == [
-        ("kernel", "t_countdown", [1, 1, 1])]
-    assert dot_conditional(dot, 0x1234) == ({"type": None, "size": None, "bodies_read": None},
-                                            ())
+    (body,) = node.children
+    assert [n.handle for n in body.nodes] == [0x3E27B708]
+    snap = snapshot_from_raw(body.raw())
+    (kernel,) = snap.nodes
+    assert {k: kernel.attrs[k] for k in ("name", "grid", "block", "shared_mem_bytes",
+                                          "cooperative", "priority")} == {
+        "name": "t_countdown", "grid": [1, 1, 1], "block": [1, 1, 1], "shared_mem_bytes": 0,
+        "cooperative": False, "priority": 0}
+    # What the DOT cannot show is marked, not dropped.
+    assert kernel.attrs["unread"] == {"param_sizes": NOT_IN_DOT, "cluster_dim": NOT_IN_DOT}
+    missing, why = dot_conditional(dot, 0x1234)
+    assert missing is None and why["type"] is None and "not found" in why["unread"]["type"]
+
+
+@pytest.mark.parametrize("workload", ["converge", "resident"])
+def test_dot_gives_the_recorded_topology(workload: str) -> None:
+    """Every graph of a DOT print recorded on the GPU, read from the text alone, has the topology
+    fingerprint the driver path recorded, and every field it read equals the recorded one."""
+    from graphcert.cuda import dotread
+
+    dot = (SNAPS / f"{workload}-c1024.dot").read_text()
+    recorded = load_snapshot(SNAPS / f"{workload}-c1024.snapshot.json")
+    labels, clusters = parse_dot(dot)
+    top = min(clusters, key=lambda name: int(name.split("_")[1]))
+    snap = snapshot_from_raw(dotread._graph(dot, labels, clusters, top).raw())
+    assert snap.topology_hash == recorded.topology_hash
+    pairs = [(snap, recorded)]
+    while pairs:
+        got, want = pairs.pop()
+        for g, w in zip(got.nodes, want.nodes, strict=True):
+            # (the recorded bodies came from the old DOT reader, which read fewer fields)
+            shown = {k: v for k, v in g.attrs.items()
+                     if k not in ("unread", "bodies_read") and k in w.attrs}
+            assert shown == {k: w.attrs[k] for k in shown}, (g, w)
+            assert set(g.attrs.get("unread", {})) <= set(KINDS[g.kind].hashed)
+            pairs += list(zip(g.children, w.children, strict=True))
+
+
+def test_every_kind_has_one_reader() -> None:
+    assert set(READERS) == set(NodeKind) - {NodeKind.UNKNOWN}

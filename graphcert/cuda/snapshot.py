@@ -1,31 +1,70 @@
 """Read a live CUDA graph into the pure model's RawGraph, then a GraphSnapshot.
 
-Per node kind we read what the driver will tell (driver 13.0 lacks cuGraphNodeGetParams,
-so a conditional node's type then comes from the DOT print and its bodies stay unread).
-Pointers and handles are used only to resolve facts (a memcpy's direction); they never
-reach the snapshot.
+One reader per node kind (READERS, keyed by NodeKind like graphcert.model.KINDS). Driver
+13.0 lacks cuGraphNodeGetParams, so a conditional node's type and bodies then come from the
+driver's DOT print (graphcert.cuda.dotread), with each body node read again through its
+kind's reader by the node handle the DOT shows. Pointers and handles are used only to
+resolve facts (a memcpy's direction); they never reach the snapshot.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal
 
 from cuda.bindings import driver
 
 from graphcert.cuda.check import check
+from graphcert.cuda.dotread import DotGraph, dot_conditional
 from graphcert.cuda.graph import Graph, node_list
 from graphcert.cuda.module import function_identity
-from graphcert.model import GraphSnapshot, NodeKind, RawGraph, RawNode, snapshot_from_raw
+from graphcert.errors import GraphcertError
+from graphcert.model import (
+    UNREAD_ATTR,
+    EdgeData,
+    GraphSnapshot,
+    NodeKind,
+    RawGraph,
+    RawNode,
+    snapshot_from_raw,
+)
+from graphcert.model.snapshot import RawEdge
 
 T = driver.CUgraphNodeType
 L = driver.CUlaunchAttributeID
 M = driver.CUmemorytype
 
+BodiesFrom = Literal["auto", "dot"]
+"""Where conditional bodies come from: "auto" (cuGraphNodeGetParams where the driver has
+it, else the DOT print) or "dot" (always the DOT print: to compare both paths)."""
 
-def read_snapshot(graph: Graph, meta: dict[str, Any] | None = None) -> GraphSnapshot:
+
+class _Read:
+    """What one read of a graph shares: its DOT print (made once, when first needed)."""
+
+    def __init__(self, handle: Any, bodies_from: BodiesFrom):
+        self.handle = handle
+        self.bodies_from = bodies_from
+        self._dot: str | None = None
+
+    @property
+    def dot(self) -> str:
+        if self._dot is None:
+            g = Graph(self.handle)
+            try:
+                self._dot = g.dot()
+            finally:
+                g.handle = None  # borrowed handle: not ours to destroy
+        return self._dot
+
+
+Reader = Callable[[Any, _Read], tuple[dict[str, Any], tuple[RawGraph, ...]]]
+
+
+def read_snapshot(graph: Graph, meta: dict[str, Any] | None = None,
+                  bodies_from: BodiesFrom = "auto") -> GraphSnapshot:
     """The canonical snapshot of `graph` (nodes, edges, fingerprints)."""
-    raw, _ = read_raw(graph.handle)
+    raw, _ = read_raw(graph.handle, bodies_from=bodies_from)
     return snapshot_from_raw(raw, meta=meta)
 
 
@@ -38,44 +77,40 @@ def read_snapshot_indexed(graph: Graph, meta: dict[str, Any] | None = None
     return snapshot, {handle: positions[raw_id] for handle, raw_id in ids.items()}
 
 
-def read_raw(handle: Any, _dot: str | None = None) -> tuple[RawGraph, dict[int, int]]:
+def read_raw(handle: Any, *, bodies_from: BodiesFrom = "auto"
+             ) -> tuple[RawGraph, dict[int, int]]:
     """RawGraph of a CUgraph, plus {node handle as int: raw id} for naming failing nodes."""
     nodes = node_list(handle)
     ids = {int(n): i for i, n in enumerate(nodes)}
-    raw_nodes = []
-    dot: str | None = _dot
-    for i, node in enumerate(nodes):
-        ntype = check(driver.cuGraphNodeGetType(node), "cuGraphNodeGetType")
-        kind = NodeKind.from_driver_type(int(ntype))
-        attrs: dict[str, Any] = {}
-        children: tuple[RawGraph, ...] = ()
-        if kind is NodeKind.KERNEL:
-            attrs = _kernel(node)
-        elif kind is NodeKind.MEMSET:
-            attrs = _memset(node)
-        elif kind is NodeKind.MEMCPY:
-            attrs = _memcpy(node)
-        elif kind is NodeKind.MEM_ALLOC:
-            p = check(driver.cuGraphMemAllocNodeGetParams(node), "cuGraphMemAllocNodeGetParams")
-            attrs = {"bytes": int(p.bytesize)}
-        elif kind is NodeKind.GRAPH:
-            child = check(driver.cuGraphChildGraphNodeGetGraph(node),
-                          "cuGraphChildGraphNodeGetGraph")
-            children = (read_raw(child)[0],)
-        elif kind is NodeKind.CONDITIONAL:
-            if dot is None:
-                dot = _dot_of(handle)
-            attrs, children = _conditional(node, dot)
-        elif kind in (NodeKind.EXT_SEMAS_SIGNAL, NodeKind.EXT_SEMAS_WAIT):
-            attrs = _ext_semas(node, kind)
-        elif kind is NodeKind.BATCH_MEM_OP:
-            p = check(driver.cuGraphBatchMemOpNodeGetParams(node), "cuGraphBatchMemOpNodeGetParams")
-            attrs = {"count": int(p.count)}
-        elif kind is NodeKind.UNKNOWN:
-            attrs = {"driver_type": int(ntype)}
-        raw_nodes.append(RawNode(i, kind, attrs, children))
-    edges = tuple((ids[int(a)], ids[int(b)]) for a, b in _edges(handle))
+    read = _Read(handle, bodies_from)
+    raw_nodes = [_read_node(node, i, read) for i, node in enumerate(nodes)]
+    edges = tuple((ids[int(a)], ids[int(b)], d) for a, b, d in _edges(handle))
     return RawGraph(tuple(raw_nodes), edges), ids
+
+
+def _read_node(node: Any, raw_id: int, read: _Read) -> RawNode:
+    ntype = check(driver.cuGraphNodeGetType(node), "cuGraphNodeGetType")
+    kind = NodeKind.from_driver_type(int(ntype))
+    if kind is NodeKind.UNKNOWN:
+        return RawNode(raw_id, kind, {"driver_type": int(ntype)})
+    attrs, children = READERS[kind](node, read)
+    return RawNode(raw_id, kind, attrs, children)
+
+
+def _edge_data(d: Any) -> EdgeData:
+    def byte(v: Any) -> int:
+        # cuda.bindings types these unsigned char fields as bytes in some releases
+        return (v[0] if v else 0) if isinstance(v, (bytes, bytearray)) else int(v)
+    return EdgeData(byte(d.type), byte(d.from_port), byte(d.to_port))
+
+
+def _edges(handle: Any) -> list[tuple[Any, Any, EdgeData]]:
+    # CUDA 13's query carries edge data (type, ports): part of the topology fingerprint.
+    *_, count = check(driver.cuGraphGetEdges(handle, 0), "cuGraphGetEdges")
+    if count == 0:
+        return []
+    src, dst, data, count = check(driver.cuGraphGetEdges(handle, count), "cuGraphGetEdges")
+    return [(src[i], dst[i], _edge_data(data[i])) for i in range(count)]
 
 
 def kernel_nodes(graph: Graph) -> list[Any]:
@@ -85,16 +120,8 @@ def kernel_nodes(graph: Graph) -> list[Any]:
             if check(driver.cuGraphNodeGetType(n), "cuGraphNodeGetType") == kernel]
 
 
-def _edges(handle: Any) -> list[tuple[Any, Any]]:
-    # CUDA 13's query carries edge data; asking without it would be a lossy query.
-    *_, count = check(driver.cuGraphGetEdges(handle, 0), "cuGraphGetEdges")
-    if count == 0:
-        return []
-    src, dst, _data, count = check(driver.cuGraphGetEdges(handle, count), "cuGraphGetEdges")
-    return list(zip(src[:count], dst[:count], strict=False))
-
-
-def _kernel(node: Any) -> dict[str, Any]:
+def _kernel(node: Any, _read: _Read | None = None
+            ) -> tuple[dict[str, Any], tuple[RawGraph, ...]]:
     p = check(driver.cuGraphKernelNodeGetParams(node), "cuGraphKernelNodeGetParams")
     func = p.func
     name = None
@@ -113,7 +140,7 @@ def _kernel(node: Any) -> dict[str, Any]:
         "cooperative": _launch_attr(node, L.CU_LAUNCH_ATTRIBUTE_COOPERATIVE, "cooperative", bool),
         "cluster_dim": _cluster(node),
         "priority": _launch_attr(node, L.CU_LAUNCH_ATTRIBUTE_PRIORITY, "priority", int),
-    }
+    }, ()
 
 
 def _launch_attr(node: Any, attr: Any, field: str, cast: Any) -> Any:
@@ -130,11 +157,12 @@ def _cluster(node: Any) -> list[int] | None:
     return [int(c.x), int(c.y), int(c.z)]
 
 
-def _memset(node: Any) -> dict[str, Any]:
+def _memset(node: Any, _read: _Read | None = None
+            ) -> tuple[dict[str, Any], tuple[RawGraph, ...]]:
     p = check(driver.cuGraphMemsetNodeGetParams(node), "cuGraphMemsetNodeGetParams")
     element, width, height = int(p.elementSize), int(p.width), int(p.height)
     return {"element_size": element, "width": width, "height": height,
-            "value": int(p.value), "bytes": element * width * height}
+            "value": int(p.value), "bytes": element * width * height}, ()
 
 
 def _side(mem_type: Any, device_ptr: Any, host_ptr: Any) -> str:
@@ -151,97 +179,143 @@ def _side(mem_type: Any, device_ptr: Any, host_ptr: Any) -> str:
     return "H"
 
 
-def _memcpy(node: Any) -> dict[str, Any]:
+def _memcpy(node: Any, _read: _Read | None = None
+            ) -> tuple[dict[str, Any], tuple[RawGraph, ...]]:
     p = check(driver.cuGraphMemcpyNodeGetParams(node), "cuGraphMemcpyNodeGetParams")
     src = _side(p.srcMemoryType, p.srcDevice, p.srcHost)
     dst = _side(p.dstMemoryType, p.dstDevice, p.dstHost)
     width, height, depth = int(p.WidthInBytes), int(p.Height), int(p.Depth)
     return {"direction": f"{src}to{dst}", "width_bytes": width, "height": height,
-            "depth": depth, "bytes": width * max(height, 1) * max(depth, 1)}
+            "depth": depth, "bytes": width * max(height, 1) * max(depth, 1)}, ()
 
 
-def _ext_semas(node: Any, kind: NodeKind) -> dict[str, Any]:
-    fn = (driver.cuGraphExternalSemaphoresSignalNodeGetParams if kind is NodeKind.EXT_SEMAS_SIGNAL
-          else driver.cuGraphExternalSemaphoresWaitNodeGetParams)
-    p = check(fn(node), fn.__name__)
-    return {"count": int(p.numExtSems)}
+def _ext_semas_signal(node: Any, _read: _Read | None = None
+                      ) -> tuple[dict[str, Any], tuple[RawGraph, ...]]:
+    p = check(driver.cuGraphExternalSemaphoresSignalNodeGetParams(node),
+              "cuGraphExternalSemaphoresSignalNodeGetParams")
+    return {"count": int(p.numExtSems)}, ()
+
+
+def _ext_semas_wait(node: Any, _read: _Read | None = None
+                    ) -> tuple[dict[str, Any], tuple[RawGraph, ...]]:
+    p = check(driver.cuGraphExternalSemaphoresWaitNodeGetParams(node),
+              "cuGraphExternalSemaphoresWaitNodeGetParams")
+    return {"count": int(p.numExtSems)}, ()
+
+
+def _mem_alloc(node: Any, _read: _Read | None = None
+               ) -> tuple[dict[str, Any], tuple[RawGraph, ...]]:
+    p = check(driver.cuGraphMemAllocNodeGetParams(node), "cuGraphMemAllocNodeGetParams")
+    return {"bytes": int(p.bytesize)}, ()
+
+
+def _batch_mem_op(node: Any, _read: _Read | None = None
+                  ) -> tuple[dict[str, Any], tuple[RawGraph, ...]]:
+    p = check(driver.cuGraphBatchMemOpNodeGetParams(node), "cuGraphBatchMemOpNodeGetParams")
+    return {"count": int(p.count)}, ()
+
+
+def _child_graph(node: Any, read: _Read) -> tuple[dict[str, Any], tuple[RawGraph, ...]]:
+    child = check(driver.cuGraphChildGraphNodeGetGraph(node), "cuGraphChildGraphNodeGetGraph")
+    return {}, (read_raw(child, bodies_from=read.bodies_from)[0],)
+
+
+def _no_fields(_node: Any, _read: _Read | None = None
+               ) -> tuple[dict[str, Any], tuple[RawGraph, ...]]:
+    return {}, ()
 
 
 _COND_TYPES = {"CU_GRAPH_COND_TYPE_IF": "if", "CU_GRAPH_COND_TYPE_WHILE": "while",
                "CU_GRAPH_COND_TYPE_SWITCH": "switch"}
 
 
-def _conditional(node: Any, dot: str) -> tuple[dict[str, Any], tuple[RawGraph, ...]]:
+def _conditional(node: Any, read: _Read) -> tuple[dict[str, Any], tuple[RawGraph, ...]]:
     """Type and bodies via cuGraphNodeGetParams where the driver has it (not on 13.0: the
-    binding raises "function not found"), else both from the driver's DOT print."""
+    binding raises "function not found"), else from the driver's DOT print."""
+    if read.bodies_from == "auto":
+        params = node_params(node)
+        if params is not None:
+            c = params.conditional
+            bodies = tuple(read_raw(c.phGraph_out[i], bodies_from="auto")[0]
+                           for i in range(int(c.size)))
+            return {"type": _COND_TYPES.get(c.type.name), "size": int(c.size),
+                    "bodies_read": "driver"}, bodies
+    found, attrs = dot_conditional(read.dot, int(node))
+    if found is None:
+        return attrs, ()
+    return dict(found.attrs), tuple(_body_from_dot(body, read) for body in found.children)
+
+
+def node_params(node: Any) -> Any | None:
+    """cuGraphNodeGetParams's answer, or None where the driver lacks the call (13.0)."""
     try:
         err, params = driver.cuGraphNodeGetParams(node)
-    except RuntimeError:
-        err, params = None, None
-    if err is not None and int(err) == 0 and params is not None:
-        c = params.conditional
-        bodies = tuple(read_raw(c.phGraph_out[i])[0] for i in range(int(c.size)))
-        return {"type": _COND_TYPES.get(c.type.name), "size": int(c.size),
-                "bodies_read": "driver"}, bodies
-    return dot_conditional(dot, int(node))
+    except RuntimeError:  # "function not found" in this driver
+        return None
+    return params if int(err) == 0 and params is not None else None
 
 
-_DOT_NODE = re.compile(r'"(graph_\d+)_node_(\d+)"\s*\[[^\]]*?label="\{\s*(.*?)\}\s*"\];', re.S)
-_DOT_EDGE = re.compile(r'"(graph_\d+)_node_(\d+)"\s*->\s*"(graph_\d+)_node_(\d+)"')
-_DOT_KINDS = {"KERNEL": NodeKind.KERNEL, "MEMSET": NodeKind.MEMSET, "MEMCPY": NodeKind.MEMCPY,
-              "HOST": NodeKind.HOST, "EMPTY": NodeKind.EMPTY, "CONDITIONAL": NodeKind.CONDITIONAL,
-              "GRAPH": NodeKind.GRAPH, "EVENT_RECORD": NodeKind.EVENT_RECORD,
-              "WAIT_EVENT": NodeKind.EVENT_WAIT, "MEM_ALLOC": NodeKind.MEM_ALLOC,
-              "MEM_FREE": NodeKind.MEM_FREE}
+def _body_from_dot(body: DotGraph, read: _Read) -> RawGraph:
+    """A body as the DOT shows it, each node read again through its kind's reader by the
+    handle the DOT printed (fields the DOT lacks: param sizes, cluster dims, ...), and the
+    edges with their data from the driver. What the driver will not give stays as the DOT
+    showed it, with the fields it lacks under `unread`."""
+    nodes: list[RawNode] = []
+    handles: dict[int, int] = {n.handle: n.index for n in body.nodes if n.handle}
+    edges: list[RawEdge] = list(body.edges)
+    from_driver = True
+    for dn in body.nodes:
+        kind, attrs = dn.kind, dict(dn.attrs)
+        children = tuple(_body_from_dot(c, read) for c in dn.children)
+        try:
+            if not dn.handle:
+                raise GraphcertError("no node handle in the DOT print")
+            handle = driver.CUgraphNode(dn.handle)
+            # The driver's word on the kind, not the DOT's label.
+            number = int(check(driver.cuGraphNodeGetType(handle), "cuGraphNodeGetType"))
+            kind = NodeKind.from_driver_type(number)
+            if kind is NodeKind.UNKNOWN:
+                attrs = {"driver_type": number}
+            elif kind is not NodeKind.CONDITIONAL:  # its bodies: from the DOT, above
+                got, kids = READERS[kind](handle, read)
+                attrs = {**{k: v for k, v in attrs.items() if k != UNREAD_ATTR}, **got}
+                children = kids or children
+        except (GraphcertError, RuntimeError):
+            kind, from_driver = dn.kind, False
+        nodes.append(RawNode(dn.index, kind, attrs, children))
+    if from_driver and len(handles) == len(body.nodes):
+        try:
+            edges = [(handles[a], dn.index, d) for dn in body.nodes
+                     for a, d in _dependencies(driver.CUgraphNode(dn.handle))]
+        except (GraphcertError, RuntimeError, KeyError):
+            edges = list(body.edges)
+    return RawGraph(tuple(nodes), tuple(edges))
 
 
-def dot_conditional(dot: str, handle: int) -> tuple[dict[str, Any], tuple[RawGraph, ...]]:
-    """A conditional node's type and body graphs, read from the DOT print by node handle.
-
-    Bodies read this way carry node kinds, kernel names and launch shapes, which is what
-    the fingerprints need; fields the DOT does not show stay absent.
-    """
-    labels = {(g, int(i)): body for g, i, body in _DOT_NODE.findall(dot)}
-    wanted = f"0x{handle:016X}"
-    for label in labels.values():
-        if wanted.lower() in label.lower() and label.lstrip().startswith("CONDITIONAL"):
-            ctype = re.search(r"Conditional Type\|\s*(\w+)", label)
-            body_names = re.findall(r"\{\s*\w+\s*\|\s*(graph_\d+)\s*\}", label)
-            bodies = tuple(_dot_graph(dot, labels, name) for name in body_names)
-            return {"type": ctype.group(1).lower() if ctype else None, "size": len(bodies),
-                    "bodies_read": "dot"}, bodies
-    return {"type": None, "size": None, "bodies_read": None}, ()
+def _dependencies(node: Any) -> list[tuple[int, EdgeData]]:
+    """(predecessor handle, edge data) of a node (CUDA 13 signature, with edge data)."""
+    *_, count = check(driver.cuGraphNodeGetDependencies(node, 0), "cuGraphNodeGetDependencies")
+    if count == 0:
+        return []
+    deps, data, count = check(driver.cuGraphNodeGetDependencies(node, count),
+                              "cuGraphNodeGetDependencies")
+    return [(int(deps[i]), _edge_data(data[i])) for i in range(count)]
 
 
-def _dot_graph(dot: str, labels: dict[tuple[str, int], str], name: str) -> RawGraph:
-    nodes = []
-    for (graph, index), label in sorted(labels.items()):
-        if graph != name:
-            continue
-        first = label.strip().split("\n", 1)[0].strip().split("|")[0].strip()
-        kind = _DOT_KINDS.get(first, NodeKind.UNKNOWN)
-        attrs: dict[str, Any] = {}
-        launch = re.search(r"\|\s*([A-Za-z_][\w:]*)\\<\\<\\<([^\\]*)\\>\\>\\>", label)
-        if kind is NodeKind.KERNEL and launch:
-            nums = [int(v) for v in re.findall(r"\d+", launch.group(2))]
-            attrs["name"] = launch.group(1)
-            if len(nums) == 3:
-                attrs.update(grid=[nums[0], 1, 1], block=[nums[1], 1, 1],
-                             shared_mem_bytes=nums[2])
-            elif len(nums) == 7:
-                attrs.update(grid=nums[0:3], block=nums[3:6], shared_mem_bytes=nums[6])
-        elif kind is NodeKind.CONDITIONAL:
-            ctype = re.search(r"Conditional Type\|\s*(\w+)", label)
-            attrs["type"] = ctype.group(1).lower() if ctype else None
-        nodes.append(RawNode(index, kind, attrs))
-    edges = tuple((int(a), int(b)) for ga, a, gb, b in _DOT_EDGE.findall(dot)
-                  if ga == name and gb == name)
-    return RawGraph(tuple(nodes), edges)
-
-
-def _dot_of(handle: Any) -> str:
-    g = Graph(handle)
-    try:
-        return g.dot()
-    finally:
-        g.handle = None  # borrowed handle: not ours to destroy
+READERS: dict[NodeKind, Reader] = {
+    NodeKind.KERNEL: _kernel,
+    NodeKind.MEMCPY: _memcpy,
+    NodeKind.MEMSET: _memset,
+    NodeKind.HOST: _no_fields,
+    NodeKind.GRAPH: _child_graph,
+    NodeKind.EMPTY: _no_fields,
+    NodeKind.EVENT_WAIT: _no_fields,
+    NodeKind.EVENT_RECORD: _no_fields,
+    NodeKind.EXT_SEMAS_SIGNAL: _ext_semas_signal,
+    NodeKind.EXT_SEMAS_WAIT: _ext_semas_wait,
+    NodeKind.MEM_ALLOC: _mem_alloc,
+    NodeKind.MEM_FREE: _no_fields,
+    NodeKind.BATCH_MEM_OP: _batch_mem_op,
+    NodeKind.CONDITIONAL: _conditional,
+}
+"""One reader per node kind (UNKNOWN records its driver number instead)."""

@@ -2,7 +2,8 @@
 
 No CUDA import anywhere in this package, so `inventory FILE`, `diff` and `gate` run on any
 machine. The CUDA reader (graphcert.cuda.snapshot) builds a RawGraph and calls
-snapshot_from_raw; everything else works on GraphSnapshot.
+snapshot_from_raw; everything else works on GraphSnapshot. snapshot_from_raw is also the
+documented way to fingerprint a graph given as data (docs/fingerprints.md).
 """
 
 from graphcert.model.diff import (
@@ -23,15 +24,19 @@ from graphcert.model.io import (
     snapshot_to_json,
 )
 from graphcert.model.kinds import (
+    KINDS,
     SHAPE_ATTRS,
     TOPOLOGY_ATTRS,
+    UNREAD_ATTR,
     VALUE_ATTRS,
     AttrClass,
+    KindSpec,
     NodeKind,
     attr_class,
 )
 from graphcert.model.snapshot import (
-    INEXACT_META_KEY,
+    FINGERPRINT_SCHEME,
+    EdgeData,
     GraphSnapshot,
     NodeRecord,
     RawGraph,
@@ -41,17 +46,21 @@ from graphcert.model.snapshot import (
 )
 
 __all__ = [
-    "INEXACT_META_KEY",
+    "FINGERPRINT_SCHEME",
+    "KINDS",
     "SHAPE_ATTRS",
     "SNAPSHOT_KIND",
     "SNAPSHOT_SCHEMA_VERSION",
     "TOPOLOGY_ATTRS",
+    "UNREAD_ATTR",
     "VALUE_ATTRS",
     "AttrClass",
     "ChangeClass",
     "ChildDiff",
+    "EdgeData",
     "FieldChange",
     "GraphSnapshot",
+    "KindSpec",
     "NodeKind",
     "NodeRecord",
     "RawGraph",

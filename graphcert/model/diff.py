@@ -7,8 +7,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
-from graphcert.model.kinds import NodeKind
-from graphcert.model.snapshot import GraphSnapshot, NodeRecord
+from graphcert.model.kinds import KINDS, NodeKind
+from graphcert.model.snapshot import EdgeData, GraphSnapshot, NodeRecord
 
 ChangeClass = Literal["parameters only", "launch shape", "topology"]
 
@@ -17,7 +17,8 @@ class FieldChange(NamedTuple):
     """One field of one node that differs: node index in a and in b, field, both values.
 
     `field` is an attribute key, "deps" (predecessors, both sides in b's numbering; one on
-    a node of a that b lacks as "a<i> (removed)"), or
+    a node of a that b lacks as "a<i> (removed)"), "edge_data" (the CUDA 13 data of its
+    incoming edges, {predecessor: data}), or
     "children" (a child graph or conditional body differs; see SnapshotDiff.child_diffs)."""
 
     index_a: int
@@ -107,17 +108,33 @@ def _json(value: Any) -> str:
 
 
 def node_signature(node: NodeRecord) -> tuple[str, str]:
-    """What aligns nodes of two different topologies: kind, and a kernel's name."""
-    return (node.kind.value, node.name or "") if node.kind is NodeKind.KERNEL else (
-        node.kind.value, "")
+    """What aligns nodes of two different topologies: kind, and what names a node of that
+    kind (KindSpec.name_attr: a kernel's function)."""
+    return node.kind.value, (node.name or "") if KINDS[node.kind].name_attr else ""
+
+
+def _in_edge_data(s: GraphSnapshot) -> dict[int, dict[int, EdgeData]]:
+    found: dict[int, dict[int, EdgeData]] = {}
+    for a, b, d in s.edge_data:
+        found.setdefault(b, {})[a] = d
+    return found
+
+
+def _data_json(data: dict[int, EdgeData]) -> dict[str, Any]:
+    return {str(k): v.to_json() for k, v in sorted(data.items())}
 
 
 def _child_summary(s: GraphSnapshot) -> str:
     return f"{s.node_count} nodes, topology {s.topology_hash[:12]}, shape {s.shape_hash[:12]}"
 
 
+_EdgeMaps = tuple[dict[int, dict[int, EdgeData]], dict[int, dict[int, EdgeData]],
+                  dict[int, int]]
+
+
 def _compare(a: NodeRecord, b: NodeRecord, deps_b_from_a: tuple[int | str, ...] | None,
-             changes: list[FieldChange], child_diffs: list[ChildDiff]) -> None:
+             changes: list[FieldChange], child_diffs: list[ChildDiff],
+             data: _EdgeMaps | None = None) -> None:
     if a.kind is not b.kind:
         changes.append(FieldChange(a.index, b.index, "kind", a.kind.value, b.kind.value))
     for key in sorted(set(a.attrs) | set(b.attrs)):
@@ -129,6 +146,12 @@ def _compare(a: NodeRecord, b: NodeRecord, deps_b_from_a: tuple[int | str, ...] 
         # "0 -> 0"; one on a node of a with no counterpart in b reads "a<i> (removed)".
         changes.append(FieldChange(a.index, b.index, "deps", list(deps_b_from_a),
                                    list(b.deps)))
+    if data is not None:
+        data_a, data_b, a_to_b = data
+        da, db = data_a.get(a.index, {}), data_b.get(b.index, {})
+        if {a_to_b.get(k, -1): v for k, v in da.items()} != db:
+            changes.append(FieldChange(a.index, b.index, "edge_data", _data_json(da),
+                                       _data_json(db)))
     nested = []
     for j, (ca, cb) in enumerate(zip(a.children, b.children, strict=False)):
         d = diff_snapshots(ca, cb)
@@ -174,13 +197,14 @@ def diff_snapshots(a: GraphSnapshot, b: GraphSnapshot) -> SnapshotDiff:
     for ia, sig in enumerate(sig_a):
         if ia not in a_to_b and spare_b.get(sig):
             a_to_b[ia] = spare_b[sig].pop(0)
+    maps = (_in_edge_data(a), _in_edge_data(b), a_to_b)
     for ia, ib in sorted(a_to_b.items()):
         na, nb = a.nodes[ia], b.nodes[ib]
         # a's dependencies in b's numbering; one on a removed node stays visible by name.
         in_b = [a_to_b[d] for d in na.deps if d in a_to_b]
         gone = [f"a{d} (removed)" for d in na.deps if d not in a_to_b]
         mapped: tuple[int | str, ...] = (*sorted(in_b), *gone)
-        _compare(na, nb, mapped, changes, child_diffs)
+        _compare(na, nb, mapped, changes, child_diffs, maps)
     matched_b = set(a_to_b.values())
     removed = tuple(n for n in a.nodes if n.index not in a_to_b)
     added = tuple(n for n in b.nodes if n.index not in matched_b)

@@ -1,23 +1,44 @@
 """Graph snapshots: what a reader saw (RawGraph) and its canonical, fingerprinted form
-(GraphSnapshot). Pure: no CUDA import."""
+(GraphSnapshot). Pure: no CUDA import. docs/fingerprints.md says exactly what is hashed."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import numbers
+import pickle
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from graphcert.errors import GraphcertError
-from graphcert.model.canonical import canonical_order, find_cycle_nodes
-from graphcert.model.kinds import SHAPE_ATTRS, TOPOLOGY_ATTRS, NodeKind
+from graphcert.model.canonical import canonical_labels, find_cycle_nodes, topological_order
+from graphcert.model.kinds import KINDS, NodeKind
 
-# Set in a snapshot's meta when the canonical-order search ran out of budget.
-INEXACT_META_KEY = "canonical_order"
-INEXACT_META_NOTE = ("greedy: search budget exceeded, fingerprints may depend on the "
-                     "driver's node order")
+FINGERPRINT_SCHEME = 2
+"""Bumped whenever what is hashed changes; it is part of the hashed text."""
+
+
+class EdgeData(NamedTuple):
+    """CUDA 13 edge data (CUgraphEdgeData): dependency type and ports; all zero is a plain
+    full dependency. Numbers as the driver defines them (type 1: programmatic; from_port 1:
+    programmatic, 2: launch order)."""
+
+    type: int = 0
+    from_port: int = 0
+    to_port: int = 0
+
+    @property
+    def is_default(self) -> bool:
+        return self.type == 0 and self.from_port == 0 and self.to_port == 0
+
+    def to_json(self) -> dict[str, int]:
+        return {"from_port": self.from_port, "to_port": self.to_port, "type": self.type}
+
+
+DEFAULT_EDGE = EdgeData()
+RawEdge = tuple[int, int] | tuple[int, int, EdgeData]
 
 
 @dataclass(frozen=True)
@@ -32,10 +53,11 @@ class RawNode:
 
 @dataclass(frozen=True)
 class RawGraph:
-    """Nodes and (from_id, to_id) edges as a reader produced them, in any order."""
+    """Nodes and edges as a reader produced them, in any order. An edge is (from_id, to_id)
+    or (from_id, to_id, EdgeData)."""
 
     nodes: tuple[RawNode, ...]
-    edges: tuple[tuple[int, int], ...]
+    edges: tuple[RawEdge, ...]
 
 
 @dataclass(frozen=True)
@@ -50,8 +72,9 @@ class NodeRecord:
 
     @property
     def name(self) -> str | None:
-        """The kernel name of a kernel node, else None."""
-        value = self.attrs.get("name") if self.kind is NodeKind.KERNEL else None
+        """What names the node (a kernel's function; see KindSpec.name_attr), else None."""
+        key = KINDS[self.kind].name_attr
+        value = self.attrs.get(key) if key else None
         return value if isinstance(value, str) else None
 
 
@@ -61,13 +84,16 @@ class GraphSnapshot:
 
     Equal `topology_hash`: cuGraphExecUpdate can apply. Equal `shape_hash`: only parameter
     values differ. `meta` (workload, capacity, n, mode, device, ...) is free-form, not hashed.
-    """
+    `edge_data` lists the edges whose CUDA 13 edge data is not all zero. `notes` say what a
+    reader of this snapshot should know (e.g. re-fingerprinted from an older file)."""
 
     nodes: tuple[NodeRecord, ...]
     edges: tuple[tuple[int, int], ...]
     topology_hash: str
     shape_hash: str
     meta: dict[str, Any] = field(default_factory=dict)
+    edge_data: tuple[tuple[int, int, EdgeData], ...] = ()
+    notes: tuple[str, ...] = ()
 
     @property
     def node_count(self) -> int:
@@ -96,8 +122,9 @@ def canonical_json(value: Any) -> str:
                       allow_nan=False)
 
 
-def _sha256(value: Any) -> str:
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+def sha256_text(text: str) -> str:
+    """sha256 hex of UTF-8 text (never Python's hash(): it differs per process)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 _PLAIN = (int, str, bool, type(None))
@@ -106,7 +133,7 @@ _PLAIN = (int, str, bool, type(None))
 def normalize_attr(value: Any, where: str) -> Any:
     """A JSON-able copy of an attribute value: tuples become lists, numpy scalars Python ones."""
     kind = type(value)
-    if kind in _PLAIN:  # the common case, checked by exact type: snapshots can be 10^4 nodes
+    if kind in _PLAIN:  # the common case, checked by exact type: snapshots can be 10^5 nodes
         return value
     if kind is list and all(type(v) is int for v in value):
         return list(value)
@@ -129,118 +156,240 @@ def normalize_attr(value: Any, where: str) -> Any:
     )
 
 
-def _items(kind: NodeKind, attrs: Mapping[str, Any], children: tuple[GraphSnapshot, ...]
-           ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The (topology item, shape item) hashed for one node. A missing attr and None are
-    the same: a reader that could not read something must not create a difference."""
-    topo_keys = TOPOLOGY_ATTRS.get(kind, frozenset())
-    shape_keys = topo_keys | SHAPE_ATTRS.get(kind, frozenset())
-    topo = {
-        "kind": kind.value,
-        "attrs": {k: attrs[k] for k in sorted(topo_keys) if attrs.get(k) is not None},
-        "children": [c.topology_hash for c in children],
-    }
-    shape = {
-        "kind": kind.value,
-        "attrs": {k: attrs[k] for k in sorted(shape_keys) if attrs.get(k) is not None},
-        "children": [c.shape_hash for c in children],
-    }
-    return topo, shape
+def _normalized(node: RawNode) -> dict[str, Any]:
+    return {str(k): normalize_attr(v, f"node {node.id} attr {k!r}")
+            for k, v in node.attrs.items()}
 
 
-def _content(s: GraphSnapshot) -> list[Any]:
-    """Everything in a (canonical) snapshot, values included, as JSON-able data."""
-    return [[n.kind.value, list(n.deps), n.attrs, [_content(c) for c in n.children]]
-            for n in s.nodes]
+def _hashed_signatures(kind: NodeKind, attrs: Mapping[str, Any],
+                       children: tuple[GraphSnapshot, ...]) -> tuple[str, str]:
+    spec = KINDS[kind]
+    topo = {k: attrs[k] for k in spec.topology if attrs.get(k) is not None}
+    shape = {k: attrs[k] for k in spec.hashed if attrs.get(k) is not None}
+    return (canonical_json({"attrs": topo, "children": [c.topology_hash for c in children],
+                            "kind": kind.value}),
+            canonical_json({"attrs": shape, "children": [c.shape_hash for c in children],
+                            "kind": kind.value}))
 
 
-def _value_label(kind: NodeKind, attrs: Mapping[str, Any], children: tuple[GraphSnapshot, ...]
-                 ) -> str:
-    """Everything else about a node: never hashed, only used to order look-alikes."""
-    hashed = TOPOLOGY_ATTRS.get(kind, frozenset()) | SHAPE_ATTRS.get(kind, frozenset())
-    values = {k: v for k, v in attrs.items() if k not in hashed}
-    if not values and not children:
-        return ""
-    return canonical_json({"attrs": values, "children": [_sha256(_content(c)) for c in children]})
+def _signatures(kind: NodeKind, attrs: Mapping[str, Any], children: tuple[GraphSnapshot, ...]
+                ) -> tuple[str, str, str]:
+    """(topology, shape, value) signature of one node: canonical JSON texts. A missing attr
+    and None are the same: a reader that could not read something must not create a
+    difference. The value signature (everything, never hashed) only orders look-alikes."""
+    t, s = _hashed_signatures(kind, attrs, children)
+    hashed = KINDS[kind].hashed
+    if not children and all(k in hashed for k in attrs):
+        return t, s, s
+    v = canonical_json({"attrs": attrs, "children": [content_digest(c) for c in children],
+                        "kind": kind.value})
+    return t, s, v
 
 
-def snapshot_from_raw(raw: RawGraph, *, meta: dict[str, Any] | None = None,
-                      positions: dict[int, int] | None = None) -> GraphSnapshot:
-    """Canonicalise a reader's graph and fingerprint it (child graphs first, recursively).
+def content_digest(s: GraphSnapshot) -> str:
+    """sha256 of everything in a (canonical) snapshot, values included (never a fingerprint:
+    it orders look-alike nodes whose children differ only in values)."""
+    nodes = [[n.kind.value, list(n.deps), n.attrs, [content_digest(c) for c in n.children]]
+             for n in s.nodes]
+    data = [[a, b, d.to_json()] for a, b, d in s.edge_data]
+    return sha256_text(canonical_json([nodes, data]))
 
-    Raises GraphcertError for duplicate ids, edges to unknown ids, cycles or attributes that
-    are not JSON values: all of them reader bugs, never properties of a real CUDA graph."""
-    nodes = raw.nodes
-    local: dict[int, int] = {}
-    kinds: list[NodeKind] = []
-    for i, node in enumerate(nodes):
-        if node.id in local:
-            raise GraphcertError(f"snapshot reader produced node id {node.id} twice")
-        try:
-            kinds.append(NodeKind(node.kind))
-        except ValueError:
-            raise GraphcertError(f"node {node.id} has kind {node.kind!r}, not a NodeKind") from None
-        local[node.id] = i
-    n = len(nodes)
-    edge_set: set[tuple[int, int]] = set()  # duplicates carry no meaning in a (from, to) list
-    for a, b in raw.edges:
+
+def _edge_text(edges: list[tuple[int, int]], data: dict[tuple[int, int], EdgeData]) -> str:
+    if not data:
+        return canonical_json(edges)
+    return canonical_json([[a, b, data[(a, b)].to_json()] if (a, b) in data else [a, b]
+                           for a, b in edges])
+
+
+def fingerprint_text(node_sigs: list[str], edges: list[tuple[int, int]] | str,
+                     data: dict[tuple[int, int], EdgeData]) -> str:
+    """The canonical JSON hashed into a fingerprint: {"edges", "nodes", "scheme"} with nodes
+    (their signatures) in canonical order and edges [from, to] (plus the edge data object
+    where not all zero) sorted, in canonical indices. Built by joining signature texts,
+    which gives the same text as canonical_json of the whole object."""
+    edge_text = edges if isinstance(edges, str) else _edge_text(edges, data)
+    return ('{"edges":' + edge_text + ',"nodes":[' + ",".join(node_sigs)
+            + '],"scheme":' + str(FINGERPRINT_SCHEME) + "}")
+
+
+def _edge_list(raw: RawGraph, local: dict[int, int]) -> dict[tuple[int, int], EdgeData]:
+    """(from, to) local indices -> edge data; one edge per pair, as CUDA allows."""
+    try:  # the common case, plain (from, to) pairs, in one comprehension
+        return dict.fromkeys([(local[a], local[b]) for a, b in raw.edges], DEFAULT_EDGE)  # type: ignore[misc]
+    except (KeyError, ValueError):
+        pass  # an unknown id (reported below) or edges with data
+    found: dict[tuple[int, int], EdgeData] = {}
+    for e in raw.edges:
+        a, b = e[0], e[1]
         if a not in local or b not in local:
             missing = a if a not in local else b
             raise GraphcertError(f"snapshot reader produced an edge {a}->{b} to unknown node "
                                  f"id {missing}")
-        edge_set.add((local[a], local[b]))
-    preds: list[list[int]] = [[] for _ in range(n)]
-    succs: list[list[int]] = [[] for _ in range(n)]
-    for a, b in sorted(edge_set):
-        succs[a].append(b)
-        preds[b].append(a)
-    stuck = find_cycle_nodes(n, succs)
-    if stuck:
+        data = EdgeData(*(int(x) for x in e[2])) if len(e) > 2 else DEFAULT_EDGE  # type: ignore[misc]
+        key = (local[a], local[b])
+        if found.setdefault(key, data) != data:
+            raise GraphcertError(f"snapshot reader produced the edge {a}->{b} twice with "
+                                 "different edge data")
+    return found
+
+
+def _check_nodes(nodes: tuple[RawNode, ...]) -> tuple[dict[int, int], list[NodeKind]]:
+    ids = [node.id for node in nodes]
+    local = dict(zip(ids, range(len(ids)), strict=True))
+    if len(local) < len(ids):
+        seen: set[int] = set()
+        twice = next(i for i in ids if i in seen or seen.add(i))  # type: ignore[func-returns-value]
+        raise GraphcertError(f"snapshot reader produced node id {twice} twice")
+    kinds = [node.kind for node in nodes]
+    for kind in set(kinds):
+        if not isinstance(kind, NodeKind):
+            try:
+                NodeKind(kind)
+            except ValueError:
+                bad = next(n.id for n in nodes if n.kind == kind)
+                raise GraphcertError(f"node {bad} has kind {kind!r}, not a NodeKind") from None
+            kinds = [NodeKind(k) for k in kinds]
+            break
+    return local, kinds
+
+
+def snapshot_from_raw(raw: RawGraph, *, meta: dict[str, Any] | None = None,
+                      positions: dict[int, int] | None = None,
+                      notes: tuple[str, ...] = ()) -> GraphSnapshot:
+    """Canonicalise a reader's graph and fingerprint it (child graphs first, recursively).
+
+    Raises GraphcertError for duplicate ids, edges to unknown ids, cycles or attributes that
+    are not JSON values: all of them reader bugs, never properties of a real CUDA graph."""
+    # Building 10^5 records makes no garbage cycles, but the cyclic collector would scan
+    # the whole heap several times meanwhile (a third of the time): pause it.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _snapshot_from_raw(raw, meta, positions, notes)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _snapshot_from_raw(raw: RawGraph, meta: dict[str, Any] | None,
+                       positions: dict[int, int] | None, notes: tuple[str, ...]
+                       ) -> GraphSnapshot:
+    nodes = raw.nodes
+    n = len(nodes)
+    local, kinds = _check_nodes(nodes)
+    edge_map = _edge_list(raw, local)
+    pairs = sorted(edge_map)
+
+    # Look-alike nodes share one normalised attrs dict and one set of signatures: a
+    # 10^5-node chain has a handful of distinct nodes, and per-node Python work is the cost.
+    # The memo key is only a cache key (never hashed): pickle is the fastest encoding that
+    # keeps apart what normalises differently (true and 1, 1 and 1.0, "1" and 1).
+    try:
+        texts = list(map(pickle.dumps, [node.attrs for node in nodes]))
+    except Exception:  # something pickle refuses: normalising names it (or copes)
+        texts = [pickle.dumps(_normalized(node)) for node in nodes]
+    keys = list(zip(kinds, texts, strict=True))
+    memo: dict[tuple[NodeKind, bytes], tuple[dict[str, Any], tuple[str, str, str]]] = {}
+    first = dict(zip(keys, range(n), strict=True))
+    for key, i in first.items():
+        normal = _normalized(nodes[i])
+        memo[key] = (normal, _signatures(kinds[i], normal, ()))
+    found = [memo[k] for k in keys]
+    attrs = [f[0] for f in found]
+    sigs = [f[1] for f in found]
+    children: list[tuple[GraphSnapshot, ...]] = [()] * n
+    for i, node in enumerate(nodes):
+        if node.children:
+            normal = _normalized(node)  # its own dict: children make it unlike any other
+            kids = tuple(snapshot_from_raw(c) for c in node.children)
+            attrs[i], children[i], sigs[i] = normal, kids, _signatures(kinds[i], normal, kids)
+
+    # BLISS wants a simple graph: an edge with data becomes a vertex of its own colour
+    # between its ends, so a programmatic edge and a plain one are told apart.
+    levels: list[list[str]] = [[s[2] for s in sigs], [s[1] for s in sigs], [s[0] for s in sigs]]
+    graph_edges = pairs
+    data = {e: d for e, d in edge_map.items() if d is not DEFAULT_EDGE and not d.is_default}
+    if data:
+        graph_edges = []
+        for a, b in pairs:
+            if (a, b) not in data:
+                graph_edges.append((a, b))
+                continue
+            mid = len(levels[0])
+            edge_sig = canonical_json({"edge": data[(a, b)].to_json()})
+            for level in levels:
+                level.append(edge_sig)
+            graph_edges += [(a, mid), (mid, b)]
+    labels = canonical_labels(len(levels[0]), graph_edges, levels)
+    order = topological_order(n, pairs, labels[:n])
+    if order is None:
+        succs: list[list[int]] = [[] for _ in range(n)]
+        for a, b in pairs:
+            succs[a].append(b)
+        stuck = find_cycle_nodes(n, succs)
         ids = ", ".join(str(nodes[i].id) for i in stuck[:8])
         raise GraphcertError(f"snapshot reader produced a cycle among node ids {ids}")
 
-    attrs = [
-        {str(k): normalize_attr(v, f"node {node.id} attr {k!r}") for k, v in node.attrs.items()}
-        for node in nodes
-    ]
-    children = [tuple(snapshot_from_raw(c) for c in node.children) for node in nodes]
-    items = [_items(kinds[i], attrs[i], children[i]) for i in range(n)]
-    # Labels for ordering: a digest for topology, the canonical JSON itself for shape so
-    # that parallel look-alikes order by value (grid 1 before grid 2): diffs pair them up.
-    tsig = [_sha256(t) for t, _ in items]
-    ssig = [canonical_json(s) for _, s in items]
-    vsig = [_value_label(kinds[i], attrs[i], children[i]) for i in range(n)]
-    order, exact = canonical_order(preds, succs, tsig, ssig, vsig)
     pos = [0] * n
     for p, v in enumerate(order):
         pos[v] = p
     if positions is not None:  # raw id -> canonical index, e.g. to name a failing node
         positions.update({nodes[v].id: p for p, v in enumerate(order)})
+    edges = sorted([(pos[a], pos[b]) for a, b in pairs])
+    preds: list[list[int]] = [[] for _ in range(n)]
+    for a, b in edges:  # sorted, so each list comes out ascending
+        preds[b].append(a)
+    records = tuple(map(NodeRecord, range(n), [kinds[v] for v in order], map(tuple, preds),
+                        [attrs[v] for v in order], [children[v] for v in order]))
+    cdata = {(pos[a], pos[b]): d for (a, b), d in data.items()}
+    edge_text = _edge_text(edges, cdata)  # the same in both
+    topology_hash = sha256_text(fingerprint_text([sigs[v][0] for v in order], edge_text, cdata))
+    shape_hash = sha256_text(fingerprint_text([sigs[v][1] for v in order], edge_text, cdata))
+    edge_data = tuple((a, b, cdata[(a, b)]) for a, b in edges if (a, b) in cdata)
+    return GraphSnapshot(records, tuple(edges), topology_hash, shape_hash, dict(meta or {}),
+                         edge_data, tuple(notes))
 
-    records = []
-    for p, v in enumerate(order):
-        deps = tuple(sorted(pos[q] for q in preds[v]))
-        records.append(NodeRecord(index=p, kind=kinds[v], deps=deps, attrs=attrs[v],
-                                  children=children[v]))
-    edges = tuple(sorted((pos[a], pos[b]) for a, b in edge_set))
-    canon_edges = [list(e) for e in edges]
-    topology_hash = _sha256({"nodes": [items[v][0] for v in order], "edges": canon_edges})
-    shape_hash = _sha256({"nodes": [items[v][1] for v in order], "edges": canon_edges})
-    info = dict(meta or {})
-    if not exact:
-        # Rare (huge symmetric graphs): say so where people and CI will see it.
-        info[INEXACT_META_KEY] = INEXACT_META_NOTE
-    return GraphSnapshot(tuple(records), edges, topology_hash, shape_hash, info)
+
+def fingerprints_of(s: GraphSnapshot) -> tuple[str, str]:
+    """(topology, shape) fingerprints recomputed over a snapshot's own node order, without
+    canonicalising again: what a loaded file is checked against (children checked apart)."""
+    tsigs, ssigs = [], []
+    # Keyed by the attrs dict itself: look-alikes share one (snapshot_from_raw and the JSON
+    # loader intern them); the dict is kept alive by the snapshot, so ids stay unique.
+    memo: dict[tuple[NodeKind, int], tuple[str, str]] = {}
+    for node in s.nodes:
+        if node.children:
+            t, sh = _hashed_signatures(node.kind, node.attrs, node.children)
+        else:
+            key = (node.kind, id(node.attrs))
+            got = memo.get(key)
+            if got is None:
+                got = memo[key] = _hashed_signatures(node.kind, node.attrs, ())
+            t, sh = got
+        tsigs.append(t)
+        ssigs.append(sh)
+    edges = list(s.edges)
+    data = {(a, b): d for a, b, d in s.edge_data}
+    edge_text = _edge_text(edges, data)
+    return (sha256_text(fingerprint_text(tsigs, edge_text, data)),
+            sha256_text(fingerprint_text(ssigs, edge_text, data)))
 
 
 __all__ = [
-    "INEXACT_META_KEY",
-    "INEXACT_META_NOTE",
+    "DEFAULT_EDGE",
+    "FINGERPRINT_SCHEME",
+    "EdgeData",
     "GraphSnapshot",
     "NodeRecord",
+    "RawEdge",
     "RawGraph",
     "RawNode",
     "canonical_json",
+    "content_digest",
+    "fingerprint_text",
+    "fingerprints_of",
     "normalize_attr",
+    "sha256_text",
     "snapshot_from_raw",
 ]

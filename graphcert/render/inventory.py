@@ -17,6 +17,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from graphcert.model import (
+    KINDS,
     ChildDiff,
     GraphSnapshot,
     NodeKind,
@@ -28,6 +29,8 @@ from graphcert.render.names import demangle, short_name
 SHORT_HASH = 12  # hex digits of a fingerprint shown in tables (the JSON has all 64)
 MAX_DEPS_SHOWN = 6
 _DIMENSIONS = ("grid", "block", "cluster_dim")
+# The launch columns of the table and tree; a node shows those its kind hashes (KINDS).
+_LAUNCH_FIELDS = ("grid", "block", "shared_mem_bytes")
 
 
 def short_hash(digest: str) -> str:
@@ -114,23 +117,14 @@ def operation(node: NodeRecord, *, full_name: bool = False) -> str:
         if a.get("size") is not None:
             return text + f" ({_plural(a['size'], 'body', 'bodies')}, not read)"
         return text + " (bodies not read)"
-    if kind in (NodeKind.EXT_SEMAS_SIGNAL, NodeKind.EXT_SEMAS_WAIT):
-        verb = "signal" if kind is NodeKind.EXT_SEMAS_SIGNAL else "wait on"
-        count = a.get("count")
-        return f"{verb} {count if count is not None else '?'} external semaphores"
-    if kind is NodeKind.BATCH_MEM_OP:
-        count = a.get("count")
-        return f"batch of {count if count is not None else '?'} memory ops"
-    if kind is NodeKind.UNKNOWN:
-        return f"unknown node type {a.get('driver_type', '?')}"
-    return {
-        NodeKind.HOST: "host function",
-        NodeKind.EMPTY: "empty (dependency only)",
-        NodeKind.EVENT_RECORD: "record event",
-        NodeKind.EVENT_WAIT: "wait for event",
-        NodeKind.MEM_ALLOC: "allocate",
-        NodeKind.MEM_FREE: "free",
-    }.get(kind, kind.value)
+    return KINDS[kind].label.format_map(_Fields({k: v for k, v in a.items() if v is not None}))
+
+
+class _Fields(dict[str, Any]):
+    """A node's attrs for a label template; a field it lacks shows as "?"."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
 
 
 def _plural(n: Any, one: str, many: str | None = None) -> str:
@@ -151,10 +145,22 @@ def _child_prefix(node: NodeRecord, parent: str, j: int) -> str:
     return f"{parent}." if node.kind is NodeKind.GRAPH else f"{parent}[{j}]."
 
 
+def _dep_labels(s: GraphSnapshot, node: NodeRecord, prefix: str) -> list[str]:
+    """Predecessor labels; an edge with CUDA 13 edge data says so ("3 (edge type 1, port
+    1->0)")."""
+    labels = [f"{prefix}{d}" for d in node.deps]
+    if s.edge_data:
+        data = {a: d for a, b, d in s.edge_data if b == node.index}
+        labels = [f"{lab} (edge type {data[d].type}, port {data[d].from_port}->"
+                  f"{data[d].to_port})" if d in data else lab
+                  for lab, d in zip(labels, node.deps, strict=True)]
+    return labels
+
+
 def _rows(s: GraphSnapshot, prefix: str) -> Iterator[tuple[str, NodeRecord, list[str]]]:
     for node in s.nodes:
         label = f"{prefix}{node.index}"
-        yield label, node, [f"{prefix}{d}" for d in node.deps]
+        yield label, node, _dep_labels(s, node, prefix)
         for j, child in enumerate(node.children):
             yield from _rows(child, _child_prefix(node, label, j))
 
@@ -166,21 +172,30 @@ _RIGHT = {"#", "grid", "block", "smem", "bytes"}
 LARGE_TABLE_ROWS = 1000
 
 
+def _launch_cells(node: NodeRecord) -> tuple[str, str, str]:
+    """grid, block, shared memory cells: blank for a kind that has no such field."""
+    shape = KINDS[node.kind].shape
+    a = node.attrs
+    return tuple(  # type: ignore[return-value]
+        ("" if key not in shape else format_bytes(a.get(key)) if key == "shared_mem_bytes"
+         else format_dim(a.get(key))) for key in _LAUNCH_FIELDS)
+
+
 def _table_rows(snapshot: GraphSnapshot) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = []
+    # Look-alike nodes share one attrs dict (snapshot_from_raw and load_snapshot intern
+    # them), so their middle cells are made once: 10^4-node chains render fast.
+    middle: dict[tuple[int, NodeKind], tuple[str, ...]] = {}
     for label, node, deps in _rows(snapshot, ""):
-        a = node.attrs
-        is_kernel = node.kind is NodeKind.KERNEL
-        rows.append((
-            label,
-            node.kind.value,
-            operation(node),
-            format_dim(a.get("grid")) if is_kernel else "",
-            format_dim(a.get("block")) if is_kernel else "",
-            format_bytes(a.get("shared_mem_bytes")) if is_kernel else "",
-            format_bytes(a["bytes"]) if a.get("bytes") is not None else "",
-            _deps_text(deps),
-        ))
+        key = (id(node.attrs), node.kind)
+        cells = middle.get(key) if not node.children else None
+        if cells is None:
+            a = node.attrs
+            cells = (node.kind.value, operation(node), *_launch_cells(node),
+                     format_bytes(a["bytes"]) if a.get("bytes") is not None else "")
+            if not node.children:
+                middle[key] = cells
+        rows.append((label, *cells, _deps_text(deps)))
     return rows
 
 
@@ -198,19 +213,23 @@ def inventory_table(snapshot: GraphSnapshot) -> Table:
 
 def plain_inventory_table(snapshot: GraphSnapshot) -> Text:
     """The inventory table laid out like inventory_table, fast for any size (no folding)."""
-    rows = _table_rows(snapshot)
-    widths = [max([cell_len(h)] + [cell_len(r[i]) for r in rows])
-              for i, h in enumerate(_HEADERS)]
-
-    def line(cells: tuple[str, ...]) -> str:
-        out = []
-        for cell, width, header in zip(cells, widths, _HEADERS, strict=True):
-            pad = " " * (width - cell_len(cell))
-            out.append(pad + cell if header in _RIGHT else cell + pad)
-        return "   ".join(out)
-
+    table = [_HEADERS, *_table_rows(snapshot)]
+    columns = []
+    widths = []
+    for i, header in enumerate(_HEADERS):
+        cells = [row[i] for row in table]
+        if all(c.isascii() for c in cells):  # one cell per character: str pads in C
+            width = max(map(len, cells))
+            pad = str.rjust if header in _RIGHT else str.ljust
+            columns.append([pad(c, width) for c in cells])
+        else:
+            width = max(map(cell_len, cells))
+            columns.append([" " * (width - cell_len(c)) + c if header in _RIGHT
+                            else c + " " * (width - cell_len(c)) for c in cells])
+        widths.append(width)
+    lines = ["   ".join(cells) for cells in zip(*columns, strict=True)]
     rule = "\u2500" * (sum(widths) + 3 * (len(widths) - 1))
-    return Text("\n".join([line(_HEADERS), rule, *(line(r) for r in rows)]))
+    return Text("\n".join([lines[0], rule, *lines[1:]]))
 
 
 def counts_line(snapshot: GraphSnapshot) -> str:
@@ -241,15 +260,16 @@ def summary_text(snapshot: GraphSnapshot) -> Text:
     meta = meta_line(snapshot)
     if meta:
         lines.append(meta)
+    lines += [f"note: {note}" for note in snapshot.notes]
     return Text("\n".join(lines))
 
 
 def _node_label(label: str, node: NodeRecord, deps: list[str]) -> str:
     a = node.attrs
     parts = [f"{label} {node.kind.value}: {operation(node, full_name=True)}"]
-    if node.kind is NodeKind.KERNEL:
-        parts.append(f"grid {format_dim(a.get('grid'))} block {format_dim(a.get('block'))} "
-                     f"smem {format_bytes(a.get('shared_mem_bytes'))}")
+    if "grid" in KINDS[node.kind].shape:
+        grid, block, smem = _launch_cells(node)
+        parts.append(f"grid {grid} block {block} smem {smem}")
     if a.get("bytes") is not None:
         parts.append(format_bytes(a["bytes"]))
     if deps:
@@ -260,7 +280,7 @@ def _node_label(label: str, node: NodeRecord, deps: list[str]) -> str:
 def _add_nodes(tree: Tree, s: GraphSnapshot, prefix: str) -> None:
     for node in s.nodes:
         label = f"{prefix}{node.index}"
-        branch = tree.add(Text(_node_label(label, node, [f"{prefix}{d}" for d in node.deps])))
+        branch = tree.add(Text(_node_label(label, node, _dep_labels(s, node, prefix))))
         for j, child in enumerate(node.children):
             inner = _child_prefix(node, label, j)
             if node.kind is NodeKind.GRAPH:
@@ -283,7 +303,13 @@ def render_inventory(console: Console, snapshot: GraphSnapshot, *, tree: bool = 
     if tree:
         console.print(inventory_tree(snapshot))
     elif sum(snapshot.counts(recursive=True).values()) > LARGE_TABLE_ROWS:
-        console.print(plain_inventory_table(snapshot), soft_wrap=True)
+        table = plain_inventory_table(snapshot)
+        if console.record or console.is_jupyter:
+            console.print(table, soft_wrap=True)
+        else:
+            # Unstyled text, already laid out: rich's render pipeline would only copy it
+            # (a sixth of `inventory FILE` for 10,000 nodes).
+            console.file.write(table.plain + "\n")
     else:
         console.print(inventory_table(snapshot))
     console.print(summary_text(snapshot))

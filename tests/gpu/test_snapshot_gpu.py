@@ -54,7 +54,12 @@ def test_builder_graph_reads_back_every_field(gpu_ctx: RunContext, test_kernels:
     conditional = by_kind[NodeKind.CONDITIONAL]
     assert conditional.attrs["type"] == "while"
     (body_snap,) = conditional.children
-    assert body_snap.nodes[0].attrs["name"] == "t_countdown"
+    body_kernel = body_snap.nodes[0].attrs
+    assert body_kernel["name"] == "t_countdown"
+    # Read whole on every driver (from the DOT print's node handle where the driver lacks
+    # cuGraphNodeGetParams): nothing left unread.
+    assert body_kernel["param_sizes"] == [8, 8, 8] and "unread" not in body_kernel
+    assert conditional.attrs["bodies_read"] in ("driver", "dot")
     assert set(by_kind[NodeKind.EMPTY].deps) == {conditional.index,
                                                  by_kind[NodeKind.MEM_FREE].index}
     assert len(snap.edges) == 11

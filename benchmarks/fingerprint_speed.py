@@ -1,0 +1,114 @@
+"""How fast the exact canonical form and both fingerprints are, on the CPU (no GPU needed).
+
+Synthetic graphs (kernel names k_*), built in code. Medians of 5 (after one warm-up) of
+`snapshot_from_raw` (canonical labelling, order, both hashes) and of a fresh
+`python -m graphcert inventory FILE` process on a saved 10,000-node snapshot. Targets (issue
+13): chain of 10,000 <= 100 ms, chain of 100,000 <= 1 s, 1,023-node reduction tree and
+64 x 7 butterfly <= 50 ms each, inventory of 10,000 nodes end to end <= 0.5 s. Printed,
+not asserted.
+
+    python benchmarks/fingerprint_speed.py [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from graphcert.model import (  # noqa: E402
+    NodeKind,
+    RawGraph,
+    RawNode,
+    save_snapshot,
+    snapshot_from_raw,
+)
+
+
+def kernel(i: int, name: str) -> RawNode:
+    # What the reader records for a kernel node, every field present.
+    return RawNode(i, NodeKind.KERNEL, {
+        "name": name, "grid": [4, 1, 1], "block": [256, 1, 1], "shared_mem_bytes": 0,
+        "param_sizes": [8, 8, 4], "cooperative": False, "cluster_dim": [0, 0, 0],
+        "priority": 0})
+
+
+def chain(n: int) -> RawGraph:
+    return RawGraph(tuple(kernel(i, "k_step") for i in range(n)),
+                    tuple((i, i + 1) for i in range(n - 1)))
+
+
+def reduction_tree(leaves: int) -> RawGraph:
+    edges, level, nxt = [], list(range(leaves)), leaves
+    while len(level) > 1:
+        new = []
+        for a, b in zip(level[::2], level[1::2], strict=True):
+            edges += [(a, nxt), (b, nxt)]
+            new.append(nxt)
+            nxt += 1
+        level = new
+    return RawGraph(tuple(kernel(i, "k_reduce") for i in range(nxt)), tuple(edges))
+
+
+def butterfly(width: int, stages: int) -> RawGraph:
+    """Node (s, i) after (s-1, i) and (s-1, i xor 2^((s-1) mod log2 width))."""
+    bits = width.bit_length() - 1
+    edges = set()
+    for s in range(1, stages + 1):
+        for i in range(width):
+            partner = i ^ (1 << ((s - 1) % bits))
+            edges |= {((s - 1) * width + i, s * width + i),
+                      ((s - 1) * width + partner, s * width + i)}
+    n = width * (stages + 1)
+    return RawGraph(tuple(kernel(i, "k_exchange") for i in range(n)), tuple(sorted(edges)))
+
+
+def median_of(repeat: int, fn: Callable[[], object]) -> float:
+    fn()  # warm-up: imports, first igraph call
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    cases = [("chain of 10,000", chain(10_000), 0.100),
+             ("chain of 100,000", chain(100_000), 1.0),
+             ("reduction tree of 1,023", reduction_tree(512), 0.050),
+             ("butterfly 64 x 7", butterfly(64, 7), 0.050)]
+    print(f"canonical form + both fingerprints, median of {args.repeat}:")
+    for name, raw, target in cases:
+        t = median_of(args.repeat, lambda raw=raw: snapshot_from_raw(raw))
+        verdict = "ok" if t <= target else "OVER"
+        print(f"  {name:<26} {len(raw.nodes):>7} nodes {t * 1e3:9.1f} ms"
+              f"  (target {target * 1e3:.0f} ms, {verdict})")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = save_snapshot(Path(tmp) / "chain.snapshot.json", snapshot_from_raw(chain(10_000)))
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160"}
+        cmd = [sys.executable, "-m", "graphcert", "inventory", str(path)]
+
+        def inventory() -> None:
+            subprocess.run(cmd, env=env, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+
+        t = median_of(args.repeat, inventory)
+        verdict = "ok" if t <= 0.5 else "OVER"
+        print(f"graphcert inventory FILE (10,000 nodes), fresh process: {t * 1e3:.0f} ms"
+              f"  (target 500 ms, {verdict})")
+
+
+if __name__ == "__main__":
+    main()
