@@ -20,7 +20,8 @@ def test_verify_scan_over_a_bucket_list(gpu_ctx: RunContext) -> None:
         [sys.executable, "-m", "graphcert", "verify", "scan", "--classes",
          ",".join(map(str, buckets)), "--samples", "4", "--json", "--no-certificate"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "PYTHONPATH": str(ROOT)})
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                 [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])})
     assert run.returncode == 0, run.stderr[-2000:]
     (doc,) = json.loads(run.stdout)
     classes = doc["results"]["classes"]

@@ -89,7 +89,8 @@ def test_builtin_snapshots_have_their_node_kinds(gpu_ctx: RunContext, name: str)
 
 def test_fingerprints_identical_across_three_processes(gpu_ctx: RunContext, tmp_path: Path) -> None:
     hashes = set()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+                 [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
     for i in range(3):
         proc = subprocess.run(
             [sys.executable, "-m", "graphcert", "capture", "scan", "--size", "65537", "--json",
