@@ -96,3 +96,28 @@ def test_json_and_hash_keep_the_raw_name() -> None:
     doc = snapshot_to_json(_torch_like_snapshot())  # type: ignore[arg-type]
     names = {n["attrs"].get("name") for n in doc["nodes"]}
     assert FILL in names and LAYER_NORM in names
+
+
+def test_names_read_from_real_pytorch_and_cupy_graphs() -> None:
+    """The raw names of graphs read on an H100 (tests/fixtures/kernel_names/README.md): every
+    mangled one demangles, and its short form keeps namespace and kernel, eliding the rest."""
+    import json
+    from pathlib import Path
+
+    doc = json.loads((Path(__file__).parent / "fixtures" / "kernel_names" /
+                      "h100-torch-cupy.json").read_text())
+    shorts = [short_name(n) for n in doc["torch_mlp_fp16_b8"]]
+    assert shorts == ["nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_TNT",
+                      "at::native::vectorized_elementwise_kernel<\u2026>",
+                      "nvjet_sm90_hsh_8x64_64x16_4x1_v_bz_bias_TNN",
+                      "at::native::(anon)::vectorized_layer_norm_kernel<\u2026>"]
+    gelu = demangle(doc["torch_mlp_fp16_b8"][1])
+    assert gelu.startswith("void at::native::vectorized_elementwise_kernel<8, "
+                           "at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, "
+                           "at::native::GeluType)::")
+    assert "c10::Half" in gelu
+    assert demangle(doc["torch_mlp_fp16_b8"][3]).startswith(
+        "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::Half, "
+        "float, false>(int, float, c10::Half const*")
+    # CuPy's elementwise kernels are extern "C": shown as they are
+    assert [short_name(n) for n in doc["cupy_elementwise"]] == doc["cupy_elementwise"]
