@@ -11,6 +11,7 @@ from enum import Enum
 from typing import Any
 
 from graphcert.cert.compare import Change, compare_bench, compare_topology
+from graphcert.cert.document import PRODUCER
 from graphcert.gate.policy import Policy
 
 
@@ -25,6 +26,7 @@ class Rule(str, Enum):
     TOPOLOGY = "allow_topology_change"
     REGRESSION = "max_regression"
     BASELINE = "baseline"
+    METHOD = "method_change"
 
 
 class Status(str, Enum):
@@ -55,6 +57,7 @@ class Loaded:
 
     path: str
     cert: Mapping[str, Any]
+    method_changed: bool = False  # graphcert's method changed and the policy says "warn"
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -62,13 +65,20 @@ class Loaded:
                 self.cert["environment"]["gpu"]["name"])
 
 
-def certificate_rules(cert: Mapping[str, Any], policy: Policy) -> list[RuleResult]:
+def certificate_rules(cert: Mapping[str, Any], policy: Policy, *,
+                      method_changed: bool = False) -> list[RuleResult]:
     verdict = cert["verdict"]
     name = cert["workload"]["name"]
     results = cert["results"]
     rules = [RuleResult(Rule.VERDICT, Status.PASS if verdict["passed"] else Status.FAIL,
                         "passed" if verdict["passed"] else "the certificate's verdict is fail",
                         tuple(verdict["reasons"]))]
+    if method_changed:
+        rules.append(RuleResult(Rule.METHOD, Status.WARN,
+                                f"graphcert's {cert['kind']} method changed since this "
+                                f"certificate was made (policy method_change = \"warn\")",
+                                (f"re-run {PRODUCER[cert['kind']]} {cert['workload']['ref']} "
+                                 f"to refresh it",)))
     limit = policy.for_workload(policy.max_nodes, name)
     if limit is not None:
         rows = results["classes"] if cert["kind"] == "topology" else results["sizes"]

@@ -15,10 +15,11 @@ from graphcert.cert.document import (
 from graphcert.workloads import registry
 
 
-def workload_identity(ref: str, workload: Any) -> dict[str, Any]:
-    """Reference, name, options and the digest of the sources (the gate recomputes it the
-    same way: built-ins cover their kernels and module, user workloads their Python file)."""
+def workload_identity(ref: str, workload: Any, kind: str) -> dict[str, Any]:
+    """Reference, name, options, the digest of the sources and of graphcert's method for
+    `kind` (the gate recomputes both the same way; see graphcert.workloads.sources)."""
     return {"ref": ref, "name": str(workload.name), "source_digest": registry.source_digest(ref),
+            "method_digest": registry.method_digest(kind),
             "options": dict(registry.parse_ref(ref).options)}
 
 
@@ -40,7 +41,7 @@ def environment(device_index: int) -> dict[str, Any]:
 def write(kind: str, out_dir: Path, ref: str, workload: Any, env: dict[str, Any],
           results: dict[str, Any], reasons: list[str], passed: bool) -> Path:
     """Seal and atomically write one certificate; returns its path."""
-    cert = make_certificate(kind, workload=workload_identity(ref, workload), environment=env,
+    cert = make_certificate(kind, workload=workload_identity(ref, workload, kind), environment=env,
                             results=results, verdict={"passed": passed, "reasons": reasons})
     name = certificate_filename(kind, str(workload.name), env["gpu"]["name"])
     return write_certificate(out_dir / name, cert)
