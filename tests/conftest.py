@@ -52,3 +52,10 @@ def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cache = tmp_path / "cache"
     monkeypatch.setenv("GRAPHCERT_CACHE", str(cache))
     return cache
+
+
+@pytest.fixture(autouse=True)
+def no_signing_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Certificates are unsigned unless a test sets a key (a developer's key never leaks in)."""
+    monkeypatch.delenv("GRAPHCERT_SIGNING_KEY", raising=False)
+    monkeypatch.delenv("GRAPHCERT_SIGNING_KEY_FILE", raising=False)
