@@ -22,11 +22,12 @@ def command(cert: Path, as_json: bool) -> None:
     from graphcert.gate import display_path
     from graphcert.render.certview import show_renderables
     from graphcert.render.console import print_json, stdout_console
+    from graphcert.render.sanitize import clean_value
 
     doc = load_certificate(cert, check_stale=False)
     if as_json:
         print_json(json.dumps(doc, indent=2, ensure_ascii=False))
         return
     console = stdout_console()
-    for item in show_renderables(doc, display_path(cert), staleness(doc)):
+    for item in show_renderables(clean_value(doc), display_path(cert), staleness(doc)):
         console.print(item)

@@ -119,9 +119,9 @@ class UnusableInput(GraphcertError):
 
 def display_path(path: Path) -> str:
     """`path` relative to the current folder when it is below it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
+    try:  # the folder resolved, not the file: a file may be a symlink loop
+        return str((path.parent.resolve() / path.name).relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError, RuntimeError):
         return str(path)
 
 
