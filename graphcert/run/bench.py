@@ -22,7 +22,7 @@ from graphcert.cuda.memory import DeviceBuffer
 from graphcert.cuda.module import PackedArgs, time_bare_launches
 from graphcert.cuda.stream import BlockingKernel, Event, Stream
 from graphcert.run.session import WorkloadSession
-from graphcert.stats import StopRule, speedup_interval, summarize
+from graphcert.stats import QUANTUM_S, StopRule, speedup_interval, summarize
 
 Enqueue = Callable[[Stream], None]
 QUANTITIES = ("host_enqueue", "device", "end_to_end")
@@ -262,7 +262,8 @@ def bench_size(session: WorkloadSession, h: Harness, n: int) -> dict[str, Any]:
         exe.destroy()
         graph.destroy()
     clock_after = h.clock_mhz()
-    speedup = {q: (speedup_interval(stream_raw[q], graph_raw[q])
+    speedup = {q: (speedup_interval(stream_raw[q], graph_raw[q],
+                                    quantum_s=QUANTUM_S.get(q, 0.0))
                    if q in stream_raw and q in graph_raw else None) for q in QUANTITIES}
     gain = stream_doc["end_to_end"]["median_s"] - graph_doc["end_to_end"]["median_s"]
     setup_cost = upfront["capture_s"] + upfront["instantiate_s"] + upfront["upload_s"]
