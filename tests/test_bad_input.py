@@ -67,6 +67,18 @@ def test_output_under_a_file_is_checked_before_the_gate(reports: Path, option: s
     assert result.stdout == ""  # no PASS printed before the error
 
 
+@pytest.mark.parametrize("option", ["--junit", "--summary"])
+def test_output_that_is_a_folder_is_one_line(reports: Path, option: str) -> None:
+    result = run("gate", "reports", option, "reports")
+    assert f"{option} reports is a folder" in one_line(result)
+
+
+def test_step_summary_in_a_missing_folder_is_created(reports: Path) -> None:
+    result = run("gate", "reports", env={"GITHUB_STEP_SUMMARY": "ci/deeper/summary.md"})
+    assert result.exit_code == 0, result.output
+    assert "graphcert gate" in Path("ci/deeper/summary.md").read_text()
+
+
 def test_step_summary_that_is_a_folder(reports: Path) -> None:
     result = run("gate", "reports", env={"GITHUB_STEP_SUMMARY": "reports"})
     assert "$GITHUB_STEP_SUMMARY reports is a folder" in one_line(result)

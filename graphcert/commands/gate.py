@@ -13,9 +13,9 @@ import click
               help="Folder of baseline certificates to compare with (topology, timings).")
 @click.option("--policy", "policy_file", type=click.Path(path_type=Path), default=None,
               help="TOML policy file (default: [tool.graphcert.gate] in ./pyproject.toml).")
-@click.option("--junit", type=click.Path(path_type=Path, dir_okay=False), default=None,
+@click.option("--junit", type=click.Path(path_type=Path), default=None,
               help="Write JUnit XML here.")
-@click.option("--summary", type=click.Path(path_type=Path, dir_okay=False), default=None,
+@click.option("--summary", type=click.Path(path_type=Path), default=None,
               help="Write a markdown summary here ($GITHUB_STEP_SUMMARY gets it appended "
                    "whenever that is set).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
@@ -41,6 +41,7 @@ def command(ctx: click.Context, paths: tuple[Path, ...], baseline: Path | None,
     """
     from graphcert.cert.document import atomic_write_text, utc_now
     from graphcert.cert.signing import load_key
+    from graphcert.errors import InputError
     from graphcert.fileio import check_output_file
     from graphcert.gate import UnusableInput, load_policy, run_gate, step_summary_path
     from graphcert.render.console import print_json, stdout_console
@@ -66,12 +67,17 @@ def command(ctx: click.Context, paths: tuple[Path, ...], baseline: Path | None,
         print_json(render(report, OutputFormat.JSON))
     else:
         print_table(report, stdout_console())
-    if junit is not None:
-        atomic_write_text(junit, render(report, OutputFormat.JUNIT))
     markdown = render(report, OutputFormat.MARKDOWN)
-    if summary is not None and (step is None or step.resolve() != summary.resolve()):
-        atomic_write_text(summary, markdown)
-    if step is not None:  # GitHub Actions: append, never overwrite earlier steps' text
-        with step.open("a", encoding="utf-8") as handle:
-            handle.write(markdown + "\n")
+    try:  # checked above, yet a disk can fill up: still one line, exit 2
+        if junit is not None:
+            atomic_write_text(junit, render(report, OutputFormat.JUNIT))
+        if summary is not None and (step is None or step.resolve() != summary.resolve()):
+            atomic_write_text(summary, markdown)
+        if step is not None:  # GitHub Actions: append, never overwrite earlier steps' text
+            step.parent.mkdir(parents=True, exist_ok=True)
+            with step.open("a", encoding="utf-8") as handle:
+                handle.write(markdown + "\n")
+    except OSError as exc:
+        raise InputError(f"cannot write {exc.filename or 'an output file'}: "
+                         f"{exc.strerror or exc}") from exc
     ctx.exit(report.exit_code)
