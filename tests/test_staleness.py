@@ -178,3 +178,14 @@ def test_device_header_edit_is_stale_end_to_end(tree: Path) -> None:
     proc = gate()
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "stale" in proc.stderr and "chain" in proc.stderr and "re-run" in proc.stderr
+
+
+def test_show_staleness_names_a_changed_method() -> None:
+    from graphcert.cert.store import staleness
+
+    cert = certificate("bench", ref="chain", digest=registry.source_digest("chain"))
+    assert staleness(cert) == "current"
+    cert["workload"]["method_digest"] = "0" * 64
+    assert staleness(cert) == "current (graphcert's method changed)"
+    cert["workload"]["source_digest"] = "0" * 64
+    assert staleness(cert) == "stale"

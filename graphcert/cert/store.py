@@ -210,7 +210,8 @@ def load_certificate(path: Path | str, *, check_stale: bool = True) -> dict[str,
 
 
 def staleness(cert: Mapping[str, Any], digest_of: DigestOf = current_source_digest) -> str:
-    """'current', 'stale' or 'not found': for show, which displays instead of failing."""
+    """'current', "current (graphcert's method changed)", 'stale' or 'not found': for
+    show, which displays instead of failing."""
     try:
         current = digest_of(cert["workload"]["ref"])
     except (GraphcertError, OSError):
@@ -219,4 +220,4 @@ def staleness(cert: Mapping[str, Any], digest_of: DigestOf = current_source_dige
         return "not found"
     if current != cert["workload"]["source_digest"]:
         return "stale"
-    return "method changed" if method_changed(cert) else "current"
+    return "current (graphcert's method changed)" if method_changed(cert) else "current"
