@@ -96,9 +96,15 @@ def parse_ref(text: str) -> WorkloadRef:
 
 
 def _parse_value(raw: str) -> Any:
-    if re.fullmatch(r"[+-]?\d{1,30}", raw):  # bounded: no 5,000-digit int conversions
-        return int(raw)
-    if re.fullmatch(r"[+-]?(\d{1,30}(\.\d{0,30})?|\.\d{1,30})([eE][+-]?\d{1,3})?", raw):
+    # bounded lengths: a 5,000-digit literal is left as text (the type check rejects it)
+    # rather than converted
+    if re.fullmatch(r"[+-]?[0-9][0-9_]{0,40}", raw):
+        try:
+            return int(raw)  # 1_000 as Python writes it
+        except ValueError:
+            return raw
+    if re.fullmatch(r"[+-]?([0-9]{1,30}(\.[0-9]{0,30})?|\.[0-9]{1,30})([eE][+-]?[0-9]{1,3})?",
+                    raw):
         value = float(raw)
         if math.isfinite(value):
             return value
