@@ -34,14 +34,15 @@ def write_certificates(folder: Path) -> None:
     (folder / "w.py").write_text("class W:\n    name = 'w'\n", encoding="utf-8")
     old = Path.cwd()
     os.chdir(folder)  # the reference w.py:W is relative to where the gate runs
-    try:
-        digest = registry.source_digest("w.py:W")
+    try:  # the options are part of the digest, so each variant has its own
+        digests = [registry.source_digest(f"w.py:W[variant={i}]") for i in range(COUNT // 2)]
     finally:
         os.chdir(old)
-    assert digest is not None
     for i in range(COUNT):
         kind = "topology" if i % 2 == 0 else "bench"
         ref = f"w.py:W[variant={i // 2}]"
+        digest = digests[i // 2]
+        assert digest is not None
         results = (topology_results((256, 512, 1024, 2048)) if kind == "topology"
                    else bench_results((256, 1024, 4096)))
         for sub in ("reports", "baseline"):

@@ -1,33 +1,107 @@
-"""Atomic file writes: a file on disk is whole or absent, also when a run is interrupted."""
+"""Atomic file writes (a file on disk is whole or absent, also when a run is interrupted),
+and the one JSON reader every loader uses (one-line errors, bounded depth and integers)."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import signal
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from graphcert.errors import InputError
 
+TEMP_SUFFIX = ".tmp"
+
+
+def is_temp_name(name: str) -> bool:
+    """A name graphcert's writes use for temp files (hidden, `.tmp`): every reader skips
+    them, so a write killed with SIGKILL leaves nothing a reader sees."""
+    return name.startswith(".") and name.endswith(TEMP_SUFFIX)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # someone else's live process (or not a pid we can judge): keep it
+    return True
+
+
+def _remove_leftovers(path: Path) -> None:
+    """Delete temp files of earlier writes to `path` whose writer died (e.g. SIGKILL)."""
+    prefix = f".{path.name}."
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(prefix) and name.endswith(TEMP_SUFFIX)):
+            continue
+        pid_text = name[len(prefix):].split(".", 1)[0]
+        if pid_text.isdigit() and not _pid_alive(int(pid_text)):
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived during a write: unwind (removing the temp file), then die of it."""
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """While writing, SIGTERM raises so the temp file is removed; the process then ends
+    by SIGTERM as it would have. Only the main thread can set handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        raise _Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    except _Terminated:
+        signal.signal(signal.SIGTERM, previous)
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
 
 def atomic_write_bytes(path: Path | str, data: bytes) -> Path:
-    """Write to a temp file beside `path`, fsync it, then rename over `path`."""
+    """Write to a temp file beside `path`, fsync it, then rename over `path`.
+
+    The temp name (`.NAME.PID.XXXX.tmp`) is hidden and skipped by every reader; SIGTERM
+    during the write removes it, and a later write removes those left by dead writers.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    _remove_leftovers(path)
+    with _sigterm_unwinds():
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.",
+                                   suffix=TEMP_SUFFIX)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
     _fsync_dir(path.parent)
     return path
 
@@ -61,4 +135,106 @@ def ensure_writable_dir(path: Path | str, what: str = "output directory") -> Pat
     except OSError as exc:
         raise InputError(f"{what} {path} is not writable: {exc.strerror or exc}",
                          hint="choose another folder with --out") from exc
+    return path
+
+
+MAX_JSON_DEPTH = 100  # deepest real documents (snapshots with nested child graphs) use ~20
+MAX_INT_DIGITS = 40  # node counts, sizes and byte counts fit in 20 digits
+
+
+class JSONProblem(ValueError):
+    """Why bytes are not acceptable JSON, in a few words; `reason` is a short key."""
+
+    def __init__(self, problem: str, reason: str = "not_json"):
+        super().__init__(problem)
+        self.problem = problem
+        self.reason = reason
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise JSONProblem(f"an integer literal has {len(text.lstrip('-'))} digits "
+                          f"(at most {MAX_INT_DIGITS})", "invalid")
+    return int(text)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise JSONProblem(f"a number literal is out of range ({text[:30]})", "invalid")
+    return value
+
+
+def _no_constant(text: str) -> Any:
+    raise JSONProblem(f"{text} is not JSON (NaN and Infinity are not allowed)", "invalid")
+
+
+def _depth_ok(value: Any) -> bool:
+    """Iteratively check nesting stays within MAX_JSON_DEPTH (no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return False
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return True
+
+
+def parse_json(raw: bytes | str) -> Any:
+    """Parse JSON text strictly: UTF-8, no NaN/Infinity, integers of at most 40 digits,
+    nesting at most 100 deep. Raises JSONProblem (one line) for anything else."""
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    except UnicodeDecodeError:
+        raise JSONProblem("not JSON (not UTF-8 text)") from None
+    try:
+        value = json.loads(text, parse_int=_bounded_int, parse_float=_finite_float,
+                           parse_constant=_no_constant)
+    except JSONProblem:
+        raise
+    except json.JSONDecodeError as exc:
+        raise JSONProblem(f"not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+                          ) from None
+    except RecursionError:
+        raise JSONProblem(f"nested too deeply (more than {MAX_JSON_DEPTH} levels)",
+                          "invalid") from None
+    except ValueError as exc:  # e.g. a huge float literal, or int conversion limits
+        raise JSONProblem(f"not JSON ({' '.join(str(exc).split())[:120]})", "invalid") from None
+    if not _depth_ok(value):
+        raise JSONProblem(f"nested too deeply (more than {MAX_JSON_DEPTH} levels)", "invalid")
+    return value
+
+
+def read_json(path: Path | str, what: str = "file") -> Any:
+    """Read and parse a JSON file; InputError `<what> <path>: <problem>` on any failure.
+
+    The one JSON reader every loader uses (certificates, snapshots, baselines)."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{what} {path} cannot be read: {exc.strerror or exc}") from exc
+    try:
+        return parse_json(raw)
+    except JSONProblem as exc:
+        raise InputError(f"{what} {path}: {exc.problem}") from None
+
+
+def check_output_file(path: Path | str, what: str = "output file") -> Path:
+    """Prove `path` can be written as a file before any work: not a folder, not under a
+    file, its folder writable. InputError (one line, exit 2) otherwise."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{what} {path} is a folder", hint="give a file path")
+    ancestor = path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if ancestor.exists() and not ancestor.is_dir():
+        raise InputError(f"{what} {path} cannot be written: {ancestor} is a file, not a folder",
+                         hint="give a path in a folder")
+    if path.parent.is_dir() and not os.access(path.parent, os.W_OK):
+        raise InputError(f"{what} {path} cannot be written: its folder is not writable")
     return path

@@ -12,6 +12,7 @@ from typing import Any
 
 from graphcert.cert.document import make_certificate
 from graphcert.cert.results import SampleResult, UpdateOutcome
+from graphcert.workloads import registry
 
 CREATED = "2026-01-01T00:00:00Z"
 
@@ -37,10 +38,12 @@ def environment(gpu: str = "TEST-GPU") -> dict[str, Any]:
     }
 
 
-def workload(ref: str = "scan", name: str | None = None,
-             digest: str | None = None) -> dict[str, Any]:
+def workload(ref: str = "scan", name: str | None = None, digest: str | None = None,
+             kind: str = "topology") -> dict[str, Any]:
+    """The workload block; the method digest is this checkout's real one for `kind`."""
     return {"ref": ref, "name": name or ref.split(":")[-1].split("[")[0],
-            "source_digest": digest or fake_digest(ref), "options": {}}
+            "source_digest": digest or fake_digest(ref),
+            "method_digest": registry.method_digest(kind), "options": {}}
 
 
 def topology_class(capacity: int, *, topology_hash: str = "t" * 8, shape_hash: str = "s" * 8,
@@ -102,7 +105,7 @@ def certificate(kind: str = "topology", *, ref: str = "scan", gpu: str = "TEST-G
     if results is None:
         results = topology_results() if kind == "topology" else bench_results()
     return make_certificate(
-        kind, workload=workload(ref, digest=digest), environment=environment(gpu),
+        kind, workload=workload(ref, digest=digest, kind=kind), environment=environment(gpu),
         results=copy.deepcopy(results),
         verdict={"passed": passed, "reasons": reasons if reasons is not None else
                  (["synthetic: all checks passed"] if passed else ["class 512: output differs"])},

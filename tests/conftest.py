@@ -16,6 +16,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.gpu)
 
 
+@pytest.fixture()
+def synthetic_cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """For CLI tests of synthetic certificates: fake source digests, no GitHub summary, a
+    wide plain terminal, and the tmp dir as cwd (returned)."""
+    from _certfactory import fake_digest
+
+    from graphcert.workloads import registry
+
+    monkeypatch.setattr(registry, "source_digest", lambda ref, *a: fake_digest(ref))
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
 @pytest.fixture(scope="session")
 def gpu_ctx() -> Iterator[object]:
     """A RunContext on device 0. NoDriverError skips; every other error fails the test."""
@@ -52,3 +68,10 @@ def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cache = tmp_path / "cache"
     monkeypatch.setenv("GRAPHCERT_CACHE", str(cache))
     return cache
+
+
+@pytest.fixture(autouse=True)
+def no_signing_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Certificates are unsigned unless a test sets a key (a developer's key never leaks in)."""
+    monkeypatch.delenv("GRAPHCERT_SIGNING_KEY", raising=False)
+    monkeypatch.delenv("GRAPHCERT_SIGNING_KEY_FILE", raising=False)

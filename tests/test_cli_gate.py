@@ -156,7 +156,8 @@ def test_policy_file_option_and_bad_policy(tmp_path: Path) -> None:
                                    "'min_speedups' (known keys: require, require_kinds, "
                                    "min_speedup, speedup_metric, max_nodes, "
                                    "allow_topology_change, allow_incomplete, max_regression, "
-                                   "min_noise)"]
+                                   "min_noise, method_change, require_signature, "
+                                   "allow_empty_baseline)"]
 
 
 def test_baseline_regression_junit_and_summary(tmp_path: Path,
@@ -192,6 +193,7 @@ def test_user_workload_goes_stale_when_its_file_changes(tmp_path: Path,
     assert digest is not None
     cert = make_certificate(
         "topology", workload={"ref": "w.py:W", "name": "w", "source_digest": digest,
+                              "method_digest": registry.method_digest("topology"),
                               "options": {}},
         environment=certificate("topology")["environment"],
         results={"classes": [topology_class(256)], "transitions": []},

@@ -19,6 +19,7 @@ from click.testing import CliRunner, Result
 
 from graphcert.cli import cli
 from graphcert.model import load_snapshot, snapshot_to_json
+from graphcert.workloads import registry
 
 EXAMPLE = Path(__file__).parent / "golden" / "example_snapshot.json"
 
@@ -102,6 +103,7 @@ def test_workload_needs_a_size() -> None:
 def test_workload_is_captured_through_graphcert_capture(monkeypatch: pytest.MonkeyPatch
                                                         ) -> None:
     calls: list[tuple[str, dict[str, Any]]] = []
+    monkeypatch.setattr(registry, "load", lambda ref: object())  # a known reference
     fake = types.ModuleType("graphcert.run.capture")
 
     def capture_snapshot(ref: str, **kw: Any) -> Any:
@@ -121,6 +123,37 @@ def test_workload_is_captured_through_graphcert_capture(monkeypatch: pytest.Monk
     result = run("synthetic_workload", "--size", "4", "--device", "1")
     assert result.exit_code == 0, result.output
     assert calls[-1][1]["device"] == 1
+
+
+def test_device_variable_one_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GRAPHCERT_DEVICE=abc: ignored where no device is needed, an error naming it (exit 2)
+    where one is, and the workload reference is checked before either."""
+    result = run(str(EXAMPLE), env={"GRAPHCERT_DEVICE": "abc"})
+    assert result.exit_code == 0, result.output
+    line = one_line_error(run("chian", "--size", "4", env={"GRAPHCERT_DEVICE": "abc"}))
+    assert "unknown workload 'chian'" in line and "did you mean chain" in line
+    monkeypatch.setattr(registry, "load", lambda ref: object())
+    line = one_line_error(run("chain", "--size", "4", env={"GRAPHCERT_DEVICE": "abc"}))
+    assert "$GRAPHCERT_DEVICE='abc' is not a device index" in line
+
+
+@pytest.mark.parametrize("command", ["capture", "verify", "bench"])
+def test_device_variable_is_an_error_for_gpu_commands(command: str) -> None:
+    result = CliRunner().invoke(cli, [command, "chain"], env={"GRAPHCERT_DEVICE": "abc"})
+    assert result.exit_code == 2, result.output
+    assert "$GRAPHCERT_DEVICE='abc' is not a device index" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_unknown_workload_is_checked_before_the_driver(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_gpu_work(*a: Any, **k: Any) -> Any:
+        raise AssertionError("GPU work started before the reference was checked")
+
+    fake = types.ModuleType("graphcert.run.capture")
+    fake.capture_snapshot = no_gpu_work  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "graphcert.run.capture", fake)
+    line = one_line_error(run("chian", "--size", "4"))
+    assert "unknown workload 'chian'" in line
 
 
 def test_snapshot_mode_imports_no_cuda(snap: Path) -> None:

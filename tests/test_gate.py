@@ -102,8 +102,8 @@ def test_parse_policy_full() -> None:
     ({"max_regresion": 0.1}, "unknown key 'max_regresion'"),
     ({"require": {"scan": ["speed"]}}, "require must be a list of certificate kinds"),
     ({"require": ["scan"]}, "require must be a table"),
-    ({"max_nodes": 1.5}, "max_nodes must be a non-negative integer"),
-    ({"min_speedup": "fast"}, "min_speedup must be a non-negative number"),
+    ({"max_nodes": 1.5}, "max_nodes must be a finite non-negative integer"),
+    ({"min_speedup": "fast"}, "min_speedup must be a finite non-negative number"),
     ({"allow_topology_change": "no"}, "allow_topology_change must be true or false"),
     ({"speedup_metric": "wall"}, "speedup_metric must be host_enqueue or device or end_to_end"),
 ])

@@ -48,3 +48,52 @@ def test_fit_line_recovers_a_and_b() -> None:
     fit = fit_line(xs, [2e-6 + 0.5e-6 * x for x in xs])
     assert fit["a_s"] == pytest.approx(2e-6) and fit["b_s"] == pytest.approx(0.5e-6)
     assert fit["r2"] == pytest.approx(1.0)
+
+
+def _quantised(rng: np.random.Generator, mean: float, spread: float, size: int,
+               quantum: float = 0.5e-6) -> np.ndarray:
+    """Synthetic event timings: normal around `mean`, rounded to the timer's quantum."""
+    return np.round((mean + rng.normal(0, spread, size)) / quantum) * quantum
+
+
+def test_quantised_samples_no_longer_collapse_to_a_point() -> None:
+    """Synthetic: every stream sample reads 25.0 us and every graph sample 16.0 us after
+    quantisation (as chain's device figures did); the old bootstrap of medians gave
+    [1.5625, 1.5625]."""
+    rng = np.random.default_rng(1)
+    stream = _quantised(rng, 25.0e-6, 0.05e-6, 300)
+    graph = _quantised(rng, 16.0e-6, 0.05e-6, 300)
+    assert len(set(stream)) == 1 and len(set(graph)) == 1  # fully quantised
+    iv = speedup_interval(stream, graph, quantum_s=0.5e-6)
+    assert iv["median"] == pytest.approx(1.5625)
+    assert iv["low"] < 1.5625 < iv["high"]
+    # one quantum on either side: (25 - 0.5) / (16 + 0.5) .. (25 + 0.5) / (16 - 0.5)
+    assert iv["low"] == pytest.approx(24.5 / 16.5) and iv["high"] == pytest.approx(25.5 / 15.5)
+
+
+def test_interval_reflects_spread_between_batches() -> None:
+    """Synthetic, quantised: a drifting stream path (as between buffer placements) gives a
+    wider interval than a steady one with the same median."""
+    rng = np.random.default_rng(2)
+    graph = _quantised(rng, 16e-6, 0.3e-6, 400)
+    steady = _quantised(rng, 25e-6, 0.3e-6, 400)
+    drifting = _quantised(rng, 25e-6, 0.3e-6, 400) + np.repeat([-2e-6, 2e-6], 200)
+    a = speedup_interval(steady, graph, quantum_s=0.5e-6)
+    b = speedup_interval(drifting, graph, quantum_s=0.5e-6)
+    assert (b["high"] - b["low"]) > 1.5 * (a["high"] - a["low"])
+    for iv in (a, b):
+        assert iv["low"] <= iv["median"] <= iv["high"]
+
+
+def test_interval_with_no_quantum_matches_spread_only() -> None:
+    rng = np.random.default_rng(3)
+    stream, graph = 10 + rng.normal(0, 0.1, 200), 5 + rng.normal(0, 0.05, 200)
+    iv = speedup_interval(stream, graph, quantum_s=0.0)
+    assert 1.97 < iv["low"] <= iv["median"] <= iv["high"] < 2.03
+    with pytest.raises(ValueError):
+        speedup_interval(stream, graph, quantum_s=float("nan"))
+
+
+def test_a_graph_time_below_the_quantum_stays_finite() -> None:
+    iv = speedup_interval([2e-6] * 20, [0.5e-6] * 20, quantum_s=0.5e-6)
+    assert math.isfinite(iv["high"]) and iv["low"] < iv["median"] < iv["high"]

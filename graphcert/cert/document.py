@@ -19,13 +19,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphcert._version import __version__
+from graphcert.cert.signing import SigningKey, load_key, sign
 from graphcert.errors import GraphcertError
 from graphcert.fileio import atomic_write_text
 
 if TYPE_CHECKING:
     from graphcert.cert.results import BenchResult, VerifyResult
 
-SCHEMA_VERSION = 1
+# 2: the workload block carries method_digest, the source digest follows imports and
+# includes, and a certificate may carry an HMAC signature.
+SCHEMA_VERSION = 2
 CERT_KINDS: tuple[str, ...] = ("topology", "bench")
 TOOL_NAME = "graphcert"
 # What regenerates a certificate of each kind, for "re-run" hints.
@@ -66,8 +69,9 @@ def canonical_json(value: Any) -> bytes:
 
 
 def compute_digest(cert: Mapping[str, Any]) -> str:
-    """`sha256:<hex>` over the canonical JSON of everything except `digest`."""
-    body = {k: v for k, v in cert.items() if k != "digest"}
+    """`sha256:<hex>` over the canonical JSON of everything except `digest` and `signature`
+    (the signature is added after sealing and covers the digest)."""
+    body = {k: v for k, v in cert.items() if k not in ("digest", "signature")}
     return "sha256:" + hashlib.sha256(canonical_json(body)).hexdigest()
 
 
@@ -112,9 +116,16 @@ def validate_certificate(cert: Mapping[str, Any]) -> list[str]:
     return check(cert, load_schema(str(kind)))
 
 
-def write_certificate(path: Path | str, cert: Mapping[str, Any]) -> Path:
-    """Check `cert` and write it atomically; on any failure nothing is left at `path`."""
+_FROM_ENV: Any = object()
+
+
+def write_certificate(path: Path | str, cert: Mapping[str, Any], *,
+                      key: SigningKey | None = _FROM_ENV) -> Path:
+    """Check `cert`, sign it when a key is set (by default $GRAPHCERT_SIGNING_KEY or
+    $GRAPHCERT_SIGNING_KEY_FILE) and write it atomically; on any failure nothing is left
+    at `path`. This is the one place certificates are written."""
     path = Path(path)
+    cert = sign(cert, load_key() if key is _FROM_ENV else key)
     problems = validate_certificate(cert)
     try:
         sealed = cert.get("digest") == compute_digest(cert)

@@ -6,7 +6,6 @@ with a certificate it cannot trust.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,10 +21,13 @@ from graphcert.cert.document import (
     compute_digest,
     validate_certificate,
 )
+from graphcert.cert.signing import SigningKey, signature_problem
 from graphcert.errors import GraphcertError
+from graphcert.fileio import JSONProblem, parse_json
 from graphcert.model.io import SNAPSHOT_KIND
 
-DigestOf = Callable[[str], "str | None"]
+DigestOf = Callable[[str], "str | None"]  # workload ref -> its source digest now
+MethodOf = Callable[[str], "str | None"]  # certificate kind -> graphcert's method digest now
 
 
 def read_document(path: Path | str) -> Any:
@@ -37,12 +39,9 @@ def read_document(path: Path | str) -> Any:
         raise CertificateError(path, f"cannot be read: {exc.strerror or exc}",
                                reason="unreadable") from exc
     try:
-        return json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise CertificateError(path, "not JSON (not UTF-8 text)", reason="not_json") from exc
-    except json.JSONDecodeError as exc:
-        raise CertificateError(path, f"not JSON ({exc.msg} at line {exc.lineno} column "
-                                     f"{exc.colno})", reason="not_json") from exc
+        return parse_json(raw)
+    except JSONProblem as exc:
+        raise CertificateError(path, exc.problem, reason=exc.reason) from None
 
 
 def is_snapshot(doc: Any) -> bool:
@@ -59,12 +58,17 @@ def _looks_like_certificate(doc: Any) -> bool:
     return doc.get("kind") in CERT_KINDS and "schema_version" in doc
 
 
-def check_document(doc: Any, path: Path | str, *, digest_of: DigestOf | None = None
+def check_document(doc: Any, path: Path | str, *, digest_of: DigestOf | None = None,
+                   method_of: MethodOf | None = None, method_change: str = "stale",
+                   key: SigningKey | None = None, require_signature: bool = False
                    ) -> dict[str, Any]:
     """Check a parsed document is a sound, current certificate; return it or raise.
 
     `digest_of(ref)` gives the current source digest of a workload (None: not found);
-    pass None to skip the staleness check (baselines, show, diff).
+    pass None to skip the staleness check (baselines, show, diff). `method_of(kind)` gives
+    graphcert's current method digest (passed in like `digest_of`; None: not checked); a
+    changed method is stale unless `method_change` is "warn". A signature is checked
+    whenever `key` is given, and required when `require_signature`.
     """
     if is_snapshot(doc):
         raise NotACertificate(path, "is a graph snapshot, not a certificate", is_snapshot=True,
@@ -112,16 +116,23 @@ def check_document(doc: Any, path: Path | str, *, digest_of: DigestOf | None = N
         reason = "missing_field" if first.startswith("missing field") else "invalid"
         raise CertificateError(path, first + more, hint=f"re-run {producer} to regenerate it",
                                reason=reason)
+    problem = signature_problem(doc, key, required=require_signature)
+    if problem is not None:
+        raise CertificateError(path, problem, hint=f"re-run {producer} with the signing key set",
+                               reason="signature")
     if digest_of is not None:
-        check_stale(doc, path, digest_of)
+        check_stale(doc, path, digest_of, method_of, method_change=method_change)
     cert: dict[str, Any] = doc
     return cert
 
 
-def check_stale(cert: Mapping[str, Any], path: Path | str, digest_of: DigestOf) -> None:
-    """Raise when the workload's sources changed since the certificate was made."""
+def check_stale(cert: Mapping[str, Any], path: Path | str, digest_of: DigestOf,
+                method_of: MethodOf | None = None, *, method_change: str = "stale") -> None:
+    """Raise when the workload's sources, or graphcert's method for this kind (unless
+    `method_change` is "warn"), changed since the certificate was made."""
     workload = cert["workload"]
     ref, name = workload["ref"], workload.get("name", workload["ref"])
+    producer = PRODUCER[cert["kind"]]
     try:
         current = digest_of(ref)
     except (GraphcertError, OSError) as exc:
@@ -133,14 +144,32 @@ def check_stale(cert: Mapping[str, Any], path: Path | str, digest_of: DigestOf) 
                                hint="run the gate where the workload's sources are",
                                reason="sources_missing")
     if current != workload["source_digest"]:
-        producer = PRODUCER[cert["kind"]]
         raise CertificateError(
             path, f"stale: the sources of workload {name!r} changed since this certificate "
                   f"was made", hint=f"re-run {producer} {ref}", reason="stale")
+    if method_change == "stale" and method_changed(cert, method_of):
+        raise CertificateError(
+            path, f"stale: graphcert's {cert['kind']} method (harness code or kernels) changed "
+                  f"since this certificate was made",
+            hint=f"re-run {producer} {ref}, or set method_change = \"warn\" in the policy",
+            reason="stale_method")
+
+
+def method_changed(cert: Mapping[str, Any], method_of: MethodOf | None) -> bool:
+    """True when graphcert's method for the certificate's kind differs from the recorded one
+    (`method_of(kind)`, passed in by the caller; None: not checked)."""
+    if method_of is None:
+        return False
+    try:
+        current = method_of(str(cert["kind"]))
+    except (GraphcertError, OSError):
+        current = None  # graphcert's own files unreadable: nothing to compare with
+    return current is not None and current != cert["workload"].get("method_digest")
 
 
 def memoized_digests(digest_of: DigestOf) -> DigestOf:
-    """`digest_of` reading each workload's sources once (for many certificates)."""
+    """`digest_of` computing each digest once (for many certificates: sources per workload
+    ref, or graphcert's method per kind)."""
     cache: dict[str, str | None] = {}
 
     def memo(ref: str) -> str | None:
@@ -151,20 +180,27 @@ def memoized_digests(digest_of: DigestOf) -> DigestOf:
     return memo
 
 
-def load_certificate(path: Path | str, *, digest_of: DigestOf | None = None) -> dict[str, Any]:
+def load_certificate(path: Path | str, *, digest_of: DigestOf | None = None,
+                     method_of: MethodOf | None = None) -> dict[str, Any]:
     """Read, check and return a certificate; CertificateError says what is wrong. With
     `digest_of` (the workload registry's source digest, passed in by the caller: this pure
-    layer never imports workloads) a stale certificate is refused too."""
+    layer never imports workloads) a stale certificate is refused too; with `method_of` also
+    one whose graphcert method changed."""
     doc = read_document(path)
-    return check_document(doc, path, digest_of=digest_of)
+    return check_document(doc, path, digest_of=digest_of, method_of=method_of)
 
 
-def staleness(cert: Mapping[str, Any], digest_of: DigestOf) -> str:
-    """'current', 'stale' or 'not found': for show, which displays instead of failing."""
+def staleness(cert: Mapping[str, Any], digest_of: DigestOf,
+              method_of: MethodOf | None = None) -> str:
+    """'current', "current (graphcert's method changed)", 'stale' or 'not found': for
+    show, which displays instead of failing."""
     try:
         current = digest_of(cert["workload"]["ref"])
     except (GraphcertError, OSError):
         current = None
     if current is None:
         return "not found"
-    return "current" if current == cert["workload"]["source_digest"] else "stale"
+    if current != cert["workload"]["source_digest"]:
+        return "stale"
+    return ("current (graphcert's method changed)" if method_changed(cert, method_of)
+            else "current")

@@ -1,19 +1,73 @@
-"""Options shared by commands that run on a GPU."""
+"""Options shared by commands that run on a GPU, and the one rule for $GRAPHCERT_DEVICE."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
 
+from graphcert.errors import InputError
+
+DEVICE_ENV = "GRAPHCERT_DEVICE"
+_MAX_DEVICE_DIGITS = 6
+
+
+def resolve_device(option: int | None) -> int:
+    """The device index: --device when given, else $GRAPHCERT_DEVICE, else 0.
+
+    The one rule everywhere: only a command that needs a GPU calls this, so a bad variable
+    is an error naming it (exit 2) there, and is ignored by commands that need no device
+    (inventory of a snapshot file, gate, show, diff)."""
+    if option is not None:
+        return option
+    raw = os.environ.get(DEVICE_ENV, "").strip()
+    if not raw:
+        return 0
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > _MAX_DEVICE_DIGITS:
+        raise InputError(f"${DEVICE_ENV}={raw[:40]!r} is not a device index",
+                         hint=f"set {DEVICE_ENV} to a number such as 0 (see `graphcert env`), "
+                              f"or unset it")
+    return int(raw)
+
+
+def _device_now(ctx: click.Context, param: click.Parameter, value: int | None) -> int:
+    return resolve_device(value)
+
 
 def device_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """--device N, or $GRAPHCERT_DEVICE, or 0: the one place that variable is read (click
-    rejects a value that is not a device index in one line, exit 2)."""
-    return click.option("--device", "device", type=click.IntRange(min=0), default=0,
-                        show_default=True, envvar="GRAPHCERT_DEVICE", show_envvar=True,
+    """--device for commands that always need a GPU (resolved while parsing)."""
+    return click.option("--device", "device", type=click.IntRange(min=0), default=None,
+                        callback=_device_now, show_default="$GRAPHCERT_DEVICE or 0",
                         help="CUDA device index (see `graphcert env`).")(fn)
+
+
+def lazy_device_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """--device for a command that needs a GPU only sometimes: it gets None when not given
+    and calls resolve_device only when it needs a device."""
+    return click.option("--device", "device", type=click.IntRange(min=0), default=None,
+                        show_default="$GRAPHCERT_DEVICE or 0",
+                        help="CUDA device index, when a workload is captured.")(fn)
+
+
+def _signing_key(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
+    """Check the signing key before any GPU work; a key file given here is the one the
+    certificate writer uses (through $GRAPHCERT_SIGNING_KEY_FILE)."""
+    from graphcert.cert.signing import KEY_FILE_ENV, load_key
+
+    load_key(value)
+    if value is not None:
+        os.environ[KEY_FILE_ENV] = str(value)
+
+
+def signing_key_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """--signing-key-file for commands that write certificates."""
+    return click.option("--signing-key-file", type=click.Path(path_type=Path), default=None,
+                        expose_value=False, callback=_signing_key,
+                        help="Sign certificates with this key (HMAC-SHA256); default "
+                             "$GRAPHCERT_SIGNING_KEY_FILE or $GRAPHCERT_SIGNING_KEY.")(fn)
 
 
 def json_option(fn: Callable[..., Any]) -> Callable[..., Any]:

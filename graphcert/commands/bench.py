@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from graphcert.commands._options import device_option, json_option
+from graphcert.commands._options import device_option, json_option, signing_key_option
 
 
 @click.command("bench")
@@ -36,6 +36,7 @@ from graphcert.commands._options import device_option, json_option
               default=Path("reports"), show_default=True)
 @click.option("--no-certificate", is_flag=True)
 @device_option
+@signing_key_option
 @json_option
 def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
             sweep: str | None, plot_path: Path | None, max_noise: float, min_samples: int,
@@ -48,7 +49,8 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
 
     if size is not None and classes is not None:
         raise InputError("give --size or --classes, not both")
-    sizes = parse_buckets(classes) if classes else [parse_size(size if size else 1 << 16)]
+    sizes = (parse_buckets(classes) if classes is not None  # "" is an error, not a default
+             else [parse_size(size if size is not None else 1 << 16)])
     if plot_path is not None and sweep is None:
         raise InputError("--plot draws a --sweep; give --sweep KEY=V1,V2,...")
     runs = _runs(workloads, sweep)

@@ -22,6 +22,7 @@ def command(a: Path, b: Path, as_json: bool) -> None:
     from graphcert.gate import display_path
     from graphcert.render.certview import diff_renderables
     from graphcert.render.console import print_json, stdout_console
+    from graphcert.render.sanitize import clean_value
 
     doc_a, doc_b = read_document(a), read_document(b)
     if is_snapshot(doc_a) and is_snapshot(doc_b):
@@ -44,7 +45,7 @@ def command(a: Path, b: Path, as_json: bool) -> None:
                               indent=2, ensure_ascii=False))
         return
     console = stdout_console()
-    for item in diff_renderables(diff, display_path(a), display_path(b)):
+    for item in diff_renderables(clean_value(diff), display_path(a), display_path(b)):
         console.print(item)
 
 

@@ -13,16 +13,22 @@ import click
               help="Folder of baseline certificates to compare with (topology, timings).")
 @click.option("--policy", "policy_file", type=click.Path(path_type=Path), default=None,
               help="TOML policy file (default: [tool.graphcert.gate] in ./pyproject.toml).")
-@click.option("--junit", type=click.Path(path_type=Path, dir_okay=False), default=None,
+@click.option("--junit", type=click.Path(path_type=Path), default=None,
               help="Write JUnit XML here.")
-@click.option("--summary", type=click.Path(path_type=Path, dir_okay=False), default=None,
+@click.option("--summary", type=click.Path(path_type=Path), default=None,
               help="Write a markdown summary here ($GITHUB_STEP_SUMMARY gets it appended "
                    "whenever that is set).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--require-signature", is_flag=True,
+              help="Fail unsigned or wrongly signed certificates (also policy key "
+                   "require_signature).")
+@click.option("--signing-key-file", type=click.Path(path_type=Path), default=None,
+              help="Key to check signatures with (default $GRAPHCERT_SIGNING_KEY_FILE or "
+                   "$GRAPHCERT_SIGNING_KEY).")
 @click.pass_context
 def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | None,
             policy_file: Path | None, junit: Path | None, summary: Path | None,
-            as_json: bool) -> None:
+            as_json: bool, require_signature: bool, signing_key_file: Path | None) -> None:
     """Check every certificate under PATHS against a policy and an optional baseline.
 
     Certificates that are corrupt, edited, of another schema version or stale (the
@@ -30,19 +36,32 @@ def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | No
     gate exits 2. Policy keys (TOML): require = {scan = ["topology", "bench"]},
     require_kinds, min_speedup, speedup_metric, max_nodes, allow_topology_change,
     allow_incomplete (an incomplete verify warns instead of failing), max_regression,
-    min_noise. Timings are compared like nvbench-compare (same, faster, slower, ambiguous);
-    noise never fails a build, and a timing that ended on its sampling timeout warns.
+    min_noise, method_change ("stale" or "warn"), require_signature, allow_empty_baseline.
+    Timings are compared like nvbench-compare (same, faster, slower, ambiguous); noise
+    never fails a build, and a timing that ended on its sampling timeout warns.
     """
     from graphcert.cert.document import atomic_write_text, utc_now
+    from graphcert.cert.signing import load_key
+    from graphcert.errors import InputError
+    from graphcert.fileio import check_output_file
     from graphcert.gate import UnusableInput, load_policy, run_gate, step_summary_path
     from graphcert.render.console import print_json, stdout_console
     from graphcert.render.report import OutputFormat, print_table, render
-    from graphcert.workloads.registry import source_digest
+    from graphcert.workloads.registry import method_digest, source_digest
 
+    # Every output is checked before the gate runs: a bad path is exit 2, never a
+    # verdict followed by a traceback.
+    step = step_summary_path()
+    for target, what in ((junit, "--junit"), (summary, "--summary"),
+                         (step, "$GITHUB_STEP_SUMMARY")):
+        if target is not None:
+            check_output_file(target, what)
     policy = load_policy(policy_file)
+    key = load_key(signing_key_file)
     try:
         report = run_gate(list(paths), policy=policy, baseline=baseline, created=utc_now(),
-                          digest_of=source_digest)
+                          digest_of=source_digest, method_of=method_digest, key=key,
+                          require_signature=require_signature)
     except UnusableInput as exc:
         for problem in exc.problems:
             click.echo(f"graphcert: error: {' '.join(problem.split())}", err=True)
@@ -51,13 +70,17 @@ def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | No
         print_json(render(report, OutputFormat.JSON))
     else:
         print_table(report, stdout_console())
-    if junit is not None:
-        atomic_write_text(junit, render(report, OutputFormat.JUNIT))
     markdown = render(report, OutputFormat.MARKDOWN)
-    step = step_summary_path()
-    if summary is not None and (step is None or step.resolve() != summary.resolve()):
-        atomic_write_text(summary, markdown)
-    if step is not None:  # GitHub Actions: append, never overwrite earlier steps' text
-        with step.open("a", encoding="utf-8") as handle:
-            handle.write(markdown + "\n")
+    try:  # checked above, yet a disk can fill up: still one line, exit 2
+        if junit is not None:
+            atomic_write_text(junit, render(report, OutputFormat.JUNIT))
+        if summary is not None and (step is None or step.resolve() != summary.resolve()):
+            atomic_write_text(summary, markdown)
+        if step is not None:  # GitHub Actions: append, never overwrite earlier steps' text
+            step.parent.mkdir(parents=True, exist_ok=True)
+            with step.open("a", encoding="utf-8") as handle:
+                handle.write(markdown + "\n")
+    except OSError as exc:
+        raise InputError(f"cannot write {exc.filename or 'an output file'}: "
+                         f"{exc.strerror or exc}") from exc
     context.exit(report.exit_code)

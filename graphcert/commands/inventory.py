@@ -10,7 +10,7 @@ import json
 
 import click
 
-from graphcert.commands._options import device_option
+from graphcert.commands._options import lazy_device_option, resolve_device
 from graphcert.errors import InputError
 from graphcert.model import GraphSnapshot, load_snapshot, snapshot_to_json
 
@@ -23,10 +23,11 @@ def _is_snapshot_file(target: str) -> bool:
 @click.argument("target")
 @click.option("--size", "-n", "size_text", default=None,
               help="Work size n to capture (workload targets only), e.g. 65536 or 2^16.")
-@device_option
+@lazy_device_option
 @click.option("--json", "as_json", is_flag=True, help="Print the snapshot as JSON.")
 @click.option("--tree", is_flag=True, help="Show nodes as a tree with child graphs nested.")
-def command(target: str, size_text: str | None, device: int, as_json: bool, tree: bool) -> None:
+def command(target: str, size_text: str | None, device: int | None, as_json: bool,
+            tree: bool) -> None:
     """Show every node of a graph: kind, kernel or operation, launch shape, bytes, deps.
 
     TARGET is a saved snapshot (SNAPSHOT.json, needs no GPU) or a workload to capture.
@@ -53,13 +54,16 @@ def command(target: str, size_text: str | None, device: int, as_json: bool, tree
     render_inventory(stdout_console(), snapshot, tree=tree)
 
 
-def _capture(target: str, size: int | None, device: int) -> GraphSnapshot:
+def _capture(target: str, size: int | None, device: int | None) -> GraphSnapshot:
     """Capture the workload `target` once and read its graph (needs a GPU)."""
     if size is None:
         raise InputError(f"{target!r} is not a snapshot file (*.json), so it names a workload, "
                          "which needs a size", hint="add --size N")
+    from graphcert.workloads.registry import load
+
+    load(target)  # a bad reference fails here, before the driver is touched
     import graphcert.run.capture as capture
 
     snapshot: GraphSnapshot = capture.capture_snapshot(target, size=size, mode="global",
-                                                       device=device)
+                                                       device=resolve_device(device))
     return snapshot

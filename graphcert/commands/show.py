@@ -22,12 +22,14 @@ def command(cert: Path, as_json: bool) -> None:
     from graphcert.gate import display_path
     from graphcert.render.certview import show_renderables
     from graphcert.render.console import print_json, stdout_console
-    from graphcert.workloads.registry import source_digest
+    from graphcert.render.sanitize import clean_value
+    from graphcert.workloads.registry import method_digest, source_digest
 
     doc = load_certificate(cert)
     if as_json:
         print_json(json.dumps(doc, indent=2, ensure_ascii=False))
         return
     console = stdout_console()
-    for item in show_renderables(doc, display_path(cert), staleness(doc, source_digest)):
+    shown = staleness(doc, source_digest, method_digest)
+    for item in show_renderables(clean_value(doc), display_path(cert), shown):
         console.print(item)

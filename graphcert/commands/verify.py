@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from graphcert.commands._options import device_option, json_option
+from graphcert.commands._options import device_option, json_option, signing_key_option
 
 
 @click.command("verify")
@@ -25,6 +25,7 @@ from graphcert.commands._options import device_option, json_option
               help="Where the topology certificates go.")
 @click.option("--no-certificate", is_flag=True, help="Verify without writing certificates.")
 @device_option
+@signing_key_option
 @json_option
 def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, mode: str,
             out_dir: Path, no_certificate: bool, device: int, as_json: bool) -> None:

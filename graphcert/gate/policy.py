@@ -3,6 +3,7 @@ key by key. Pure and import-light."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,9 @@ class Policy:
     allow_incomplete: bool = False  # an incomplete verdict (something could not run) warns
     max_regression: float = 0.05
     min_noise: float = 0.005
+    method_change: str = "stale"  # graphcert's method changed: "stale" (exit 2) or "warn"
+    require_signature: bool = False
+    allow_empty_baseline: bool = False
     source: str = "defaults"
 
     def for_workload(self, value: Any, workload: str) -> Any:
@@ -50,6 +54,9 @@ class Policy:
             "allow_incomplete": self.allow_incomplete,
             "max_regression": self.max_regression,
             "min_noise": self.min_noise,
+            "method_change": self.method_change,
+            "require_signature": self.require_signature,
+            "allow_empty_baseline": self.allow_empty_baseline,
         }
 
 
@@ -58,7 +65,9 @@ def _plain(value: Any) -> Any:
 
 
 POLICY_KEYS = ("require", "require_kinds", "min_speedup", "speedup_metric", "max_nodes",
-               "allow_topology_change", "allow_incomplete", "max_regression", "min_noise")
+               "allow_topology_change", "allow_incomplete", "max_regression", "min_noise",
+               "method_change", "require_signature", "allow_empty_baseline")
+METHOD_CHANGE = ("stale", "warn")
 
 
 def _toml_loads(text: str) -> dict[str, Any]:
@@ -74,6 +83,19 @@ def _toml_loads(text: str) -> dict[str, Any]:
     return data
 
 
+def _gate_table(data: Mapping[str, Any], source: str) -> Any:
+    """data["tool"]["graphcert"]["gate"], checking each level is a table; None if absent."""
+    node: Any = data
+    for depth, key in enumerate(("tool", "graphcert", "gate")):
+        if not isinstance(node, Mapping) or key not in node:
+            return None
+        node = node[key]
+        if not isinstance(node, Mapping):
+            where = ".".join(("tool", "graphcert", "gate")[:depth + 1])
+            raise PolicyError(f"policy {source}: [{where}] must be a table, not {node!r:.40}")
+    return node
+
+
 def load_policy(path: Path | None = None, *, cwd: Path | None = None) -> Policy:
     """The policy from `path` (its `[tool.graphcert.gate]` or its top level), else from
     ./pyproject.toml's `[tool.graphcert.gate]`, else the defaults."""
@@ -81,26 +103,37 @@ def load_policy(path: Path | None = None, *, cwd: Path | None = None) -> Policy:
         pyproject = (cwd or Path.cwd()) / "pyproject.toml"
         if not pyproject.is_file():
             return Policy()
-        table = _read_toml(pyproject).get("tool", {}).get("graphcert", {}).get("gate")
+        table = _gate_table(_read_toml(pyproject), pyproject.name)
         if table is None:
             return Policy()
         return parse_policy(table, f"{pyproject.name} [tool.graphcert.gate]")
     data = _read_toml(path)
-    nested = data.get("tool", {}).get("graphcert", {}).get("gate")
+    nested = _gate_table(data, str(path))
     if nested is not None:
         return parse_policy(nested, f"{path} [tool.graphcert.gate]")
+    if isinstance(data.get("tool"), Mapping) and "graphcert" in data["tool"]:
+        raise PolicyError(f"policy {path}: [tool.graphcert] has no [tool.graphcert.gate] table",
+                          hint="put the gate's keys under [tool.graphcert.gate]")
     return parse_policy(data, str(path))
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise PolicyError(f"policy file {path} cannot be read: {exc.strerror or exc}") from exc
     try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PolicyError(f"policy file {path} is not UTF-8 text (byte {exc.start})",
+                          hint="save it as UTF-8") from None
+    try:
         return _toml_loads(text)
-    except ValueError as exc:  # tomllib.TOMLDecodeError is a ValueError
-        raise PolicyError(f"policy file {path} is not valid TOML: {exc}") from exc
+    except RecursionError:
+        raise PolicyError(f"policy file {path} is nested too deeply") from None
+    except ValueError as exc:  # tomllib.TOMLDecodeError is a ValueError (so is int overflow)
+        raise PolicyError(f"policy file {path} is not valid TOML: "
+                          f"{' '.join(str(exc).split())[:160]}") from None
 
 
 def parse_policy(table: Mapping[str, Any], source: str) -> Policy:
@@ -113,7 +146,7 @@ def parse_policy(table: Mapping[str, Any], source: str) -> Policy:
                           hint=f"known keys: {', '.join(POLICY_KEYS)}")
 
     def bad(key: str, wanted: str) -> PolicyError:
-        return PolicyError(f"policy {source}: {key} must be {wanted}, not {table[key]!r}")
+        return PolicyError(f"policy {source}: {key} must be {wanted}, not {table[key]!r:.60}")
 
     def kinds(key: str, value: Any) -> tuple[str, ...]:
         if not isinstance(value, list) or any(k not in CERT_KINDS for k in value):
@@ -122,8 +155,16 @@ def parse_policy(table: Mapping[str, Any], source: str) -> Policy:
 
     def number(key: str, value: Any, integer: bool = False) -> Any:
         ok = isinstance(value, int) if integer else isinstance(value, (int, float))
-        if not ok or isinstance(value, bool) or value < 0:
-            raise bad(key, "a non-negative " + ("integer" if integer else "number"))
+        # NaN compares false with everything, so a NaN limit would pass any slowdown
+        if not ok or isinstance(value, bool) or not math.isfinite(value) or value < 0 \
+                or value > 1e15:
+            raise bad(key, "a finite non-negative " + ("integer" if integer else "number"))
+        return value
+
+    def flag(key: str) -> bool:
+        value = table.get(key, False)
+        if not isinstance(value, bool):
+            raise bad(key, "true or false")
         return value
 
     def per_workload(key: str, integer: bool = False) -> Any:
@@ -137,12 +178,9 @@ def parse_policy(table: Mapping[str, Any], source: str) -> Policy:
     require = table.get("require", {})
     if not isinstance(require, Mapping):
         raise bad("require", 'a table like {scan = ["topology", "bench"]}')
-    def flag(key: str) -> bool:
-        value = table.get(key, False)
-        if not isinstance(value, bool):
-            raise bad(key, "true or false")
-        return value
-
+    method_change = table.get("method_change", "stale")
+    if method_change not in METHOD_CHANGE:
+        raise bad("method_change", '"stale" or "warn"')
     metric = table.get("speedup_metric", "end_to_end")
     if metric not in QUANTITIES:
         raise bad("speedup_metric", " or ".join(QUANTITIES))
@@ -156,5 +194,8 @@ def parse_policy(table: Mapping[str, Any], source: str) -> Policy:
         allow_incomplete=flag("allow_incomplete"),
         max_regression=float(number("max_regression", table.get("max_regression", 0.05))),
         min_noise=float(number("min_noise", table.get("min_noise", 0.005))),
+        method_change=method_change,
+        require_signature=flag("require_signature"),
+        allow_empty_baseline=flag("allow_empty_baseline"),
         source=source,
     )

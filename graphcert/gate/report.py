@@ -12,8 +12,17 @@ from pathlib import Path
 from typing import Any
 
 from graphcert.cert.document import CertificateError, NotACertificate
-from graphcert.cert.store import DigestOf, check_document, memoized_digests, read_document
+from graphcert.cert.signing import SigningKey
+from graphcert.cert.store import (
+    DigestOf,
+    MethodOf,
+    check_document,
+    memoized_digests,
+    method_changed,
+    read_document,
+)
 from graphcert.errors import GraphcertError
+from graphcert.fileio import is_temp_name
 from graphcert.gate.policy import Policy
 from graphcert.gate.rules import (
     Loaded,
@@ -109,51 +118,84 @@ class UnusableInput(GraphcertError):
 
 def display_path(path: Path) -> str:
     """`path` relative to the current folder when it is below it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
+    try:  # the folder resolved, not the file: a file may be a symlink loop
+        return str((path.parent.resolve() / path.name).relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError, RuntimeError):
         return str(path)
+
+
+def _safe_resolve(path: Path) -> Path | None:
+    """`path` resolved, or None for a symlink loop or an unreadable link."""
+    try:
+        return path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return None
+
+
+def _walk_json(root: Path, skip: Path | None, problems: list[str]) -> list[Path]:
+    """*.json under `root`, without following links to folders (no loops), skipping hidden
+    folders, hidden files (temp files of interrupted writes) and `skip`."""
+    found: list[Path] = []
+
+    def onerror(exc: OSError) -> None:
+        problems.append(f"{exc.filename}: cannot be listed: {exc.strerror or exc}")
+
+    for folder, dirs, files in os.walk(root, onerror=onerror):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        here = Path(folder)
+        if skip is not None and (here.resolve() == skip or skip in here.resolve().parents):
+            dirs[:] = []
+            continue
+        for name in sorted(files):
+            if name.endswith(".json") and not name.startswith(".") and not is_temp_name(name):
+                found.append(here / name)
+    return found
 
 
 def find_json_files(paths: Sequence[Path], exclude: Path | None = None
                     ) -> tuple[list[Path], list[str]]:
-    """*.json files under `paths` (hidden folders and `exclude` skipped); missing paths."""
+    """*.json files under `paths` (hidden folders and files, and `exclude`, skipped);
+    problems (missing paths, symlink loops, unreadable folders)."""
     files: list[Path] = []
     problems: list[str] = []
-    skip = exclude.resolve() if exclude is not None else None
+    skip = _safe_resolve(exclude) if exclude is not None else None
     for path in paths:
-        if path.is_file():
+        if path.is_symlink() and _safe_resolve(path) is None:
+            problems.append(f"{path}: a broken symlink or a symlink loop")
+        elif path.is_file():
             files.append(path)
         elif path.is_dir():
-            for found in sorted(path.rglob("*.json")):
-                rel = found.relative_to(path).parts
-                if any(p.startswith(".") for p in rel[:-1]):
-                    continue
-                if skip is not None and skip in found.resolve().parents:
-                    continue
-                files.append(found)
+            files += _walk_json(path, skip, problems)
         else:
             problems.append(f"{path}: no such file or folder")
     seen: set[Path] = set()
     unique = []
     for f in files:
-        if f.resolve() not in seen:
-            seen.add(f.resolve())
+        real = _safe_resolve(f)
+        if real is None:
+            problems.append(f"{display_path(f)}: a broken symlink or a symlink loop")
+        elif real not in seen:
+            seen.add(real)
             unique.append(f)
     return unique, problems
 
 
 def load_all(paths: Sequence[Path], *, digest_of: DigestOf | None,
-             exclude: Path | None = None) -> tuple[list[Loaded], int, list[str]]:
+             exclude: Path | None = None, trust: Trust | None = None
+             ) -> tuple[list[Loaded], int, list[str]]:
     """Load every certificate under `paths`: (accepted, snapshots skipped, problems)."""
     files, problems = find_json_files(paths, exclude)
+    trust = trust or Trust()
     loaded: list[Loaded] = []
     snapshots = 0
     for f in files:
         try:
             doc = read_document(f)
-            loaded.append(Loaded(display_path(f), check_document(doc, display_path(f),
-                                                                 digest_of=digest_of)))
+            cert = check_document(doc, display_path(f), digest_of=digest_of,
+                                  method_of=trust.method_of, method_change=trust.method_change,
+                                  key=trust.key, require_signature=trust.require_signature)
+            changed = digest_of is not None and method_changed(cert, trust.method_of)
+            loaded.append(Loaded(display_path(f), cert, method_changed=changed))
         except NotACertificate as exc:
             if exc.is_snapshot:
                 snapshots += 1
@@ -164,21 +206,36 @@ def load_all(paths: Sequence[Path], *, digest_of: DigestOf | None,
     return loaded, snapshots, problems
 
 
+@dataclass(frozen=True)
+class Trust:
+    """What the gate requires of each certificate beyond soundness: how a changed method
+    counts, the signing key, and whether a signature is required."""
+
+    method_of: MethodOf | None = None
+    method_change: str = "stale"
+    key: SigningKey | None = None
+    require_signature: bool = False
+
+
 def run_gate(paths: Sequence[Path], *, policy: Policy, baseline: Path | None = None,
-             created: str, digest_of: DigestOf | None) -> GateReport:
+             created: str, digest_of: DigestOf | None,
+             method_of: MethodOf | None = None, key: SigningKey | None = None,
+             require_signature: bool = False) -> GateReport:
     """Load, check the policy, compare with the baseline. Raises UnusableInput (exit 2).
-    `digest_of(ref)` gives a workload's source digest now (None: skip the staleness check)."""
+    `digest_of(ref)` gives a workload's source digest now (None: skip the staleness check);
+    `method_of(kind)` graphcert's method digest now (None: skip that check). Both are
+    passed in by the command: this pure layer never imports workloads."""
     if not paths:
         raise UnusableInput(["no certificate paths given"])
+    trust = Trust(memoized_digests(method_of) if method_of else None, policy.method_change, key,
+                  require_signature or policy.require_signature)
     loaded, snapshots, problems = load_all(
-        paths, digest_of=memoized_digests(digest_of) if digest_of else None, exclude=baseline)
+        paths, digest_of=memoized_digests(digest_of) if digest_of else None, exclude=baseline,
+        trust=trust)
     base: list[Loaded] = []
     if baseline is not None:
-        if not baseline.is_dir():
-            problems.append(f"{baseline}: baseline folder does not exist")
-        else:
-            base, _, base_problems = load_all([baseline], digest_of=None)
-            problems += [f"baseline {p}" for p in base_problems]
+        base, base_problems = _load_baseline(baseline, policy, trust)
+        problems += base_problems
     problems += _duplicates(loaded, "") + _duplicates(base, "baseline ")
     if not problems and not loaded:
         problems.append(f"no certificates under {', '.join(map(str, paths))}")
@@ -188,7 +245,7 @@ def run_gate(paths: Sequence[Path], *, policy: Policy, baseline: Path | None = N
     results = []
     for item in sorted(loaded, key=lambda x: (x.cert["workload"]["name"], x.cert["kind"],
                                               x.key[2], x.path)):
-        rules = certificate_rules(item.cert, policy)
+        rules = certificate_rules(item.cert, policy, method_changed=item.method_changed)
         if baseline is not None:
             rules += baseline_rules(item.cert, base_by_key.get(item.key), policy)
         c = item.cert
@@ -198,6 +255,24 @@ def run_gate(paths: Sequence[Path], *, policy: Policy, baseline: Path | None = N
     checks = set_rules(loaded, base, policy, baseline is not None)
     return GateReport(created, policy, None if baseline is None else display_path(baseline),
                       tuple(results), tuple(checks), snapshots)
+
+
+def _load_baseline(baseline: Path, policy: Policy, trust: Trust
+                   ) -> tuple[list[Loaded], list[str]]:
+    """The baseline's certificates (not checked for staleness: they are old on purpose)."""
+    if baseline.is_file():
+        return [], [f"{baseline}: the baseline is a file; give the folder that holds the "
+                    f"baseline certificates"]
+    if not baseline.is_dir():
+        return [], [f"{baseline}: baseline folder does not exist"]
+    base_trust = Trust(None, "warn", trust.key, trust.require_signature)
+    base, _, problems = load_all([baseline], digest_of=None, trust=base_trust)
+    problems = [f"baseline {p}" for p in problems]
+    if not base and not problems and not policy.allow_empty_baseline:
+        problems.append(f"{baseline}: the baseline folder holds no certificates, so nothing "
+                        f"would be compared (set allow_empty_baseline = true in the policy "
+                        f"to allow it)")
+    return base, problems
 
 
 def _duplicates(items: Sequence[Loaded], prefix: str) -> list[str]:

@@ -11,6 +11,7 @@ from enum import Enum
 from typing import Any
 
 from graphcert.cert.compare import Change, compare_bench, compare_topology
+from graphcert.cert.document import PRODUCER
 from graphcert.cert.results import BenchResult, Verdict, VerifyResult
 from graphcert.cert.results import Status as VStatus
 from graphcert.gate.policy import Policy
@@ -27,6 +28,7 @@ class Rule(str, Enum):
     TOPOLOGY = "allow_topology_change"
     REGRESSION = "max_regression"
     BASELINE = "baseline"
+    METHOD = "method_change"
 
 
 class Status(str, Enum):
@@ -57,6 +59,7 @@ class Loaded:
 
     path: str
     cert: Mapping[str, Any]
+    method_changed: bool = False  # graphcert's method changed and the policy says "warn"
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -92,10 +95,17 @@ def verdict_rule(verdict: Verdict, policy: Policy) -> RuleResult:
                       verdict.reasons)
 
 
-def certificate_rules(cert: Mapping[str, Any], policy: Policy) -> list[RuleResult]:
+def certificate_rules(cert: Mapping[str, Any], policy: Policy, *,
+                      method_changed: bool = False) -> list[RuleResult]:
     name = cert["workload"]["name"]
     result = results_of(cert)
     rules = [verdict_rule(result.verdict, policy)]
+    if method_changed:
+        rules.append(RuleResult(Rule.METHOD, Status.WARN,
+                                f"graphcert's {cert['kind']} method changed since this "
+                                f"certificate was made (policy method_change = \"warn\")",
+                                (f"re-run {PRODUCER[cert['kind']]} {cert['workload']['ref']} "
+                                 f"to refresh it",)))
     limit = policy.for_workload(policy.max_nodes, name)
     if limit is not None:
         rows: list[tuple[str, int | None]] = (

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from graphcert.errors import GraphcertError, InputError
-from graphcert.fileio import atomic_write_text
+from graphcert.fileio import JSONProblem, atomic_write_text, parse_json
 from graphcert.model.kinds import NodeKind
 from graphcert.model.snapshot import (
     EdgeData,
@@ -205,7 +205,11 @@ def _snapshot_from_doc(d: Any, where: str) -> GraphSnapshot:
             raise _Bad(f"field '{w}.kind': unknown node kind {kind_name!r}")
         mine = preds[i]
         mine.sort()
-        if not isinstance(deps, list) or sorted(deps) != mine:
+        try:  # deps of another type (null, text) cannot sort against ints: as corrupt
+            agree = isinstance(deps, list) and sorted(deps) == mine
+        except TypeError:
+            agree = False
+        if not agree:
             raise _Bad(f"corrupt or edited: {w}.deps disagrees with the edges")
         if type(attrs) is not dict:
             raise _Bad(f"field '{w}.attrs' must be an object")
@@ -302,13 +306,10 @@ def load_snapshot(path: str | os.PathLike[str]) -> GraphSnapshot:
         raise InputError(f"{p}: no such file") from None
     except OSError as exc:
         raise InputError(f"{p}: cannot be read: {exc.strerror or exc}") from None
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise InputError(f"{p}: not JSON (not UTF-8 text)") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{p}: not JSON ({exc.msg} at line {exc.lineno} column "
-                         f"{exc.colno})") from None
+    try:  # the one strict reader: depth and integer length bounded, NaN/Infinity refused
+        doc = parse_json(data)
+    except JSONProblem as exc:
+        raise InputError(f"{p}: {exc.problem}") from None
     return snapshot_from_json(doc, source=str(p))
 
 

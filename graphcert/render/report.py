@@ -9,6 +9,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, NoReturn
 
 from graphcert.gate import CertificateResult, GateReport, RuleResult, Status
+from graphcert.render.sanitize import clean_value
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -30,6 +31,7 @@ def assert_never(value: NoReturn) -> NoReturn:
 
 def render(report: GateReport, fmt: OutputFormat, *, width: int = 100) -> str:
     """The report as text in `fmt` (TABLE without colour, at `width` columns)."""
+    report = clean_value(report)  # strings from certificates never reach a terminal raw
     if fmt is OutputFormat.TABLE:
         return render_table_text(report, width=width)
     if fmt is OutputFormat.JSON:
@@ -100,7 +102,7 @@ def table_renderables(report: GateReport) -> list[RenderableType]:
 
 
 def print_table(report: GateReport, console: Console) -> None:
-    for item in table_renderables(report):
+    for item in table_renderables(clean_value(report)):
         console.print(item)
 
 

@@ -36,7 +36,7 @@ from graphcert.cuda.memory import DeviceBuffer
 from graphcert.cuda.module import PackedArgs, time_bare_launches
 from graphcert.cuda.stream import BlockingKernel, Event, Stream
 from graphcert.run.session import Built, WorkloadSession
-from graphcert.stats import StopRule, fit_line, speedup_interval, summarize
+from graphcert.stats import QUANTUM_S, StopRule, fit_line, speedup_interval, summarize
 
 Enqueue = Callable[[Stream], None]
 # Launches on a second stream that move the context into its several-streams state (below).
@@ -281,7 +281,8 @@ def bench_size(session: WorkloadSession, h: Harness, n: int, capacity: int | Non
     finally:
         built.destroy()
     clock_after = h.clock_mhz()
-    speedup = {q: (Interval(**speedup_interval(stream_raw[q], graph_raw[q]))
+    speedup = {q: (Interval(**speedup_interval(stream_raw[q], graph_raw[q],
+                                               quantum_s=QUANTUM_S.get(q, 0.0)))
                    if q in stream_raw and q in graph_raw else None) for q in QUANTITIES}
     gain = stream.end_to_end.median_s - graph.end_to_end.median_s
     return SizeResult(

@@ -17,10 +17,11 @@ from graphcert.cert.results import BenchResult, VerifyResult
 from graphcert.workloads import registry
 
 
-def workload_identity(ref: str, workload: Any) -> dict[str, Any]:
-    """Reference, name, options and the digest of the sources (the gate recomputes it the
-    same way: built-ins cover their kernels and module, user workloads their Python file)."""
+def workload_identity(ref: str, workload: Any, kind: str) -> dict[str, Any]:
+    """Reference, name, options, the digest of the sources and of graphcert's method for
+    `kind` (the gate recomputes both the same way; see graphcert.workloads.sources)."""
     return {"ref": ref, "name": str(workload.name), "source_digest": registry.source_digest(ref),
+            "method_digest": registry.method_digest(kind),
             "options": dict(registry.parse_ref(ref).options)}
 
 
@@ -72,7 +73,10 @@ def _without_driver(reason: str) -> dict[str, Any]:
 
 def write(result: VerifyResult | BenchResult, out_dir: Path, ref: str, workload: Any,
           env: dict[str, Any]) -> Path:
-    """Seal the certificate of `result` and write it atomically; returns its path."""
-    cert = certificate_of(result, workload=workload_identity(ref, workload), environment=env)
+    """Seal the certificate of `result`, sign it when a key is set (write_certificate) and
+    write it atomically; returns its path."""
+    kind = "topology" if isinstance(result, VerifyResult) else "bench"
+    cert = certificate_of(result, workload=workload_identity(ref, workload, kind),
+                          environment=env)
     name = certificate_filename(cert["kind"], str(workload.name), env["gpu"]["name"])
     return write_certificate(out_dir / name, cert)

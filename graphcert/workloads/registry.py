@@ -10,6 +10,8 @@ import difflib
 import hashlib
 import importlib
 import importlib.util
+import inspect
+import math
 import re
 import sys
 from dataclasses import dataclass
@@ -18,6 +20,7 @@ from typing import Any
 
 from graphcert.errors import InputError
 from graphcert.paths import kernels_dir
+from graphcert.workloads import sources
 
 
 @dataclass(frozen=True)
@@ -85,17 +88,56 @@ def parse_ref(text: str) -> WorkloadRef:
         key, sep, raw = item.partition("=")
         if not sep or not key.strip().isidentifier():
             raise InputError(f"workload option {item!r} in {text!r} is not key=value")
+        if any(k == key.strip() for k, _ in options):
+            raise InputError(f"workload option {key.strip()!r} is given twice in {text!r}",
+                             hint="give each option once")
         options.append((key.strip(), _parse_value(raw.strip())))
     return WorkloadRef(text.strip(), match.group("target").strip(), tuple(options))
 
 
 def _parse_value(raw: str) -> Any:
-    for convert in (int, float):
+    # bounded lengths: a 5,000-digit literal is left as text (the type check rejects it)
+    # rather than converted
+    if re.fullmatch(r"[+-]?[0-9][0-9_]{0,40}", raw):
         try:
-            return convert(raw)
+            return int(raw)  # 1_000 as Python writes it
         except ValueError:
-            pass
+            return raw
+    if re.fullmatch(r"[+-]?([0-9]{1,30}(\.[0-9]{0,30})?|\.[0-9]{1,30})([eE][+-]?[0-9]{1,3})?",
+                    raw):
+        value = float(raw)
+        if math.isfinite(value):
+            return value
     return {"true": True, "false": False}.get(raw.lower(), raw)
+
+
+_KINDS: dict[str, tuple[type, ...]] = {"int": (int,), "float": (int, float), "bool": (bool,),
+                                       "str": (str,)}
+
+
+def _check_option_types(obj: type, options: dict[str, Any], origin: str) -> None:
+    """An option annotated int/float/bool/str must have that type: `kernels=1.5` for an int
+    is an error, never a silent truncation."""
+    try:
+        params = inspect.signature(obj).parameters
+    except (TypeError, ValueError):
+        return
+    for key, value in options.items():
+        param = params.get(key)
+        if param is None:
+            continue
+        note = param.annotation
+        name = note if isinstance(note, str) else getattr(note, "__name__", "")
+        wanted = _KINDS.get(name)
+        if wanted is None:
+            continue
+        ok = isinstance(value, wanted) and (name == "bool" or not isinstance(value, bool))
+        if not ok:
+            raise InputError(f"{origin}: option {key}={value!r} must be {_A[name]} {name}",
+                             hint=f"write {key}=<{name}> in the brackets")
+
+
+_A = {"int": "an", "float": "a", "bool": "a", "str": "a"}
 
 
 def load(text: str) -> Any:
@@ -112,6 +154,8 @@ def load(text: str) -> Any:
         hint = f"did you mean {', '.join(close)}?" if close else (
             f"built-ins are {', '.join(BUILTINS)}; a user workload is path/file.py:NAME")
         raise InputError(f"unknown workload {ref.target!r}", hint=hint)
+    if isinstance(obj, type):
+        _check_option_types(obj, dict(ref.options), origin)
     try:
         workload = obj(**dict(ref.options)) if isinstance(obj, type) else obj
         if ref.options and not isinstance(obj, type):
@@ -121,7 +165,7 @@ def load(text: str) -> Any:
     except TypeError as exc:
         raise InputError(f"{origin}: cannot construct {ref.target} with "
                          f"{dict(ref.options)}: {exc}") from exc
-    except Exception as exc:  # user code: report, never a traceback
+    except (Exception, SystemExit) as exc:  # user code: report, never a traceback
         raise InputError(f"{origin}: constructing {ref.target} raised "
                          f"{type(exc).__name__}: {exc}") from exc
     _check_interface(workload, origin)
@@ -156,7 +200,7 @@ def _load_user_object(target: str) -> tuple[Any, str]:
             module = importlib.import_module(location)
         except ModuleNotFoundError as exc:
             raise InputError(f"workload module {location!r} cannot be imported: {exc}") from exc
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             raise InputError(f"importing workload module {location!r} raised "
                              f"{type(exc).__name__}: {exc}") from exc
         origin = location
@@ -174,50 +218,61 @@ def _import_file(path: Path) -> Any:
         raise InputError(f"workload file {path} cannot be loaded as Python")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:  # its sibling modules import as they would for a script
+        sys.path.insert(0, folder)
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a user's sys.exit(7) is an error, not exit 7
         del sys.modules[name]
         raise InputError(f"importing workload file {path} raised "
                          f"{type(exc).__name__}: {exc}") from exc
     return module
 
 
-def source_files(text: str) -> list[Path] | None:
-    """The files a workload's digest covers (Python definition + kernels), without importing
-    it. None when the source cannot be found (a user module no longer on the path)."""
-    ref = parse_ref(text)
+def _location(ref: WorkloadRef, package_dir: Path | None
+              ) -> tuple[Path, Path, Path, tuple[str, ...]] | None:
+    """(module file, search root, local folder, declared kernel names) without importing."""
     if ref.is_builtin:
         spec = BUILTINS[ref.target]
-        found = importlib.util.find_spec(spec.module)
-        if found is None or found.origin is None:
-            return None
-        kdir = kernels_dir()
-        return [Path(found.origin)] + [kdir / k for k in spec.kernel_files]
+        found = sources.module_location(spec.module, package_dir=package_dir)
+        return None if found is None else (*found, spec.kernel_files)
     location = ref.target.rpartition(":")[0]
-    if location.endswith(".py") or "/" in location:
+    if location.endswith(".py") or "/" in location or "\\" in location:
         path = Path(location).expanduser()
-        return [path] if path.is_file() else None
+        if not path.is_file():
+            return None
+        folder = path.resolve().parent
+        return path.resolve(), folder, folder, ()
+    found = sources.module_location(location)
+    return None if found is None else (*found, ())
+
+
+def source_files(text: str, *, package_dir: Path | None = None,
+                 kernel_dir: Path | None = None) -> list[tuple[str, Path]] | None:
+    """(label, path) of every file a workload's digest covers, without importing it: its
+    module and local imports, its kernels and their headers. None when not found."""
+    where = _location(parse_ref(text), package_dir)
+    if where is None:
+        return None
+    module_file, search_root, local_dir, kernels = where
+    return sources.workload_files(module_file, search_root, local_dir, kernels,
+                                  kernel_dir or kernels_dir())
+
+
+def source_digest(text: str, *, package_dir: Path | None = None,
+                  kernel_dir: Path | None = None) -> str | None:
+    """Digest of a workload's sources and options, or None when they cannot be found."""
+    files = source_files(text, package_dir=package_dir, kernel_dir=kernel_dir)
+    if files is None:
+        return None
     try:
-        found = importlib.util.find_spec(location)
-    except (ImportError, ValueError):
+        return sources.digest_labelled(files, dict(parse_ref(text).options))
+    except OSError:
         return None
-    return [Path(found.origin)] if found and found.origin else None
 
 
-def digest_files(paths: list[Path]) -> str:
-    """sha256 over (file name, contents) of each file, in the order given."""
-    h = hashlib.sha256()
-    for path in paths:
-        h.update(path.name.encode() + b"\0")
-        h.update(path.read_bytes())
-        h.update(b"\0")
-    return h.hexdigest()
-
-
-def source_digest(text: str) -> str | None:
-    """Digest of a workload's sources, or None when they cannot be found."""
-    files = source_files(text)
-    if files is None or not all(p.is_file() for p in files):
-        return None
-    return digest_files(files)
+def method_digest(kind: str, *, package_dir: Path | None = None,
+                  kernel_dir: Path | None = None) -> str:
+    """Digest of graphcert's own method for certificates of `kind`."""
+    return sources.method_digest(kind, package_dir=package_dir, kernel_dir=kernel_dir)

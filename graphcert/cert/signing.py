@@ -1,0 +1,112 @@
+"""Optional keyed signatures of certificates: HMAC-SHA256 from the standard library. Pure.
+
+The digest (`sha256:` over the canonical JSON) catches accidental edits only: anyone can
+recompute it. The signature is an HMAC over the canonical JSON of everything but itself
+(the digest included), with a key from $GRAPHCERT_SIGNING_KEY or a key file
+($GRAPHCERT_SIGNING_KEY_FILE or --signing-key-file); without the key it cannot be forged.
+The certificate records a key id (the first 8 hex digits of sha256(key)), never the key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from graphcert.errors import InputError
+
+ALGORITHM = "hmac-sha256"
+KEY_ENV = "GRAPHCERT_SIGNING_KEY"
+KEY_FILE_ENV = "GRAPHCERT_SIGNING_KEY_FILE"
+MIN_KEY_BYTES = 16
+
+
+@dataclass(frozen=True)
+class SigningKey:
+    """A key and where it came from (for messages); `key_id` is safe to print."""
+
+    secret: bytes
+    source: str
+
+    @property
+    def key_id(self) -> str:
+        return hashlib.sha256(self.secret).hexdigest()[:8]
+
+    def __repr__(self) -> str:  # never print the secret
+        return f"SigningKey(key_id={self.key_id!r}, source={self.source!r})"
+
+
+def _checked(secret: bytes, source: str) -> SigningKey:
+    secret = secret.strip()
+    if len(secret) < MIN_KEY_BYTES:
+        raise InputError(f"signing key from {source} is shorter than {MIN_KEY_BYTES} bytes",
+                         hint="use a long random key, e.g. `openssl rand -hex 32`")
+    return SigningKey(secret, source)
+
+
+def load_key(key_file: Path | str | None = None,
+             environ: Mapping[str, str] | None = None) -> SigningKey | None:
+    """The signing key: `key_file`, else $GRAPHCERT_SIGNING_KEY_FILE, else
+    $GRAPHCERT_SIGNING_KEY; None when none is set."""
+    env = os.environ if environ is None else environ
+    path = key_file or env.get(KEY_FILE_ENV) or None
+    if path:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise InputError(f"signing key file {path} cannot be read: "
+                             f"{exc.strerror or exc}") from exc
+        return _checked(data, f"key file {path}")
+    value = env.get(KEY_ENV)
+    if value:
+        return _checked(value.encode("utf-8", "surrogateescape"), f"${KEY_ENV}")
+    return None
+
+
+def _body(cert: Mapping[str, Any]) -> bytes:
+    from graphcert.cert.document import canonical_json
+
+    return canonical_json({k: v for k, v in cert.items() if k != "signature"})
+
+
+def signature_of(cert: Mapping[str, Any], key: SigningKey) -> dict[str, str]:
+    """The `signature` block for `cert` under `key`."""
+    mac = hmac.new(key.secret, _body(cert), hashlib.sha256).hexdigest()
+    return {"algorithm": ALGORITHM, "key_id": key.key_id, "value": mac}
+
+
+def sign(cert: Mapping[str, Any], key: SigningKey | None) -> dict[str, Any]:
+    """`cert` with its signature (a copy); unchanged (unsigned) when `key` is None."""
+    out = {k: v for k, v in cert.items() if k != "signature"}
+    if key is not None:
+        out["signature"] = signature_of(out, key)
+    return out
+
+
+def signature_problem(cert: Mapping[str, Any], key: SigningKey | None, *,
+                      required: bool) -> str | None:
+    """None when the signature is acceptable, else what is wrong in a few words.
+
+    An unsigned certificate is a problem only when `required`; a signed one is checked
+    whenever a key is at hand, and is a problem when required but no key is given.
+    """
+    block = cert.get("signature")
+    if block is None:
+        return "unsigned (a signature is required)" if required else None
+    if not isinstance(block, Mapping) or block.get("algorithm") != ALGORITHM:
+        return "signature block is malformed or not hmac-sha256"
+    if key is None:
+        return (f"cannot check its signature (key id {block.get('key_id')}): no signing key "
+                f"(set ${KEY_ENV} or ${KEY_FILE_ENV})") if required else None
+    if block.get("key_id") != key.key_id:
+        return (f"signed with another key (key id {block.get('key_id')!s:.16}, this key is "
+                f"{key.key_id})")
+    expected = signature_of(cert, key)["value"]
+    value = block.get("value")
+    if not isinstance(value, str) or not hmac.compare_digest(value, expected):
+        return "signature does not match: edited after signing, or signed with another key"
+    return None

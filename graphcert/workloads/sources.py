@@ -1,0 +1,226 @@
+"""What a certificate's result depends on, as digests the gate can recompute. Pure.
+
+Two digests go into a certificate's workload block:
+- `source_digest`: the workload's Python module and the local modules it imports (followed
+  with `ast`, resolved relative to the file or its package), every kernel file it names and
+  every header those include (`#include "..."`, followed recursively through the folders
+  NVRTC searches), and the workload's options;
+- `method_digest`: graphcert's own harness for that certificate kind (METHOD_FILES below).
+
+Nothing here imports or runs the workload: the gate recomputes both on any machine.
+Paths can be injected (`package_dir`, `kernel_dir`) so tests work on a copy of the tree.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.util
+import json
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from graphcert.paths import kernels_dir
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+# graphcert's method per certificate kind: the one place that says which of graphcert's own
+# files decide a result. ("pkg", p) is graphcert/<p>; ("kernels", k) is kernels/<k>, with
+# the headers it includes. A test checks every entry exists.
+METHOD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
+    "common": (("pkg", "run/jobs.py"), ("pkg", "run/session.py"), ("pkg", "run/outputs.py"),
+               ("pkg", "cert/results/verdict.py"), ("kernels", "graphcert_runtime.cu")),
+    "topology": (("pkg", "run/verify.py"), ("pkg", "run/capture.py"),
+                 ("pkg", "cert/results/verify.py"), ("pkg", "cert/results/capture.py"),
+                 ("pkg", "classes.py"), ("pkg", "model/canonical.py"), ("pkg", "model/kinds.py")),
+    "bench": (("pkg", "run/bench.py"), ("pkg", "cert/results/bench.py"), ("pkg", "stats.py")),
+}
+
+_INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+_KERNEL_NAME = re.compile(r"^[^\n\0]{1,255}\.(cu|cuh|h|hpp)$")
+
+
+def _read(path: Path) -> bytes:
+    return path.read_bytes()
+
+
+def _under(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def _module_file(base: Path, parts: Sequence[str]) -> list[Path]:
+    """Files a dotted name under `base` loads: each package's __init__.py, then the module."""
+    found: list[Path] = []
+    here = base
+    for i, part in enumerate(parts):
+        if not part.isidentifier():
+            break
+        here = here / part
+        init = here / "__init__.py"
+        if init.is_file():
+            found.append(init)
+        elif i == len(parts) - 1 or not here.is_dir():
+            module = here.with_suffix(".py")
+            if module.is_file():
+                found.append(module)
+            break
+    return found
+
+
+def _imports(path: Path, search_root: Path) -> tuple[list[Path], list[str]]:
+    """Local files `path` imports, and the string literals it holds (kernel names)."""
+    try:
+        tree = ast.parse(_read(path), filename=str(path))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return [], []  # the file is still digested as bytes; nothing to follow
+    files: list[Path] = []
+    literals: list[str] = []
+    package = path.parent
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                files += _module_file(search_root, alias.name.split("."))
+        elif isinstance(node, ast.ImportFrom):
+            base = search_root
+            if node.level:
+                base = package
+                for _ in range(node.level - 1):
+                    base = base.parent
+            parts = node.module.split(".") if node.module else []
+            files += _module_file(base, parts) if parts else []
+            for alias in node.names:
+                files += _module_file(base, [*parts, alias.name])
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if _KERNEL_NAME.match(node.value):
+                literals.append(node.value)
+    return files, literals
+
+
+def python_closure(entry: Path, search_root: Path, local_dir: Path
+                   ) -> tuple[list[Path], list[str]]:
+    """`entry` and every module under `local_dir` it imports, transitively (sorted after
+    the entry), plus the kernel-like string literals they hold."""
+    seen: dict[Path, None] = {entry.resolve(): None}
+    queue = [entry]
+    literals: list[str] = []
+    while queue:
+        current = queue.pop()
+        found, names = _imports(current, search_root)
+        literals += names
+        for f in found:
+            key = f.resolve()
+            if key not in seen and _under(key, local_dir):
+                seen[key] = None
+                queue.append(f)
+    ordered = [entry.resolve()] + sorted(p for p in seen if p != entry.resolve())
+    return ordered, sorted(set(literals))
+
+
+def include_closure(sources: Iterable[Path], include_dirs: Sequence[Path]) -> list[Path]:
+    """The kernel files and every header they include with `#include "..."` (recursively),
+    each resolved beside the including file, then in `include_dirs` (as NVRTC's -I)."""
+    seen: dict[Path, None] = {}
+    queue = [p.resolve() for p in sources]
+    while queue:
+        current = queue.pop()
+        if current in seen:
+            continue
+        seen[current] = None
+        for name in _INCLUDE.findall(_read(current)):
+            text = name.decode("utf-8", "replace")
+            for folder in (current.parent, *include_dirs):
+                candidate = folder / text
+                if candidate.is_file():
+                    queue.append(candidate.resolve())
+                    break
+    return sorted(seen)
+
+
+def digest_labelled(files: Sequence[tuple[str, Path]], extra: Any = None) -> str:
+    """sha256 over (label, contents) of each file in order, then the canonical JSON of
+    `extra` (the workload's options)."""
+    h = hashlib.sha256()
+    for label, path in files:
+        h.update(label.encode("utf-8") + b"\0")
+        h.update(_read(path))
+        h.update(b"\0")
+    if extra is not None:
+        h.update(b"options\0" + json.dumps(extra, sort_keys=True, default=repr).encode())
+    return h.hexdigest()
+
+
+def _label(path: Path, roots: Sequence[tuple[str, Path]]) -> str:
+    for prefix, root in roots:
+        if _under(path, root):
+            return f"{prefix}/{path.resolve().relative_to(root.resolve()).as_posix()}"
+    return path.name
+
+
+def workload_files(module_file: Path, search_root: Path, local_dir: Path,
+                   kernel_names: Sequence[str], kernel_dir: Path
+                   ) -> list[tuple[str, Path]] | None:
+    """(label, path) of everything a workload's source digest covers; None when missing."""
+    if not module_file.is_file():
+        return None
+    python, literals = python_closure(module_file, search_root, local_dir)
+    kernels: list[Path] = []
+    for name in [*kernel_names, *literals]:
+        for folder in (local_dir, kernel_dir):
+            candidate = folder / name
+            if candidate.is_file():
+                kernels.append(candidate)
+                break
+        else:
+            if name in kernel_names:  # a kernel the workload declares is gone
+                return None
+    headers = include_closure(kernels, [kernel_dir])
+    roots = [("kernels", kernel_dir), ("src", local_dir)]
+    return [(_label(p, roots), p) for p in python] + [(_label(p, roots), p) for p in headers]
+
+
+def method_files(kind: str, *, package_dir: Path | None = None,
+                 kernel_dir: Path | None = None) -> list[tuple[str, Path]]:
+    """(label, path) of graphcert's own files that decide a certificate of `kind`."""
+    pkg = package_dir or PACKAGE_DIR
+    kdir = kernel_dir or kernels_dir()
+    entries = METHOD_FILES["common"] + METHOD_FILES.get(kind, ())
+    python = [pkg / p for where, p in entries if where == "pkg"]
+    kernels = include_closure([kdir / k for where, k in entries if where == "kernels"], [kdir])
+    roots = [("kernels", kdir), ("graphcert", pkg)]
+    return [(_label(p, roots), p) for p in python + kernels]
+
+
+def method_digest(kind: str, *, package_dir: Path | None = None,
+                  kernel_dir: Path | None = None) -> str:
+    """Digest of graphcert's method for `kind` (harness code and harness kernels)."""
+    return digest_labelled(method_files(kind, package_dir=package_dir, kernel_dir=kernel_dir),
+                           {"kind": kind})
+
+
+def module_location(module: str, *, package_dir: Path | None = None
+                    ) -> tuple[Path, Path, Path] | None:
+    """(file, search root, local folder) of a dotted module, found without importing it.
+
+    A graphcert module is looked up under `package_dir` (injectable); its local folder is
+    its own package's folder, so a built-in's digest follows graphcert.workloads only.
+    """
+    parts = module.split(".")
+    if parts[0] == "graphcert" and package_dir is not None:
+        path = package_dir.joinpath(*parts[1:])
+        file = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        return file, package_dir.parent, file.parent
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+        return None
+    file = Path(spec.origin)
+    depth = len(parts) + (1 if file.name == "__init__.py" else 0)
+    return file, file.parents[depth - 1], file.parent
