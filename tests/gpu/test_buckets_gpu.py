@@ -4,12 +4,12 @@ previous bucket + 1 to the bucket itself, and every bucket is set up at its own 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 from graphcert.cuda.context import RunContext
+from tests._env import child_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,8 +20,7 @@ def test_verify_scan_over_a_bucket_list(gpu_ctx: RunContext) -> None:
         [sys.executable, "-m", "graphcert", "verify", "scan", "--classes",
          ",".join(map(str, buckets)), "--samples", "4", "--json", "--no-certificate"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(
-                 [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])})
+        env=child_env())
     assert run.returncode == 0, run.stderr[-2000:]
     (doc,) = json.loads(run.stdout)
     classes = doc["results"]["classes"]

@@ -4,7 +4,6 @@ each built-in must have, and fingerprints identical across separate processes.""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ from graphcert.cuda.snapshot import read_snapshot
 from graphcert.model import NodeKind
 from graphcert.run.capture import capture_sizes
 from graphcert.run.session import WorkloadSession
+from tests._env import child_env
 
 from .every_kind import N, build_every_kind
 
@@ -89,8 +89,7 @@ def test_builtin_snapshots_have_their_node_kinds(gpu_ctx: RunContext, name: str)
 
 def test_fingerprints_identical_across_three_processes(gpu_ctx: RunContext, tmp_path: Path) -> None:
     hashes = set()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-                 [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    env = child_env()
     for i in range(3):
         proc = subprocess.run(
             [sys.executable, "-m", "graphcert", "capture", "scan", "--size", "65537", "--json",

@@ -5,19 +5,19 @@ current (sources and method digests recomputed the same way)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 from graphcert.cuda.context import RunContext
+from tests._env import child_env
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "gpu-test-signing-key-0123456789abcdef"  # a throwaway test key
 
 
 def _run(args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1", **env}
+    full = child_env(NO_COLOR="1", **env)
     full.pop("GITHUB_STEP_SUMMARY", None)
     for name in ("GRAPHCERT_SIGNING_KEY", "GRAPHCERT_SIGNING_KEY_FILE"):
         if name not in env:
