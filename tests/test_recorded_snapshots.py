@@ -101,7 +101,27 @@ def test_conditional_read_from_recorded_dot() -> None:
     assert missing is None and why["type"] is None and "not found" in why["unread"]["type"]
 
 
+def test_nested_bodies_with_a_child_graph_node_parse_from_the_dot() -> None:
+    """A WHILE body holding a child graph and a nested WHILE (recorded on an H100, see the
+    fixtures README): the driver prints a child-graph node as plain lines, not a record."""
+    dot = (HERE / "fixtures" / "dot" / "nested_child_while.dot").read_text()
+    node, attrs = dot_conditional(dot, 0x20D816B8)
+    assert node is not None and attrs["type"] == "while"
+    (body,) = node.children
+    assert [(n.index, n.kind, n.handle) for n in body.nodes] == [
+        (0, NodeKind.GRAPH, 0x20D81E20), (1, NodeKind.KERNEL, 0x20D82CF0),
+        (2, NodeKind.CONDITIONAL, 0x20D83458)]
+    assert body.edges == ((0, 1), (0, 2))
+    (child,) = body.nodes[0].children
+    assert [n.attrs["name"] for n in child.nodes] == ["t_increment"]
+    (inner,) = body.nodes[2].children
+    assert inner.nodes[0].attrs["grid"] == [2, 1, 1]
+    snap = snapshot_from_raw(body.raw())
+    assert snap.counts(recursive=True) == {"kernel": 3, "graph": 1, "conditional": 1}
+
+
 @pytest.mark.parametrize("workload", ["converge", "resident"])
+
 def test_dot_gives_the_recorded_topology(workload: str) -> None:
     """Every graph of a DOT print recorded on the GPU, read from the text alone, has the topology
     fingerprint the driver path recorded, and every field it read equals the recorded one."""

@@ -19,7 +19,11 @@ from graphcert.model import KINDS, UNREAD_ATTR, NodeKind, RawGraph, RawNode
 
 NOT_IN_DOT = "not in the driver's DOT print"
 
-_NODE = re.compile(r'"(graph_\d+)_node_(\d+)"\s*\[[^\]]*?label="\{\s*(.*?)\}\s*"\];', re.S)
+# A record node's label is "{...}"; a child-graph node's is plain lines ("0 (topoId: 2)",
+# "graph_5", "node handle: 0x..."), so the braces are optional.
+_NODE = re.compile(r'"(graph_\d+)_node_(\d+)"\s*\[[^\]]*?label="\s*\{?\s*(.*?)\}?\s*"\];', re.S)
+_PLAIN_HANDLE = re.compile(r"node handle:\s*(0x[0-9A-Fa-f]+)")
+_CHILD_LINE = re.compile(r"^\s*graph_\d+\s*$", re.M)
 _EDGE = re.compile(r'"(graph_\d+)_node_(\d+)"\s*->\s*"(graph_\d+)_node_(\d+)"')
 _CLUSTER = re.compile(r'label="(graph_\d+)"')
 # {{h1 | h2} | {v1 | v2}}  and  {Extent | {h1 | h2} | {v1 | v2}}
@@ -134,6 +138,8 @@ def _node(label: str, index: int, clusters: dict[str, str], dot: str,
           labels: dict[tuple[str, int], str]) -> DotNode:
     head = label.strip().split("\n", 1)[0].strip().split("|")[0].strip()
     kind = _KINDS.get(head, NodeKind.UNKNOWN)
+    if kind is NodeKind.UNKNOWN and _CHILD_LINE.search(label):
+        kind = NodeKind.GRAPH  # the driver prints a child-graph node as its graph's name
     f = fields(label)
     attrs: dict[str, Any] = {}
     children: tuple[DotGraph, ...] = ()
@@ -157,7 +163,8 @@ def _node(label: str, index: int, clusters: dict[str, str], dot: str,
     unread = {k: NOT_IN_DOT for k in spec.hashed if attrs.get(k) is None}
     if unread:
         attrs[UNREAD_ATTR] = unread
-    handle = _int(f.get("node handle")) or 0
+    plain = _PLAIN_HANDLE.search(label)
+    handle = _int(f.get("node handle")) or _int(plain.group(1) if plain else None) or 0
     return DotNode(index, kind, attrs, handle, children)
 
 
