@@ -11,8 +11,8 @@ samples and time, timeout). Up-front: the framework's capture and instantiate ti
 from __future__ import annotations
 
 import time
-from functools import partial
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from graphcert.cert.results import (
