@@ -58,9 +58,10 @@ def _reference(step: Any) -> str:
     """`file.py:NAME` of the module attribute holding the step (what the certificate's
     source digest covers), else the file defining its callable."""
     module = sys.modules.get(getattr(step.fn, "__module__", "") or "")
-    for attr, value in vars(module).items() if module else ():
-        if value is step and getattr(module, "__file__", None):
-            return f"{module.__file__}:{attr}"
+    path = getattr(module, "__file__", None)
+    for attr, value in vars(module).items() if module is not None and path else ():
+        if value is step:
+            return f"{path}:{attr}"
     try:
         source = inspect.getsourcefile(step.fn)
     except TypeError:

@@ -71,7 +71,8 @@ def test_plugin_passes_fails_and_skips_with_reasons(user_tests: pytest.Pytester)
 def test_plugin_writes_the_certificate_where_told(user_tests: pytest.Pytester,
                                                   tmp_path: Path) -> None:
     out = tmp_path / "certs"
-    result = user_tests.runpytest_subprocess(*PLUGIN, f"--graphcert-out={out}", "-k", "safe and not un")
+    result = user_tests.runpytest_subprocess(*PLUGIN, f"--graphcert-out={out}",
+                                             "-k", "safe and not un")
     assert result.parseoutcomes().get("passed") == 1, result.stdout.str()
     (cert_path,) = out.glob("topology-rowwise-*.json")
     cert = json.loads(cert_path.read_text())
