@@ -146,3 +146,15 @@ def test_a_missing_framework_is_a_reason(framework: str) -> None:
         pytest.fail(f"{framework}: {type(exc).__name__}: {exc}")
     else:
         pytest.skip(f"{framework} is installed with a device here")
+
+
+def test_overhead_benchmark_prints_its_figures() -> None:
+    import subprocess
+
+    done = subprocess.run([sys.executable, str(TESTS.parent / "benchmarks/steps_overhead.py"),
+                           "--synthetic", "--classes", "4,8", "--samples", "2"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("rowwise (synthetic) over 4,8: 2 buckets")
+    assert lines[-1].startswith("verify wall ") and "0 bucket(s) failed" in lines[-1]
