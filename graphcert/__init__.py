@@ -8,6 +8,9 @@ it needs when called):
                                                  # cuda.core GraphBuilder, CUgraph or address
     graphcert.save(snap, "decode-b8.json")
     d = graphcert.diff(graphcert.load("decode-b8.json"), snap)
+
+    decode = graphcert.step(model_step, make_batch, framework="torch", rtol=1e-2, atol=1e-2)
+    # graphcert verify file.py:decode --classes vllm:64   (or the pytest fixture)
 """
 
 from __future__ import annotations
@@ -16,13 +19,18 @@ import os
 from typing import TYPE_CHECKING, Any, Union
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
+    import numpy as np
+
+    from graphcert.cert.results import VerifyResult
     from graphcert.model import GraphSnapshot, SnapshotDiff
+    from graphcert.workloads.steps import Step
 
 from graphcert._version import __version__
 
-__all__ = ["__version__", "diff", "load", "save", "snapshot"]
+__all__ = ["__version__", "diff", "load", "save", "snapshot", "step", "verify_step"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -66,3 +74,36 @@ def _as_snapshot(value: GraphSnapshot | PathLike) -> GraphSnapshot:
     if isinstance(value, (str, os.PathLike)):
         return load(value)
     return value
+
+
+def step(fn: Callable[..., Any], make_inputs: Callable[[int], Any], *,
+         framework: str = "torch", rows: Callable[[np.ndarray, int], np.ndarray] | None = None,
+         rtol: float = 1e-3, atol: float = 1e-3, name: str | None = None,
+         pad_value: float = 0.0, warmup: int = 3, description: str | None = None) -> Step:
+    """Declare a framework step that graphcert captures once per bucket with the framework's
+    own capture ("torch": torch.cuda.graph with a private pool, "cupy": stream capture,
+    "cuda.core": GraphBuilder), then replays with each sampled batch of n rows padded to the
+    bucket and compares with the eager call at n.
+
+    `fn(*inputs)` is the step (cuda.core: `fn(stream, *arrays)`); `make_inputs(n)` returns
+    its inputs for batch size n, each batched along dim 0; `rows(output, n)` the part of a
+    (numpy) output that belongs to n, by default its first n rows; padded rows hold
+    `pad_value`; outputs must match within `rtol`/`atol`. Name the returned object in a module
+    and `graphcert verify file.py:NAME --classes vllm:64` takes it, as do capture, inventory
+    and bench; in tests use the `graphcert_verify` fixture."""
+    from graphcert.workloads.steps import step as declare
+
+    return declare(fn, make_inputs, framework=framework, rows=rows, rtol=rtol, atol=atol,
+                   name=name, pad_value=pad_value, warmup=warmup, description=description)
+
+
+def verify_step(step: Step, classes: str = "vllm:64", *, samples: int = 4, seed: int = 0,
+                ref: str | None = None) -> VerifyResult:
+    """Verify a step over `classes` (a range, a bucket list or a preset) in this process: the
+    typed VerifyResult with its verdict. FrameworkMissing (an InputError) when its framework
+    cannot run here."""
+    from graphcert.classes import parse_buckets
+    from graphcert.run.steps import verify_step as run
+
+    return run(step, ref or step.name, parse_buckets(classes), samples=samples, seed=seed,
+               classes_spec=classes)

@@ -66,3 +66,8 @@ class CaptureError(GraphcertError):
 
 class InputError(GraphcertError):
     """Bad user input: a size, a path, a file, a workload name."""
+
+
+class FrameworkMissing(InputError):
+    """A framework step's framework (PyTorch, CuPy, cuda.core) is not installed or has no
+    CUDA device: a value with its reason for tests to skip on, one line for the CLI."""

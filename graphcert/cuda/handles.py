@@ -64,3 +64,19 @@ def read_foreign_graph(address: int, *, meta: dict[str, Any] | None = None,
             return read_snapshot(borrowed, meta=meta)
         finally:
             borrowed.handle = None  # borrowed: never destroy a framework's graph
+
+
+def graph_memory_of(device: int = 0) -> dict[str, int]:
+    """The driver's graph memory attributes of a device (used/reserved, current/high): memory
+    held by graphs' own allocation nodes, whoever captured them."""
+    load_driver()
+    dev = check(driver.cuDeviceGet(device), "cuDeviceGet")
+    attrs = driver.CUgraphMem_attribute
+    out = {}
+    for key, attr in (("used_current", attrs.CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT),
+                      ("used_high", attrs.CU_GRAPH_MEM_ATTR_USED_MEM_HIGH),
+                      ("reserved_current", attrs.CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT),
+                      ("reserved_high", attrs.CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH)):
+        out[key] = int(check(driver.cuDeviceGetGraphMemAttribute(dev, attr),
+                             "cuDeviceGetGraphMemAttribute"))
+    return out

@@ -49,9 +49,19 @@ def capture_sizes(session: WorkloadSession, sizes: list[int], mode: str,
 
 
 def capture_snapshot(ref: str, size: int, mode: str = "global", device: int = 0) -> GraphSnapshot:
-    """The snapshot of one workload at one size (for `inventory WORKLOAD`)."""
+    """The snapshot of one workload at one size (for `inventory WORKLOAD`); a framework
+    step is captured by its framework at that size."""
+    from graphcert.workloads.registry import load
+    from graphcert.workloads.steps import is_step
+
+    workload = load(ref)
+    if is_step(workload):
+        from graphcert.run.steps import capture_step
+
+        (result,) = capture_step(workload, ref, [size], lambda n: n)
+        return result.snapshot
     with RunContext.open(device) as ctx:
-        session = WorkloadSession(ctx, ref)
+        session = WorkloadSession(ctx, ref, workload)
         (result,) = list(capture_sizes(session, [size], mode))
         return result.snapshot
 

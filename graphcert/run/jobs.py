@@ -7,6 +7,7 @@ work), open the device, run, write certificates from the typed results, return t
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -25,6 +26,7 @@ from graphcert.fileio import ensure_writable_dir
 from graphcert.run import environment
 from graphcert.run.bench import BenchSettings, fit_sweep
 from graphcert.workloads.registry import load
+from graphcert.workloads.steps import is_step
 
 R = TypeVar("R", VerifyResult, BenchResult)
 
@@ -64,22 +66,37 @@ def verify_workloads(refs: Sequence[str], capacities: Sequence[int], *, samples:
                      ) -> list[Certified[VerifyResult]]:
     """Verify each workload over `capacities`; with `out_dir`, write a topology certificate
     per workload. `on_class(ref, cls)` after each class, `on_result` after each workload."""
+    from graphcert.run.steps import verify_step
     from graphcert.run.verify import verify
 
     loaded = _prepare(refs, out_dir)
     done: list[Certified[VerifyResult]] = []
-    with RunContext.open(device, seed=seed) as ctx:
+    with _context(loaded, device, seed) as ctx:
         env = environment.environment(device) if out_dir is not None else {}
         for ref, workload in loaded:
             def each(cls: AnyClass, ref: str = ref) -> None:
                 if on_class is not None:
                     on_class(ref, cls)
 
-            result = verify(ctx, ref, capacities, samples=samples, seed=seed, mode=mode,
-                            workload=workload, classes_spec=classes_spec, on_class=each,
-                            on_progress=on_progress)
+            if is_step(workload):  # captured by its framework, padded per bucket
+                result = verify_step(workload, ref, capacities, samples=samples, seed=seed,
+                                     classes_spec=classes_spec, on_class=each,
+                                     on_progress=on_progress)
+            else:
+                result = verify(ctx, ref, capacities, samples=samples, seed=seed, mode=mode,
+                                workload=workload, classes_spec=classes_spec, on_class=each,
+                                on_progress=on_progress)
             done.append(_certify(result, ref, workload, env, out_dir, on_result))
     return done
+
+
+def _context(loaded: list[tuple[str, Any]], device: int, seed: int = 0
+             ) -> AbstractContextManager[Any]:
+    """graphcert's own RunContext, only where a workload (not a framework step) needs it: a
+    step runs in its framework's context."""
+    if all(is_step(w) for _, w in loaded):
+        return nullcontext()
+    return RunContext.open(device, seed=seed)
 
 
 def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSettings, *,
@@ -91,14 +108,19 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
     """Bench each workload reference at `sizes`; with `out_dir`, write a bench certificate
     per run."""
     from graphcert.run.bench import bench
+    from graphcert.run.steps_bench import bench_step
 
     loaded = _prepare(runs, out_dir)
     done: list[Certified[BenchResult]] = []
-    with RunContext.open(device) as ctx:
+    with _context(loaded, device) as ctx:
         env = environment.environment(device) if out_dir is not None else {}
         for ref, workload in loaded:
-            result = bench(ctx, ref, sizes, settings, workload=workload,
-                           on_progress=on_progress)
+            if is_step(workload):  # replay against the eager call (run/steps_bench.py)
+                result = bench_step(workload, ref, sizes, settings.rule,
+                                    on_progress=on_progress)
+            else:
+                result = bench(ctx, ref, sizes, settings, workload=workload,
+                               on_progress=on_progress)
             done.append(_certify(result, ref, workload, env, out_dir, on_result))
     return done
 
@@ -121,6 +143,13 @@ def capture_workload(ref: str, sizes: list[int], *, mode: str = "global", device
     workload = load(ref)
     capacity_of = capacity_of or class_of
     rows = []
+    if is_step(workload):
+        from graphcert.run.steps import capture_step
+
+        for result in capture_step(workload, ref, sizes, capacity_of):
+            files = write_outputs(result, out_dir, str(workload.name))
+            rows.append(replace(result, files=tuple(str(f) for f in files)))
+        return rows
     with RunContext.open(device) as ctx:
         session = WorkloadSession(ctx, ref, workload)
         for n in sizes:

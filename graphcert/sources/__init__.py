@@ -34,4 +34,12 @@ def snapshot_of(obj: Any, *, name: str | None = None) -> GraphSnapshot:
     return snapshot
 
 
-__all__ = ["TAKES", "GraphRef", "graph_ref", "snapshot_of"]
+def watch_torch_compile(*, read_on_exit: bool = True) -> Any:
+    """A context manager that keeps the graphs torch.compile(mode="reduce-overhead") records
+    while it is open and reads them on exit (see graphcert.sources.torch_compile)."""
+    from graphcert.sources.torch_compile import watch_torch_compile as watch
+
+    return watch(read_on_exit=read_on_exit)
+
+
+__all__ = ["TAKES", "GraphRef", "graph_ref", "snapshot_of", "watch_torch_compile"]

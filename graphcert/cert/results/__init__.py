@@ -21,6 +21,7 @@ from graphcert.cert.results.bench import (
     WayTimings,
 )
 from graphcert.cert.results.capture import CaptureResult
+from graphcert.cert.results.steps import StepBucket, cache_key
 from graphcert.cert.results.verdict import Status, Verdict
 from graphcert.cert.results.verify import (
     AnyClass,
@@ -35,7 +36,8 @@ from graphcert.cert.results.verify import (
 
 __all__ = [
     "QUANTITIES", "SIDES", "AnyClass", "BenchResult", "CaptureResult", "ClassResult", "Ended",
-    "Interval", "LineFit", "SampleResult", "SizeResult", "SkippedClass", "Status", "SweepFit",
+    "Interval", "LineFit", "SampleResult", "SizeResult", "SkippedClass", "Status",
+    "StepBucket", "SweepFit",
     "Timing", "Transition", "Unavailable", "UpdateOutcome", "Upfront", "Verdict",
-    "VerifyResult", "WayTimings", "class_from_json",
+    "VerifyResult", "WayTimings", "cache_key", "class_from_json",
 ]

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from graphcert.cert.results.steps import StepBucket
 from graphcert.cert.results.verdict import Status, Verdict
 
 if TYPE_CHECKING:
@@ -91,6 +92,8 @@ class ClassResult:
     snapshot: GraphSnapshot | None = field(default=None, compare=False, repr=False)
     # A snapshot document a certificate may embed in the class (the schema allows it).
     embedded_snapshot: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    # A framework step's bucket: capture cost, pool and graph memory, cache key (else None).
+    bucket: StepBucket | None = None
 
     @property
     def status(self) -> str:
@@ -107,6 +110,7 @@ class ClassResult:
                 "predicted": dict(self.predicted) if self.predicted is not None else None,
                 "padding_waste": dict(self.padding_waste),
                 "samples": [s.to_json() for s in self.samples],
+                **({"bucket": self.bucket.to_json()} if self.bucket is not None else {}),
                 **({"snapshot": self.embedded_snapshot} if self.embedded_snapshot else {})}
 
 
@@ -166,7 +170,8 @@ def class_from_json(doc: Mapping[str, Any]) -> AnyClass:
         doc.get("topology_hash"), doc.get("shape_hash"), doc.get("node_count"),
         dict(doc.get("counts") or {}), doc.get("predicted"), dict(doc.get("padding_waste") or {}),
         tuple(SampleResult.from_json(s) for s in doc.get("samples", ())),
-        embedded_snapshot=doc.get("snapshot"))
+        embedded_snapshot=doc.get("snapshot"),
+        bucket=StepBucket.from_json(doc["bucket"]) if doc.get("bucket") else None)
 
 
 @dataclass(frozen=True)

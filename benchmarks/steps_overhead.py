@@ -1,0 +1,85 @@
+"""graphcert's own cost of verifying a framework step, beside the framework's.
+
+    python benchmarks/steps_overhead.py                       # PyTorch example, 20 buckets
+    python benchmarks/steps_overhead.py --step examples/steps/cupy_step.py:STEP --classes 1,8,64
+    python benchmarks/steps_overhead.py --synthetic           # CPU: the tests' fake framework
+
+Per bucket it prints the wall time of verifying that bucket, the framework's part (its warm-up
+calls, capture and instantiate, replays and eager calls) and graphcert's own part (reading the
+graph, canonical order and fingerprints, padding the inputs, copying outputs back and comparing,
+and whatever else is not the framework's), and graphcert's share of the total (target <= 10%).
+Then the wall time of the whole verify over the buckets (target <= 60 s for the PyTorch
+example over 20 buckets on an H100). Nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+FRAMEWORK_PHASES = ("capture", "warmup", "replay", "eager")
+OWN_PHASES = ("snapshot", "pad", "compare")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--step", default=str(ROOT / "examples/steps/torch_decode.py:DECODE"))
+    parser.add_argument("--classes", default="vllm:136", help="vllm:136 is 20 buckets")
+    parser.add_argument("--samples", type=int, default=4)
+    parser.add_argument("--synthetic", action="store_true",
+                        help="the CPU tests' synthetic framework instead of --step")
+    args = parser.parse_args()
+
+    from graphcert.classes import parse_buckets
+    from graphcert.run.steps import StepVerifier, open_adapter
+    from graphcert.workloads.registry import load
+
+    if args.synthetic:
+        sys.path.insert(0, str(ROOT / "tests"))
+        import _fakestep
+
+        step, ref = _fakestep.SAFE, "synthetic:SAFE"
+    else:
+        step, ref = load(args.step), args.step
+    buckets = parse_buckets(args.classes)
+    verifier = StepVerifier(step, ref, open_adapter(step), args.samples, 0)
+    print(f"{step.name} ({step.framework}) over {args.classes}: {len(buckets)} buckets, "
+          f"{args.samples} sizes each")
+    print(f"{'bucket':>7} {'wall ms':>9} {'framework ms':>13} {'graphcert ms':>13} "
+          f"{'share':>7}  (graphcert: snapshot / pad / compare / other ms)")
+    start = time.perf_counter()
+    worst = 0.0
+    failed = 0
+    for capacity in buckets:
+        before = dict(verifier.phases.seconds)
+        t0 = time.perf_counter()
+        result = verifier.verify_bucket(capacity, buckets.lower_edge(capacity))
+        wall = time.perf_counter() - t0
+        spent = {k: v - before.get(k, 0.0) for k, v in verifier.phases.seconds.items()}
+        framework = sum(spent.get(p, 0.0) for p in FRAMEWORK_PHASES)
+        own = max(wall - framework, 0.0)
+        share = own / wall if wall else 0.0
+        worst = max(worst, share)
+        bad = result.status != "pass"
+        failed += bad
+        parts = " / ".join(f"{spent.get(p, 0.0) * 1e3:.1f}" for p in OWN_PHASES)
+        other = own - sum(spent.get(p, 0.0) for p in OWN_PHASES)
+        print(f"{capacity:>7} {wall * 1e3:>9.1f} {framework * 1e3:>13.1f} {own * 1e3:>13.1f} "
+              f"{share:>7.1%}  ({parts} / {other * 1e3:.1f}){'  FAIL' if bad else ''}")
+    total = time.perf_counter() - start
+    phases = verifier.phases.seconds
+    framework = sum(phases.get(p, 0.0) for p in FRAMEWORK_PHASES)
+    print(f"verify wall {total:.2f} s over {len(buckets)} buckets (target <= 60 s for 20 on "
+          f"an H100); framework {framework:.2f} s, graphcert {total - framework:.2f} s = "
+          f"{(total - framework) / total:.1%} of the total (target <= 10%); worst bucket "
+          f"{worst:.1%}; {failed} bucket(s) failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,58 @@
+"""Typed facts of one framework-step bucket: what capturing it cost and its graph cache key.
+Pure. Travels in a topology certificate's class as `bucket` (optional: other workloads'
+classes have none)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def cache_key(workload: str, options: Mapping[str, Any], bucket: int, topology_hash: str,
+              node_layout_version: int) -> dict[str, Any]:
+    """The graph cache key of a bucket (as xlog-cuda keys its graphs): the five parts and
+    `key`, sha256 over their canonical JSON. Equal keys mean the captured graph can be reused."""
+    parts = {"workload": workload, "options": dict(options), "bucket": bucket,
+             "topology_hash": topology_hash, "node_layout_version": node_layout_version}
+    text = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
+    return {**parts, "key": hashlib.sha256(text.encode()).hexdigest()}
+
+
+@dataclass(frozen=True)
+class StepBucket:
+    """One bucket of a framework step: the framework's capture and instantiate time, its
+    memory pool's bytes and the driver's graph memory, replay against eager time (median of a
+    few launches, seconds), and the graph cache key."""
+
+    framework: str
+    capture_s: float | None = None
+    instantiate_s: float | None = None
+    pool_bytes: int | None = None
+    graph_memory: Mapping[str, int] = field(default_factory=dict)
+    replay_s: float | None = None
+    eager_s: float | None = None
+    cache_key: Mapping[str, Any] | None = None
+
+    @property
+    def speedup(self) -> float | None:
+        """Eager time over replay time (None when either is missing)."""
+        if not self.replay_s or self.eager_s is None:
+            return None
+        return self.eager_s / self.replay_s
+
+    def to_json(self) -> dict[str, Any]:
+        return {"framework": self.framework, "capture_s": self.capture_s,
+                "instantiate_s": self.instantiate_s, "pool_bytes": self.pool_bytes,
+                "graph_memory": dict(self.graph_memory), "replay_s": self.replay_s,
+                "eager_s": self.eager_s,
+                "cache_key": dict(self.cache_key) if self.cache_key is not None else None}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> StepBucket:
+        return cls(str(doc.get("framework") or "unknown"), doc.get("capture_s"),
+                   doc.get("instantiate_s"), doc.get("pool_bytes"),
+                   dict(doc.get("graph_memory") or {}), doc.get("replay_s"),
+                   doc.get("eager_s"), doc.get("cache_key"))

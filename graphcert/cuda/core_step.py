@@ -1,0 +1,166 @@
+"""The cuda.core adapter for framework steps (here because only graphcert.cuda imports
+cuda.core). A cuda.core step is `fn(stream, *arrays) -> arrays it wrote`: `stream` is a
+cuda.core Stream when run eagerly and a GraphBuilder while captured, so `launch(stream, ...)`
+works in both; each array is a `DeviceArray` graphcert made from the numpy arrays
+`make_inputs(n)` returned (outputs included: nothing may be allocated while capturing)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from graphcert.cuda.memory import DeviceBuffer
+from graphcert.errors import FrameworkMissing
+
+
+def as_tuple(value: Any) -> tuple[Any, ...]:
+    """One array or a sequence of them, as a tuple."""
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+@dataclass
+class DeviceArray:
+    """Device memory with a numpy shape and dtype; `ptr` is what a kernel takes."""
+
+    buffer: DeviceBuffer
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    @property
+    def ptr(self) -> int:
+        return self.buffer.ptr
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape)) if self.shape else 1
+
+    @classmethod
+    def of(cls, host: np.ndarray) -> DeviceArray:
+        data = np.ascontiguousarray(host)
+        buf = DeviceBuffer(data.nbytes)
+        buf.upload(data)
+        return cls(buf, tuple(data.shape), data.dtype)
+
+    def get(self) -> np.ndarray:
+        return self.buffer.download(self.dtype, self.size).reshape(self.shape)
+
+
+@dataclass
+class CoreCaptured:
+    builder: Any
+    graph: Any
+    stream: Any
+    outputs: tuple[Any, ...]
+    capture_s: float
+    instantiate_s: float | None
+    pool_bytes: int | None = None
+    keep: list[Any] = field(default_factory=list)
+
+    def launch(self) -> None:
+        self.graph.launch(self.stream)
+
+    def release(self) -> None:
+        self.graph.close()
+        self.builder.close()
+        for array in self.keep:
+            array.buffer.free()
+        self.keep.clear()
+
+
+class CudaCoreAdapter:
+    """cuda.core: a stream of its own on device 0, GraphBuilder capture in global mode (so an
+    allocation or synchronisation inside the step is refused, as it would be in production)."""
+
+    framework = "cuda.core"
+
+    def __init__(self, device: int = 0) -> None:
+        try:
+            from cuda.core import Device
+        except ImportError as exc:
+            raise FrameworkMissing(f"cuda.core is not installed ({exc})",
+                                   hint="pip install cuda-core") from None
+        self.device_index = device
+        self.dev = Device(device)
+        self.dev.set_current()
+        self.stream = self.dev.create_stream()
+
+    def static_inputs(self, values: Sequence[Any]) -> tuple[Any, ...]:
+        return tuple(DeviceArray.of(np.asarray(v)) for v in values)
+
+    def pad_into(self, static: Sequence[Any], values: Sequence[Any], n: int,
+                 pad_value: float) -> None:
+        self.stream.sync()
+        for dst, src in zip(static, values, strict=True):
+            padded = np.full(dst.shape, pad_value, dtype=dst.dtype)
+            padded[:n] = np.asarray(src)
+            dst.buffer.upload(padded)
+
+    def call(self, step: Any, values: Sequence[Any]) -> None:
+        step.fn(self.stream, *values)
+
+    def eager(self, step: Any, values: Sequence[Any]) -> tuple[Any, ...]:
+        arrays = [DeviceArray.of(np.asarray(v)) for v in values]
+        try:
+            outputs = as_tuple(step.fn(self.stream, *arrays))
+            self.stream.sync()
+            return tuple(self.to_numpy(o) for o in outputs)
+        finally:
+            for array in arrays:
+                array.buffer.free()
+
+    def capture(self, step: Any, static: Sequence[Any]) -> CoreCaptured:
+        for _ in range(step.warmup):  # loads the modules: nothing loads during capture
+            step.fn(self.stream, *static)
+        self.stream.sync()
+        builder = self.stream.create_graph_builder()
+        t0 = time.perf_counter()
+        builder.begin_building("global")
+        try:
+            outputs = as_tuple(step.fn(builder, *static))
+        except BaseException:
+            try:
+                builder.end_building()
+            except Exception:  # noqa: BLE001 - the step's own error is the one to report
+                pass
+            builder.close()
+            raise
+        builder.end_building()
+        t1 = time.perf_counter()
+        graph = builder.complete()
+        graph.upload(self.stream)
+        self.stream.sync()
+        t2 = time.perf_counter()
+        return CoreCaptured(builder, graph, self.stream, outputs, t1 - t0, t2 - t1,
+                            keep=list(static))
+
+    def to_numpy(self, array: Any) -> np.ndarray:
+        return array.get() if isinstance(array, DeviceArray) else np.asarray(array)
+
+    def snapshot(self, captured: Any, name: str) -> Any:
+        from graphcert.sources import snapshot_of
+
+        return snapshot_of(captured.builder, name=name)
+
+    def capture_error(self, exc: BaseException) -> str | None:
+        text = str(exc)
+        if not any(w in text for w in ("CAPTURE", "capturing", "not permitted")):
+            return None
+        first = next((ln.strip() for ln in text.splitlines() if ln.strip()), type(exc).__name__)
+        return (f"cuda.core could not build it: {first}; the step allocates or synchronises "
+                "while the GraphBuilder captures: take every array from make_inputs and launch "
+                "on the stream you are given, with no sync() inside the step")
+
+    def synchronize(self) -> None:
+        self.stream.sync()
+
+    def graph_memory(self) -> dict[str, int]:
+        try:
+            from graphcert.cuda.handles import graph_memory_of
+
+            return graph_memory_of(self.device_index)
+        except Exception:  # noqa: BLE001 - a figure, never a failure
+            return {}

@@ -1,0 +1,280 @@
+"""Framework steps per bucket: capture with the framework's own capture at the bucket's size,
+then for each sampled n pad the n-row inputs up to the bucket, replay, and compare the rows
+that belong to n with the framework's eager result at n. Runs on a GPU (or on a registered
+synthetic framework in the CPU tests).
+
+Per bucket: the snapshot (inventory, fingerprints), capture and instantiate time, the
+framework's pool bytes and the driver's graph memory, padding waste, replay against eager
+time, the graph cache key; across buckets what changes (kernels, grids, topology).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from graphcert.cert.results import (
+    AnyClass,
+    CaptureResult,
+    ClassResult,
+    SampleResult,
+    StepBucket,
+    VerifyResult,
+    cache_key,
+)
+from graphcert.classes import Buckets, padding_waste, sample_sizes
+from graphcert.errors import FrameworkMissing, GraphcertError, InputError
+from graphcert.model.io import SNAPSHOT_SCHEMA_VERSION
+from graphcert.render.dot import snapshot_to_dot
+from graphcert.run.verify import transitions
+from graphcert.workloads.registry import parse_ref
+from graphcert.workloads.steps import Adapter, Captured, Step, adapter_for, as_tuple
+
+# Replay and eager launches timed per bucket for the certificate's replay_s / eager_s.
+TIMED_LAUNCHES = 5
+
+
+class StepCaptureError(InputError):
+    """The framework refused to capture the step (it allocates or synchronises)."""
+
+
+@dataclass
+class Phases:
+    """Seconds per phase: the framework's (capture, instantiate, replay, eager) and
+    graphcert's own (pad, snapshot, compare): what benchmarks/steps_overhead.py reports."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def timed(self, phase: str, fn: Callable[[], Any]) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return fn()
+        finally:
+            self.add(phase, time.perf_counter() - t0)
+
+    def add(self, phase: str, seconds: float) -> None:
+        self.seconds[phase] = self.seconds.get(phase, 0.0) + seconds
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+
+
+def _num(value: Any) -> str:
+    try:
+        return f"{float(value):.6g}"
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def first_mismatch(got: Sequence[np.ndarray], want: Sequence[np.ndarray], rtol: float,
+                   atol: float) -> str | None:
+    """The first output and row where the graph's rows differ from the eager ones, or None."""
+    if len(got) != len(want):
+        return f"the graph gave {len(got)} outputs, the eager call {len(want)}"
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        if g.shape != w.shape:
+            return f"output {i} has shape {g.shape} from the graph but {w.shape} eagerly"
+        if g.size == 0:
+            continue
+        if g.dtype.kind in "fc" or w.dtype.kind in "fc":
+            bad = ~np.isclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=atol,
+                              equal_nan=True)
+        else:
+            bad = g != w
+        if bad.any():
+            rows = bad.reshape(bad.shape[0], -1).any(axis=1) if bad.ndim else bad.reshape(1)
+            row = int(np.argmax(rows))
+            gv, wv = (np.ravel(g[row] if g.ndim else g)[0], np.ravel(w[row] if w.ndim else w)[0])
+            worst = float(np.max(np.abs(g.astype(np.float64) - w.astype(np.float64))))
+            return (f"output {i} row {row} differs from the eager result (graph {_num(gv)}, "
+                    f"eager {_num(wv)}; max abs difference {worst:.3g}, rtol {rtol:g}, "
+                    f"atol {atol:g})")
+    return None
+
+
+class StepVerifier:
+    """Captures and checks one step over its buckets."""
+
+    def __init__(self, step: Step, ref: str, adapter: Adapter, samples: int, seed: int):
+        self.step = step
+        self.ref = ref
+        self.adapter = adapter
+        self.samples = samples
+        self.seed = seed
+        self.phases = Phases()
+        self.on_progress: Callable[..., None] | None = None
+
+    def _where(self, capacity: int) -> str:
+        return f"step {self.step.name}, bucket {capacity:,}"
+
+    def capture(self, capacity: int) -> tuple[Captured, tuple[Any, ...]]:
+        """Capture at the bucket's size; a framework capture error becomes one line naming
+        the step, the bucket and the fix."""
+        values = as_tuple(self.step.make_inputs(capacity))
+        static = self.adapter.static_inputs(values)
+        t0 = time.perf_counter()
+        try:
+            captured = self.adapter.capture(self.step, static)
+        except GraphcertError:
+            raise
+        except Exception as exc:  # the framework's own error, translated
+            fix = self.adapter.capture_error(exc)
+            raise StepCaptureError(
+                f"{self._where(capacity)}: " + (fix or f"capture raised {_first_line(exc)}"))\
+                from None
+        framework_s = (captured.capture_s or 0.0) + (captured.instantiate_s or 0.0)
+        self.phases.add("capture", framework_s)
+        self.phases.add("warmup", max(time.perf_counter() - t0 - framework_s, 0.0))
+        return captured, static
+
+    def verify_bucket(self, capacity: int, lower: int | None) -> AnyClass:
+        sizes = sample_sizes(capacity, self.samples, self.seed, lower=lower)
+        memory_before = self.adapter.graph_memory()
+        try:
+            captured, static = self.capture(capacity)
+        except GraphcertError as exc:
+            return ClassResult(capacity, False, (exc.one_line(),),
+                               padding_waste=padding_waste(capacity, sizes))
+        failures: list[str] = []
+        rows: list[SampleResult] = []
+        try:
+            snap = self.phases.timed("snapshot", lambda: self.adapter.snapshot(
+                captured, f"{self.step.name}-b{capacity}"))
+            memory = self.adapter.graph_memory() or memory_before
+            replay_s, eager_s = self._time_both(captured, static)
+            for n in sizes:
+                row = self._sample(captured, static, capacity, n)
+                rows.append(row)
+                if row.error:
+                    failures.append(row.error)
+                if self.on_progress:
+                    self.on_progress(1, f"{self.ref} bucket {capacity:,}")
+        finally:
+            captured.release()
+        options = dict(parse_ref(self.ref).options)
+        facts = StepBucket(self.adapter.framework, captured.capture_s, captured.instantiate_s,
+                           captured.pool_bytes, memory, replay_s, eager_s,
+                           cache_key(self.ref, options, capacity, snap.topology_hash,
+                                     SNAPSHOT_SCHEMA_VERSION))
+        if len(failures) > 1:  # the first wrong size names the row; the rest are counted
+            failures[1:] = [f"{len(failures) - 1} more sampled size(s) of bucket "
+                            f"{capacity:,} fail the same way"]
+        return ClassResult(capacity, not failures, tuple(failures), snap.topology_hash,
+                           snap.shape_hash, snap.node_count, snap.counts(), None,
+                           padding_waste(capacity, sizes), tuple(rows), snapshot=snap,
+                           bucket=facts)
+
+    def _time_both(self, captured: Captured, static: Sequence[Any]) -> tuple[float, float]:
+        """Median seconds of a replay and of an eager call, each waited for, at the bucket."""
+        def median(launch: Callable[[], None]) -> float:
+            times = []
+            for _ in range(TIMED_LAUNCHES):
+                t0 = time.perf_counter()
+                launch()
+                self.adapter.synchronize()
+                times.append(time.perf_counter() - t0)
+            return float(np.median(times))
+
+        replay_s = median(captured.launch)
+        self.phases.add("replay", replay_s * TIMED_LAUNCHES)
+        eager_s = median(lambda: self.adapter.call(self.step, static))
+        self.phases.add("eager", eager_s * TIMED_LAUNCHES)
+        return replay_s, eager_s
+
+    def _sample(self, captured: Captured, static: Sequence[Any], capacity: int,
+                n: int) -> SampleResult:
+        where = f"{self._where(capacity)}, n={n:,}"
+        try:
+            values = as_tuple(self.step.make_inputs(n))
+            want = self.phases.timed("eager", lambda: self.adapter.eager(self.step, values))
+            want_rows = [self.step.rows(self.adapter.to_numpy(w), n) for w in want]
+            self.phases.timed("pad", lambda: self.adapter.pad_into(static, values, n,
+                                                                   self.step.pad_value))
+
+            def replay() -> None:
+                captured.launch()
+                self.adapter.synchronize()
+
+            self.phases.timed("replay", replay)
+            got_rows = self.phases.timed("compare", lambda: [
+                self.step.rows(self.adapter.to_numpy(o), n) for o in captured.outputs])
+            problem = self.phases.timed("compare", lambda: first_mismatch(
+                got_rows, want_rows, self.step.rtol, self.step.atol))
+        except GraphcertError:
+            raise
+        except Exception as exc:  # the step's own code failed at this size
+            return SampleResult(n, error=f"{where}: the step raised {_first_line(exc)}")
+        if problem is None:
+            return SampleResult(n, output_equal=True)
+        pad = capacity - n
+        cause = (f"; its result depends on the {pad:,} padded rows (e.g. a reduction over "
+                 "the whole padded batch): make each row depend only on its own inputs, or "
+                 "mask the padding" if pad else "")
+        return SampleResult(n, output_equal=False, error=f"{where}: {problem}{cause}")
+
+
+def open_adapter(step: Step) -> Adapter:
+    """The step's framework adapter; FrameworkMissing (its reason) when it cannot run."""
+    try:
+        return adapter_for(step.framework)
+    except FrameworkMissing:
+        raise
+    except GraphcertError:
+        raise
+    except Exception as exc:
+        raise FrameworkMissing(f"{step.framework} cannot start: {_first_line(exc)}") from None
+
+
+def verify_step(step: Step, ref: str, capacities: Sequence[int], *, samples: int = 4,
+                seed: int = 0, classes_spec: str | None = None,
+                on_class: Callable[[AnyClass], None] | None = None,
+                on_progress: Callable[..., None] | None = None,
+                adapter: Adapter | None = None) -> VerifyResult:
+    """Verify a framework step over its buckets: the typed result with its verdict, as
+    `verify` makes for a workload (so certificates, the gate, show and diff take it)."""
+    verifier = StepVerifier(step, ref, adapter or open_adapter(step), samples, seed)
+    verifier.on_progress = on_progress
+    classes: list[AnyClass] = []
+    for capacity in capacities:
+        lower = capacities.lower_edge(capacity) if isinstance(capacities, Buckets) else None
+        result = verifier.verify_bucket(capacity, lower)
+        classes.append(result)
+        if on_progress:  # a failed bucket still completes its share
+            on_progress(max(samples - len(result.samples), 0))
+        if on_class:
+            on_class(result)
+    spec = classes_spec if classes_spec is not None else ",".join(map(str, capacities))
+    settings = {"samples": samples, "seed": seed, "mode": f"{step.framework} capture",
+                "classes": spec, "framework": step.framework, "rtol": step.rtol,
+                "atol": step.atol, "pad_value": step.pad_value}
+    return VerifyResult(tuple(classes), transitions(classes), dict(verifier.phases.seconds),
+                        settings, VerifyResult.judge(classes))
+
+
+def capture_step(step: Step, ref: str, sizes: Sequence[int],
+                 capacity_of: Callable[[int], int], *, adapter: Adapter | None = None
+                 ) -> list[CaptureResult]:
+    """Capture the step once per bucket of `sizes` (for `capture` and `inventory`)."""
+    verifier = StepVerifier(step, ref, adapter or open_adapter(step), 2, 0)
+    out = []
+    for n in sizes:
+        capacity = capacity_of(n)
+        captured, _ = verifier.capture(capacity)
+        try:
+            snap = verifier.adapter.snapshot(captured, f"{step.name}-b{capacity}")
+            snap.meta.update({"workload": ref, "name": step.name, "capacity": capacity, "n": n,
+                              "mode": f"{step.framework} capture"})
+            out.append(CaptureResult(capacity, n, snap, snapshot_to_dot(snap, step.name),
+                                     captured.capture_s,
+                                     captured.instantiate_s or 0.0, 0.0,
+                                     captured.pool_bytes or 0,
+                                     verifier.adapter.graph_memory()))
+        finally:
+            captured.release()
+    return out

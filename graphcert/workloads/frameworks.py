@@ -1,0 +1,256 @@
+"""PyTorch and CuPy adapters for framework steps. Each imports its framework when built, so
+importing this module imports neither.
+
+PyTorch: warm up on a side stream, then `torch.cuda.graph` into a CUDAGraph(keep_graph=True)
+with a private pool (`torch.cuda.graph_pool_handle()`), as PyTorch's CUDA Graphs notes say.
+CuPy: stream capture on a non-blocking stream; `end_capture()` also instantiates.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from graphcert.workloads.steps import FrameworkMissing, Step, as_tuple
+
+# Errors frameworks raise when the captured work synchronises with the host or allocates.
+_CAPTURE_WORDS = ("capturing", "capture", "not permitted", "cudaErrorStreamCapture",
+                  "operation would make the legacy stream depend on a capturing")
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+def graph_memory(device: int) -> dict[str, int]:
+    """The driver's graph memory attributes ({} where the driver cannot say)."""
+    try:
+        from graphcert.cuda.handles import graph_memory_of
+
+        return graph_memory_of(device)
+    except Exception:  # noqa: BLE001 - informational: a figure, never a failure
+        return {}
+
+
+@dataclass
+class TorchCaptured:
+    graph: Any
+    outputs: tuple[Any, ...]
+    capture_s: float
+    instantiate_s: float | None
+    pool_bytes: int | None
+    keep: list[Any] = field(default_factory=list)  # the static inputs the graph reads
+
+    def launch(self) -> None:
+        self.graph.replay()
+
+    def release(self) -> None:
+        self.graph.reset()
+        self.keep.clear()
+
+
+class TorchAdapter:
+    """PyTorch: tensors on the current CUDA device."""
+
+    framework = "torch"
+
+    def __init__(self) -> None:
+        try:
+            import torch
+        except ImportError as exc:
+            raise FrameworkMissing(f"PyTorch is not installed ({exc})",
+                                   hint="pip install torch (a CUDA build)") from None
+        if torch.version.cuda is None or not torch.cuda.is_available():
+            raise FrameworkMissing(f"PyTorch {torch.__version__} has no CUDA device to use",
+                                   hint="install a CUDA build of PyTorch on a GPU machine")
+        self.torch = torch
+
+    def static_inputs(self, values: Sequence[Any]) -> tuple[Any, ...]:
+        return tuple(v.clone() for v in values)
+
+    def pad_into(self, static: Sequence[Any], values: Sequence[Any], n: int,
+                 pad_value: float) -> None:
+        for dst, src in zip(static, values, strict=True):
+            dst[:n].copy_(src)
+            dst[n:].fill_(pad_value)
+
+    def call(self, step: Step, values: Sequence[Any]) -> None:
+        with self.torch.no_grad():
+            step.fn(*values)
+
+    def eager(self, step: Step, values: Sequence[Any]) -> tuple[Any, ...]:
+        with self.torch.no_grad():
+            out = as_tuple(step.fn(*values))
+        self.torch.cuda.synchronize()
+        return out
+
+    def capture(self, step: Step, static: Sequence[Any]) -> TorchCaptured:
+        torch = self.torch
+        with torch.no_grad():
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):  # cuBLAS handles and workspaces: not captured
+                for _ in range(step.warmup):
+                    step.fn(*static)
+            torch.cuda.current_stream().wait_stream(side)
+            torch.cuda.synchronize()
+            pool = torch.cuda.graph_pool_handle()
+            reserved = torch.cuda.memory_reserved()
+            graph = torch.cuda.CUDAGraph(keep_graph=True)  # kept so graphcert can read it
+            t0 = time.perf_counter()
+            with torch.cuda.graph(graph, pool=pool):
+                outputs = as_tuple(step.fn(*static))
+            torch.cuda.synchronize()
+            capture_s = time.perf_counter() - t0
+        instantiate_s = None
+        if hasattr(graph, "instantiate"):
+            t0 = time.perf_counter()
+            graph.instantiate()
+            torch.cuda.synchronize()
+            instantiate_s = time.perf_counter() - t0
+        pool_bytes = self._pool_bytes(pool, torch.cuda.memory_reserved() - reserved)
+        return TorchCaptured(graph, outputs, capture_s, instantiate_s, pool_bytes, list(static))
+
+    def _pool_bytes(self, pool: Any, reserved_delta: int) -> int | None:
+        """Bytes of the segments in the graph's private pool (the allocator's snapshot), or
+        the growth of reserved memory over the capture where the snapshot does not say."""
+        try:
+            segments = self.torch.cuda.memory_snapshot()
+            mine = [s for s in segments if tuple(s.get("segment_pool_id", ())) == tuple(pool)]
+            if mine:
+                return int(sum(s["total_size"] for s in mine))
+        except Exception:  # noqa: BLE001 - a figure; fall back to the delta
+            pass
+        return max(int(reserved_delta), 0)
+
+    def to_numpy(self, array: Any) -> np.ndarray:
+        return np.asarray(array.detach().float().cpu().numpy()
+                          if array.dtype.is_floating_point else array.detach().cpu().numpy())
+
+    def snapshot(self, captured: Any, name: str) -> Any:
+        from graphcert.sources import snapshot_of
+
+        return snapshot_of(captured.graph, name=name)
+
+    def capture_error(self, exc: BaseException) -> str | None:
+        text = str(exc)
+        if not any(w in text for w in _CAPTURE_WORDS):
+            return None
+        return (f"PyTorch could not capture it: {_one_line(exc)}; the step synchronises with "
+                "the host during capture (.item(), .cpu(), .tolist(), printing a tensor, "
+                "torch.cuda.synchronize(), data-dependent shapes such as nonzero()): keep "
+                "host reads out of the step")
+
+    def synchronize(self) -> None:
+        self.torch.cuda.synchronize()
+
+    def graph_memory(self) -> dict[str, int]:
+        return graph_memory(self.torch.cuda.current_device())
+
+
+@dataclass
+class CupyCaptured:
+    graph: Any
+    stream: Any
+    outputs: tuple[Any, ...]
+    capture_s: float
+    instantiate_s: float | None
+    pool_bytes: int | None
+    keep: list[Any] = field(default_factory=list)
+
+    def launch(self) -> None:
+        self.graph.launch(self.stream)
+
+    def release(self) -> None:
+        self.keep.clear()
+        self.graph = None
+
+
+class CupyAdapter:
+    """CuPy: arrays on the current device; capture on a non-blocking stream."""
+
+    framework = "cupy"
+
+    def __init__(self) -> None:
+        try:
+            import cupy
+        except ImportError as exc:
+            raise FrameworkMissing(f"CuPy is not installed ({exc})",
+                                   hint="pip install cupy-cuda13x") from None
+        try:
+            if cupy.cuda.runtime.getDeviceCount() < 1:
+                raise FrameworkMissing("CuPy sees no CUDA device")
+        except cupy.cuda.runtime.CUDARuntimeError as exc:
+            raise FrameworkMissing(f"CuPy cannot reach a CUDA device: {exc}") from None
+        self.cp = cupy
+
+    def static_inputs(self, values: Sequence[Any]) -> tuple[Any, ...]:
+        return tuple(v.copy() for v in values)
+
+    def pad_into(self, static: Sequence[Any], values: Sequence[Any], n: int,
+                 pad_value: float) -> None:
+        for dst, src in zip(static, values, strict=True):
+            dst[:n] = src
+            dst[n:] = pad_value
+        self.cp.cuda.Device().synchronize()
+
+    def call(self, step: Step, values: Sequence[Any]) -> None:
+        step.fn(*values)
+
+    def eager(self, step: Step, values: Sequence[Any]) -> tuple[Any, ...]:
+        out = as_tuple(step.fn(*values))
+        self.cp.cuda.Device().synchronize()
+        return out
+
+    def capture(self, step: Step, static: Sequence[Any]) -> CupyCaptured:
+        cp = self.cp
+        stream = cp.cuda.Stream(non_blocking=True)
+        pool = cp.get_default_memory_pool()
+        used = pool.total_bytes()
+        with stream:
+            for _ in range(step.warmup):  # loads the kernels: nothing compiles in capture
+                step.fn(*static)
+            stream.synchronize()
+            t0 = time.perf_counter()
+            stream.begin_capture()
+            try:
+                outputs = as_tuple(step.fn(*static))
+            except BaseException:
+                try:
+                    stream.end_capture()
+                except Exception:  # noqa: BLE001 - the step's own error is the one to report
+                    pass
+                raise
+            t1 = time.perf_counter()
+            graph = stream.end_capture()  # ends the capture and instantiates
+            t2 = time.perf_counter()
+        return CupyCaptured(graph, stream, outputs, t1 - t0, t2 - t1,
+                            max(pool.total_bytes() - used, 0), list(static))
+
+    def to_numpy(self, array: Any) -> np.ndarray:
+        return np.asarray(self.cp.asnumpy(array))
+
+    def snapshot(self, captured: Any, name: str) -> Any:
+        from graphcert.sources import snapshot_of
+
+        return snapshot_of(captured.graph, name=name)
+
+    def capture_error(self, exc: BaseException) -> str | None:
+        text = str(exc)
+        if not any(w in text for w in _CAPTURE_WORDS):
+            return None
+        return (f"CuPy could not capture it: {_one_line(exc)}; the step allocates or "
+                "synchronises during capture: make every output and temporary before "
+                "capturing and write into it with out= (cp.add(x, y, out=z)), and keep host "
+                "reads (.get(), float(), cp.asnumpy) out of the step")
+
+    def synchronize(self) -> None:
+        self.cp.cuda.Device().synchronize()
+
+    def graph_memory(self) -> dict[str, int]:
+        return graph_memory(int(self.cp.cuda.runtime.getDevice()))

@@ -1,0 +1,163 @@
+"""A synthetic framework for CPU tests of framework steps: numpy arrays stand in for device
+arrays, "capture" records the step over the static inputs, "replay" recomputes it into the
+static outputs, and the snapshot is a synthetic graph (kernel names say "synthetic"; nothing
+here looks like, or is, a GPU recording). `register()` makes framework "synthetic" usable.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from graphcert.model import GraphSnapshot, NodeKind, RawGraph, RawNode, snapshot_from_raw
+from graphcert.workloads.steps import Step, as_tuple, register_adapter
+
+FRAMEWORK = "synthetic"
+STATE = {"capturing": False, "captures": 0}
+
+
+def sync_in_step() -> None:
+    """What a step calling the framework's synchronise does: refused while capturing."""
+    if STATE["capturing"]:
+        raise RuntimeError("synthetic: operation not permitted when stream is capturing")
+
+
+def synthetic_snapshot(capacity: int, name: str) -> GraphSnapshot:
+    """Two synthetic kernels; the second changes kernel above bucket 8 (as cuBLAS does)."""
+    gemm = "synthetic_gemm_small" if capacity <= 8 else "synthetic_gemm_large"
+    nodes = (RawNode(0, NodeKind.KERNEL, {"name": "synthetic_scale",
+                                          "grid": [max(capacity // 4, 1), 1, 1],
+                                          "block": [256, 1, 1], "shared_mem_bytes": 0,
+                                          "param_sizes": [8, 8]}),
+             RawNode(1, NodeKind.KERNEL, {"name": gemm, "grid": [1, 1, 1], "block": [128, 1, 1],
+                                          "shared_mem_bytes": 0, "param_sizes": [8, 8]}))
+    return snapshot_from_raw(RawGraph(nodes, ((0, 1),)), meta={"name": name,
+                                                               "source": "synthetic"})
+
+
+@dataclass
+class FakeCaptured:
+    step: Step
+    static: Sequence[np.ndarray]
+    outputs: tuple[Any, ...]
+    capacity: int
+    capture_s: float = 0.0
+    instantiate_s: float | None = 0.0
+    pool_bytes: int | None = 0
+    released: list[bool] = field(default_factory=list)
+
+    def launch(self) -> None:
+        for dst, src in zip(self.outputs, as_tuple(self.step.fn(*self.static)), strict=True):
+            dst[...] = src
+
+    def release(self) -> None:
+        self.released.append(True)
+
+
+class FakeAdapter:
+    framework = FRAMEWORK
+
+    def static_inputs(self, values: Sequence[Any]) -> tuple[Any, ...]:
+        return tuple(np.array(v, copy=True) for v in values)
+
+    def pad_into(self, static: Sequence[Any], values: Sequence[Any], n: int,
+                 pad_value: float) -> None:
+        for dst, src in zip(static, values, strict=True):
+            dst[:n] = src
+            dst[n:] = pad_value
+
+    def call(self, step: Step, values: Sequence[Any]) -> None:
+        step.fn(*values)
+
+    def eager(self, step: Step, values: Sequence[Any]) -> tuple[Any, ...]:
+        return tuple(np.asarray(o) for o in as_tuple(step.fn(*values)))
+
+    def capture(self, step: Step, static: Sequence[Any]) -> FakeCaptured:
+        for _ in range(step.warmup):
+            step.fn(*static)
+        STATE["capturing"] = True
+        t0 = time.perf_counter()
+        try:
+            outputs = tuple(np.array(o, copy=True) for o in as_tuple(step.fn(*static)))
+        finally:
+            STATE["capturing"] = False
+        STATE["captures"] += 1
+        return FakeCaptured(step, static, outputs, len(static[0]) if static else 0,
+                            time.perf_counter() - t0)
+
+    def to_numpy(self, array: Any) -> np.ndarray:
+        return np.asarray(array)
+
+    def snapshot(self, captured: Any, name: str) -> GraphSnapshot:
+        return synthetic_snapshot(captured.capacity, name)
+
+    def capture_error(self, exc: BaseException) -> str | None:
+        if "capturing" not in str(exc):
+            return None
+        return f"synthetic could not capture it: {exc}; keep host syncs out of the step"
+
+    def synchronize(self) -> None:
+        pass
+
+    def graph_memory(self) -> dict[str, int]:
+        return {}
+
+
+def register() -> None:
+    register_adapter(FRAMEWORK, FakeAdapter)
+
+
+# Steps over the synthetic framework: 2-D float inputs, batched along dim 0.
+WEIGHT = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(4, 3)
+
+
+def make_inputs(n: int) -> tuple[np.ndarray]:
+    rng = np.random.default_rng(n)
+    return (rng.standard_normal((n, 4)).astype(np.float32),)
+
+
+def rowwise(x: np.ndarray) -> np.ndarray:
+    return np.tanh(x @ WEIGHT)
+
+
+def batch_mean(x: np.ndarray) -> np.ndarray:
+    """Unsafe: every row depends on the mean over the whole (padded) batch."""
+    return x - x.mean(axis=0, keepdims=True)
+
+
+def syncs(x: np.ndarray) -> np.ndarray:
+    sync_in_step()
+    return x * 2.0
+
+
+def safe_step() -> Step:
+    register()
+    import graphcert
+
+    return graphcert.step(rowwise, make_inputs, framework=FRAMEWORK, name="rowwise",
+                          rtol=1e-5, atol=1e-6)
+
+
+def unsafe_step() -> Step:
+    register()
+    import graphcert
+
+    return graphcert.step(batch_mean, make_inputs, framework=FRAMEWORK, name="batch_mean",
+                          rtol=1e-5, atol=1e-6)
+
+
+def syncing_step() -> Step:
+    register()
+    import graphcert
+
+    return graphcert.step(syncs, make_inputs, framework=FRAMEWORK, name="syncs")
+
+
+register()
+SAFE = safe_step()
+UNSAFE = unsafe_step()
+SYNCING = syncing_step()

@@ -1,0 +1,154 @@
+"""Framework steps on the GPU: each framework's example step captured by its own capture per
+bucket, read and verified; the unsafe PyTorch step caught with its reason; a step that
+synchronises in capture reported in one line; torch.compile's graphs kept and read.
+
+Each framework test skips with its own reason when that framework cannot run (FrameworkMissing);
+the GPU itself skips only through the gpu_ctx fixture (no driver / no device)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import graphcert
+from graphcert.cert.results import ClassResult, Status, VerifyResult
+from graphcert.errors import FrameworkMissing
+from graphcert.model import NodeKind
+from graphcert.workloads.registry import load
+from graphcert.workloads.steps import adapter_for
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "steps"
+
+
+def _ready(framework: str) -> None:
+    try:
+        adapter_for(framework)
+    except FrameworkMissing as exc:
+        pytest.skip(exc.one_line())
+
+
+def _example(file: str, name: str) -> tuple[str, Any]:
+    ref = f"{EXAMPLES / file}:{name}"
+    return ref, load(ref)
+
+
+def _check_passed(result: VerifyResult, buckets: list[int]) -> None:
+    assert result.verdict.status is Status.PASS, result.verdict.reasons
+    assert [c.capacity for c in result.classes] == buckets
+    for cls in result.classes:
+        assert isinstance(cls, ClassResult) and cls.bucket is not None
+        assert cls.counts.get(NodeKind.KERNEL.value, 0) >= 1, cls.counts
+        assert cls.bucket.capture_s is not None and cls.bucket.capture_s > 0
+        assert cls.bucket.replay_s and cls.bucket.eager_s
+        key = cls.bucket.cache_key
+        assert key is not None and key["topology_hash"] == cls.topology_hash
+        assert all(s.output_equal for s in cls.samples)
+    assert len(result.transitions) == len(buckets) - 1
+
+
+def test_torch_step_verified_over_buckets(gpu_ctx: object) -> None:
+    _ready("torch")
+    ref, step = _example("torch_decode.py", "DECODE")
+    result = graphcert.verify_step(step, "1,2,4,8,16,24,32", samples=3, ref=ref)
+    _check_passed(result, [1, 2, 4, 8, 16, 24, 32])
+    pools = [c.bucket.pool_bytes for c in result.classes
+             if isinstance(c, ClassResult) and c.bucket]
+    # the outputs live in each bucket's private pool: at least the largest bucket's shows
+    assert all(p is not None and p >= 0 for p in pools) and max(pools) > 0, pools
+
+
+def test_torch_step_certificate_from_the_cli(gpu_ctx: object, tmp_path: Path) -> None:
+    _ready("torch")
+    from graphcert.cert.store import load_certificate
+    from graphcert.cli import cli
+
+    ref = f"{EXAMPLES / 'torch_decode.py'}:DECODE"
+    done = CliRunner().invoke(cli, ["verify", ref, "--classes", "vllm:16", "--samples", "2",
+                                    "--out", str(tmp_path)])
+    assert done.exit_code == 0, done.output
+    (path,) = tmp_path.glob("topology-torch_decode-*.json")
+    load_certificate(path)
+    cert = json.loads(path.read_text())
+    assert [c["bucket"]["cache_key"]["bucket"] for c in cert["results"]["classes"]] == \
+        [1, 2, 4, 8, 16]
+
+
+def test_unsafe_torch_step_is_caught_with_its_reason(gpu_ctx: object) -> None:
+    _ready("torch")
+    ref, step = _example("torch_unsafe.py", "UNSAFE")
+    result = graphcert.verify_step(step, "4,8", samples=3, ref=ref)
+    assert result.verdict.status is Status.FAIL
+    cls = result.classes[1]
+    assert isinstance(cls, ClassResult) and not cls.passed
+    why = cls.reasons[0]
+    assert why.startswith("step torch_unsafe, bucket 8, n=5: output 0 row 0 differs"), why
+    assert "padded rows" in why
+    assert cls.samples[-1].n == 8 and cls.samples[-1].output_equal is True
+
+
+def test_cupy_step_verified_and_inventoried(gpu_ctx: object) -> None:
+    _ready("cupy")
+    ref, step = _example("cupy_step.py", "STEP")
+    _check_passed(graphcert.verify_step(step, "1,2,8,16", samples=3, ref=ref), [1, 2, 8, 16])
+    from graphcert.run.capture import capture_snapshot
+
+    snap = capture_snapshot(ref, 8)
+    assert snap.meta["capacity"] == 8 and snap.counts().get("kernel", 0) == 3, snap.counts()
+
+
+def test_cuda_core_step_verified(gpu_ctx: object) -> None:
+    _ready("cuda.core")
+    ref, step = _example("cuda_core_step.py", "STEP")
+    result = graphcert.verify_step(step, "1,2,8,16", samples=3, ref=ref)
+    _check_passed(result, [1, 2, 8, 16])
+    grids = [c.snapshot.nodes[0].attrs["grid"][0] for c in result.classes
+             if isinstance(c, ClassResult) and c.snapshot is not None]
+    assert grids == [2, 4, 16, 32]  # 512 columns per row, 256 threads a block
+    assert {t.change for t in result.transitions} == {"launch shape"}
+
+
+def test_watch_torch_compile_reads_the_recorded_graphs(gpu_ctx: object) -> None:
+    _ready("torch")
+    import torch
+
+    from graphcert.sources import watch_torch_compile
+
+    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.GELU(),
+                                torch.nn.Linear(512, 256)).cuda().half().eval()
+    compiled = torch.compile(model, mode="reduce-overhead")
+    with watch_torch_compile() as watch, torch.no_grad():
+        for batch in (8, 16):
+            x = torch.randn(batch, 256, device="cuda", dtype=torch.float16)
+            for _ in range(4):
+                torch.compiler.cudagraph_mark_step_begin()
+                compiled(x)
+        torch.cuda.synchronize()
+    assert torch.cuda.CUDAGraph.__name__ == "CUDAGraph"  # restored
+    assert watch.snapshots, f"no graph recorded: {len(watch.graphs)} made, {watch.unreadable}"
+    for snap in watch.snapshots:
+        assert snap.counts().get("kernel", 0) >= 1, snap.counts()
+
+
+def test_torch_step_that_synchronises_in_capture_is_one_line(gpu_ctx: object) -> None:
+    _ready("torch")
+    import torch
+
+    def syncs(x: Any) -> Any:
+        scale = float(x.abs().max().item())  # a host read: not capturable
+        return x / scale
+
+    def make(n: int) -> tuple[Any]:
+        return (torch.randn(n, 64, device="cuda", dtype=torch.float16),)
+
+    step = graphcert.step(syncs, make, framework="torch", name="syncs")
+    result = graphcert.verify_step(step, "8", samples=2)
+    assert result.verdict.status is Status.FAIL
+    (why,) = result.classes[0].reasons
+    assert why.startswith("step syncs, bucket 8: "), why
+    assert "\n" not in why
+    torch.cuda.synchronize()  # the device is still usable afterwards

@@ -1,0 +1,92 @@
+"""The pytest plugin (graphcert/pytest_plugin.py), run through pytester over the synthetic
+framework of tests/_fakestep.py: a safe step passes, an unsafe one fails naming bucket, size
+and row, a step that synchronises in capture fails with the fix, a missing framework skips
+with its reason, and the certificate is written where told."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+TESTS = Path(__file__).resolve().parent
+# -p no:graphcert: where the package is installed its entry point already loads the plugin
+PLUGIN = ("-p", "no:graphcert", "-p", "graphcert.pytest_plugin")
+
+
+@pytest.fixture
+def user_tests(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    # a subprocess: numpy cannot be imported twice in one process, as pytester's in-process
+    # runs would do; it finds graphcert and the synthetic framework on PYTHONPATH
+    monkeypatch.setenv("PYTHONPATH", f"{TESTS.parent}:{TESTS}")
+    pytester.makeconftest(
+        "import _certfactory\n"
+        "import graphcert.run.environment as env\n"
+        "# synthetic framework, synthetic environment: no GPU is read\n"
+        "env.environment = lambda device=0: _certfactory.environment('SYNTHETIC')\n")
+    pytester.makepyfile(test_user="""
+        from _fakestep import SAFE, UNSAFE, SYNCING
+        import graphcert
+
+        def test_safe(graphcert_verify):
+            result = graphcert_verify(SAFE, "1,2,4,8,16")
+            assert result.verdict.passed and len(result.classes) == 5
+
+        def test_unsafe(graphcert_verify):
+            graphcert_verify(UNSAFE, "4,8", samples=3)
+
+        def test_syncing(graphcert_verify):
+            graphcert_verify(SYNCING, "8")
+
+        def test_missing_framework(graphcert_verify):
+            step = graphcert.step(lambda x: x, lambda n: None, framework="cupy", name="cp")
+            graphcert_verify(step, "8")
+    """)
+    return pytester
+
+
+def test_plugin_passes_fails_and_skips_with_reasons(user_tests: pytest.Pytester) -> None:
+    result = user_tests.runpytest_subprocess(*PLUGIN, "-rs")
+    outcomes = result.parseoutcomes()
+    out = result.stdout.str()
+    try:
+        import cupy  # noqa: F401
+        cupy_here = True
+    except ImportError:
+        cupy_here = False
+    assert outcomes.get("passed") == 1 and outcomes.get("failed") == 2, out
+    result.stdout.fnmatch_lines([
+        "*step batch_mean is not graph-safe over 4,8 (fail):*",
+        "*bucket 4, n=1: step batch_mean, bucket 4, n=1: output 0 row 0 differs*padded rows*",
+        "*step syncs is not graph-safe over 8*",
+        "*bucket 8: step syncs, bucket 8: synthetic could not capture it*",
+    ])
+    if not cupy_here:
+        assert outcomes.get("skipped") == 1
+        result.stdout.fnmatch_lines(["*graphcert: CuPy is not installed*"])
+
+
+def test_plugin_writes_the_certificate_where_told(user_tests: pytest.Pytester,
+                                                  tmp_path: Path) -> None:
+    out = tmp_path / "certs"
+    result = user_tests.runpytest_subprocess(*PLUGIN, f"--graphcert-out={out}",
+                                             "-k", "safe and not un")
+    assert result.parseoutcomes().get("passed") == 1, result.stdout.str()
+    (cert_path,) = out.glob("topology-rowwise-*.json")
+    cert = json.loads(cert_path.read_text())
+    assert cert["verdict"]["status"] == "pass"
+    assert cert["workload"]["ref"].endswith("_fakestep.py:SAFE")
+    assert [c["bucket"]["cache_key"]["bucket"] for c in cert["results"]["classes"]] == \
+        [1, 2, 4, 8, 16]
+    from graphcert.cert.store import load_certificate
+
+    load_certificate(cert_path)  # digest and schema hold
+
+
+def test_ini_key_sets_the_folder(user_tests: pytest.Pytester) -> None:
+    user_tests.makeini("[pytest]\ngraphcert_out = inicerts\ngraphcert_samples = 2\n")
+    result = user_tests.runpytest_subprocess(*PLUGIN, "-k", "safe and not un")
+    assert result.parseoutcomes().get("passed") == 1, result.stdout.str()
+    assert len(list((user_tests.path / "inicerts").glob("topology-rowwise-*.json"))) == 1
