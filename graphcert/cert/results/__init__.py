@@ -12,15 +12,15 @@ from graphcert.cert.results.bench import (
     BenchResult,
     Ended,
     Interval,
-    LineFit,
     SizeResult,
-    SweepFit,
     Timing,
     Unavailable,
     Upfront,
     WayTimings,
 )
 from graphcert.cert.results.capture import CaptureResult
+from graphcert.cert.results.measure import Context, HotTimings, PlacementSpread, Telemetry
+from graphcert.cert.results.sweep import LineFit, SweepFit
 from graphcert.cert.results.verdict import Status, Verdict
 from graphcert.cert.results.verify import (
     AnyClass,
@@ -34,7 +34,8 @@ from graphcert.cert.results.verify import (
 )
 
 __all__ = [
-    "QUANTITIES", "SIDES", "AnyClass", "BenchResult", "CaptureResult", "ClassResult", "Ended",
+    "QUANTITIES", "SIDES", "AnyClass", "BenchResult", "CaptureResult", "ClassResult", "Context",
+    "Ended", "HotTimings", "PlacementSpread", "Telemetry",
     "Interval", "LineFit", "SampleResult", "SizeResult", "SkippedClass", "Status", "SweepFit",
     "Timing", "Transition", "Unavailable", "UpdateOutcome", "Upfront", "Verdict",
     "VerifyResult", "WayTimings", "class_from_json",
