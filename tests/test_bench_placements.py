@@ -118,3 +118,38 @@ def test_view_shows_placements_hot_state_and_telemetry() -> None:
     assert "fresh single-stream context (child process)" in text  # the other state, apart
     assert "120 synchronisations" in text and "4,096 B host→device" in text
     assert "9.9%/2.0%" in text  # synthetic device spreads: 0.2/2.025 and 0.02/1.0
+
+
+def test_fresh_child_command_lines_and_result_read_back() -> None:
+    from graphcert.classes import parse_buckets
+    from graphcert.run.fresh import FRESH_CHILD_FLAG, child_argv, merge, parse_child
+    from graphcert.run.harness import BenchSettings
+    from graphcert.stats import StopRule
+
+    settings = BenchSettings(StopRule(0.01, 12, 0.25, 3.0), flush_l2=False, placements=5,
+                             hot=False, context="both")
+    (one,) = child_argv("chain[kernels=16]", parse_buckets("1,2,4"), settings, 1)
+    assert one[1:5] == ["-m", "graphcert", "bench", "chain[kernels=16]"]
+    assert one[one.index("--classes") + 1] == "1,2,4"
+    for flag, value in (("--placements", "5"), ("--device", "1"), ("--min-samples", "12"),
+                        ("--max-noise", "0.01")):
+        assert one[one.index(flag) + 1] == value
+    assert {"--no-flush-l2", "--no-hot", "--no-certificate", FRESH_CHILD_FLAG} <= set(one)
+    assert [a[a.index("--size") + 1] for a in child_argv("scan", [8, 100], settings, 0)] == \
+        ["8", "100"]
+    result = _enriched()
+    child = replace(result, other_context=None, context=Context.FRESH)
+    text = json.dumps({"results": child.to_json(), "verdict": child.verdict.to_json()})
+    assert parse_child(text) == child
+    merged = merge([child, child])
+    assert len(merged.sizes) == 2 * len(child.sizes)
+    assert merged.telemetry == Telemetry(240, 8192, 128, 4, 2)
+
+
+def test_cli_refuses_a_bad_context_in_one_line() -> None:
+    from click.testing import CliRunner
+
+    from graphcert.cli import cli
+
+    out = CliRunner().invoke(cli, ["bench", "chain", "--context", "warm"])
+    assert out.exit_code == 2 and "warm" in out.output and "Traceback" not in out.output

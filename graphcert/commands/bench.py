@@ -32,6 +32,20 @@ from graphcert.commands._options import device_option, json_option
 @click.option("--flush-l2/--no-flush-l2", default=True, show_default=True,
               help="Clear L2 before every sample, as nvbench's cold measurement does; without "
                    "it, what earlier samples left in L2 moves stream figures between runs.")
+@click.option("--placements", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Set the workload up this many times behind pad allocations of different "
+                   "sizes; every figure is the median over placements (the stream path's "
+                   "device time depends on where buffers land).")
+@click.option("--context", "context", type=click.Choice(["settled", "fresh", "both"]),
+              default="settled", show_default=True,
+              help="Driver state: settled = the several-streams state every multi-stream "
+                   "application runs in; fresh = a fresh single-stream context (a child "
+                   "process); both = each, reported apart.")
+@click.option("--hot/--no-hot", default=True, show_default=True,
+              help="Also time launches back to back with L2 warm (reported apart from the "
+                   "cold figures).")
+@click.option("--fresh-child", "fresh_child", is_flag=True, hidden=True,
+              help="Internal: the child process of --context fresh.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("reports"), show_default=True)
 @click.option("--no-certificate", is_flag=True)
@@ -40,6 +54,7 @@ from graphcert.commands._options import device_option, json_option
 def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
             sweep: str | None, plot_path: Path | None, max_noise: float, min_samples: int,
             min_time: float, timeout: float, blocker_timeout: float, flush_l2: bool,
+            placements: int, context: str, hot: bool, fresh_child: bool,
             out_dir: Path, no_certificate: bool, device: int, as_json: bool) -> None:
     """Time WORKLOAD launched kernel by kernel on a stream and as one graph: host enqueue,
     device time (queued behind a blocking kernel) and end to end, plus up-front costs."""
@@ -63,7 +78,8 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
     from graphcert.stats import StopRule
 
     settings = BenchSettings(StopRule(max_noise, min_samples, min_time, timeout), flush_l2,
-                             blocker_timeout)
+                             blocker_timeout, placements=placements, settle=not fresh_child,
+                             hot=hot, context="settled" if fresh_child else context)
     out, err = stdout_console(), stderr_console()
 
     def show(done: Certified[BenchResult]) -> None:
@@ -87,7 +103,10 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
         if plot_path is not None:
             plot_sweep(fit, plot_path)
             err.print(f"plot: {plot_path}")
-    if as_json:
+    if fresh_child:  # the parent reads one typed result back (graphcert.run.fresh)
+        print_json(json.dumps({"results": results[0].result.to_json(),
+                               "verdict": results[0].result.verdict.to_json()}))
+    elif as_json:
         print_json(json.dumps({"runs": [{
             "workload": r.ref, "results": r.result.to_json(),
             "certificate": str(r.certificate) if r.certificate else None} for r in results],

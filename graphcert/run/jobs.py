@@ -91,14 +91,25 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
     """Bench each workload reference at `sizes`; with `out_dir`, write a bench certificate
     per run."""
     from graphcert.run.bench import bench
+    from graphcert.run.fresh import bench_fresh
 
     loaded = _prepare(runs, out_dir)
     done: list[Certified[BenchResult]] = []
     with RunContext.open(device) as ctx:
         env = environment.environment(device) if out_dir is not None else {}
         for ref, workload in loaded:
-            result = bench(ctx, ref, sizes, settings, workload=workload,
-                           on_progress=on_progress)
+            # --context fresh|both: a child process times the fresh single-stream state.
+            fresh = bench_fresh(ref, sizes, settings, device) \
+                if settings.context in ("fresh", "both") else None
+            if fresh is not None and settings.context == "fresh":
+                result = fresh
+                if on_progress:
+                    on_progress(len(sizes) * 3)
+            else:
+                result = bench(ctx, ref, sizes, settings, workload=workload,
+                               on_progress=on_progress)
+                if fresh is not None:
+                    result = replace(result, other_context=fresh)
             done.append(_certify(result, ref, workload, env, out_dir, on_result))
     return done
 
