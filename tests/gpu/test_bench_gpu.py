@@ -93,7 +93,8 @@ def test_placements_hot_and_telemetry_are_recorded(gpu_ctx: RunContext) -> None:
     assert result.settings["placements"] == 3
 
 
-def test_context_both_reports_the_fresh_state_apart(tmp_path: Path) -> None:
+def test_context_both_reports_the_fresh_state_apart(gpu_ctx: RunContext, tmp_path: Path
+                                                    ) -> None:
     from graphcert.cert.results import Context
     from graphcert.run.jobs import bench_workloads
 
