@@ -26,10 +26,11 @@ if TYPE_CHECKING:
     from graphcert.cert.results import BenchResult, VerifyResult
 
 SCHEMA_VERSION = 1
-CERT_KINDS: tuple[str, ...] = ("topology", "bench")
+CERT_KINDS: tuple[str, ...] = ("topology", "bench", "sweep")
 TOOL_NAME = "graphcert"
 # What regenerates a certificate of each kind, for "re-run" hints.
-PRODUCER: dict[str, str] = {"topology": "graphcert verify", "bench": "graphcert bench"}
+PRODUCER: dict[str, str] = {"topology": "graphcert verify", "bench": "graphcert bench",
+                            "sweep": "graphcert bench --sweep"}
 
 
 class CertificateError(GraphcertError):

@@ -64,6 +64,9 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
     if size is not None and classes is not None:
         raise InputError("give --size or --classes, not both")
     sizes = parse_buckets(classes) if classes else [parse_size(size if size else 1 << 16)]
+    if sweep is not None and len(workloads) > 1:
+        raise InputError("--sweep fits one workload's option; give one workload",
+                         hint=f"run graphcert bench {workloads[0]} --sweep {sweep}, then the next")
     if plot_path is not None and sweep is None:
         raise InputError("--plot draws a --sweep; give --sweep KEY=V1,V2,...")
     runs = _runs(workloads, sweep)
@@ -97,9 +100,13 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
                                   on_result=show, on_progress=advance)
     fit = None
     if sweep is not None:
-        fit = fit_runs(str(runs[0][1]), [value for _, _, value in runs], results)
+        fit, cert = fit_runs(str(runs[0][1]), [value for _, _, value in runs], results,
+                             base_ref=workloads[0], device=device,
+                             out_dir=None if no_certificate else out_dir)
         if not as_json:
             out.print(sweep_table(fit))
+        if cert is not None:
+            err.print(f"sweep certificate: {cert}")
         if plot_path is not None:
             plot_sweep(fit, plot_path)
             err.print(f"plot: {plot_path}")

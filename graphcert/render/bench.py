@@ -142,6 +142,26 @@ def sweep_table(fit: SweepFit) -> Table:
     return t
 
 
+def sweep_view(fit: SweepFit) -> list[RenderableType]:
+    """A sweep certificate: the fit, then each point's per-launch medians and certificate."""
+    t = Table(title=f"swept {fit.key}: each run's first size")
+    for col in (fit.key, "stream e2e / kernel", "graph e2e / kernel", "graph device / node",
+                "certificate"):
+        t.add_column(col, justify="left" if col == "certificate" else "right")
+    names = list(fit.certificates) + [None] * len(fit.points)
+    for value, point, name in zip(fit.values, fit.points, names, strict=False):
+        per = float(value) or 1.0
+        s, g, gd = (point.stream.get("end_to_end"), point.graph.get("end_to_end"),
+                    point.graph.get("device"))
+        t.add_row(str(value), us(s.median_s / per if s else None),
+                  us(g.median_s / per if g else None), us(gd.median_s / per if gd else None),
+                  name or "-")
+    out: list[RenderableType] = [sweep_table(fit), t]
+    if fit.plot:
+        out.append(f"plot: {fit.plot}")
+    return out
+
+
 def plot_sweep(fit: SweepFit, path: Path) -> Path:
     """Per-kernel cost against N for stream and graph, host and device; saved to `path`."""
     try:

@@ -240,4 +240,5 @@ def fit_sweep(key: str, points: Sequence[tuple[Any, SizeResult]]) -> SweepFit:
             ys = [r.way(way).get(q) for _, r in points]
             fit[way][q] = (LineFit(**fit_line(xs, [t.median_s for t in ys if t]))
                            if len(xs) >= 2 and all(ys) else None)
-    return SweepFit(key, tuple(v for v, _ in points), fit, tuple(r for _, r in points))
+    rows = tuple(r for _, r in points)
+    return SweepFit(key, tuple(v for v, _ in points), fit, rows, verdict=SweepFit.judge(rows))

@@ -114,9 +114,29 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
     return done
 
 
-def sweep(key: str, values: Sequence[Any], runs: Sequence[Certified[BenchResult]]) -> SweepFit:
-    """The a + b·value fit over swept runs (each run's first size)."""
-    return fit_sweep(key, [(v, r.result.sizes[0]) for v, r in zip(values, runs, strict=True)])
+def sweep(key: str, values: Sequence[Any], runs: Sequence[Certified[BenchResult]], *,
+          base_ref: str | None = None, device: int = 0, out_dir: Path | None = None
+          ) -> tuple[SweepFit, Path | None]:
+    """The a + b·value fit over swept runs (each run's first size); with `out_dir` and
+    `base_ref`, also a sweep certificate beside the runs' own (and its plot where matplotlib
+    is installed). Returns the fit and the certificate's path (None: not written)."""
+    fit = fit_sweep(key, [(v, r.result.sizes[0]) for v, r in zip(values, runs, strict=True)])
+    fit = replace(fit, certificates=tuple(r.certificate.name if r.certificate else None
+                                          for r in runs))
+    if out_dir is None or base_ref is None:
+        return fit, None
+    workload = load(base_ref)
+    env = environment.environment(device)
+    plot = out_dir / environment.sweep_filename(base_ref, workload, key, env["gpu"]["name"],
+                                                ".png")
+    try:
+        from graphcert.render.bench import plot_sweep
+
+        plot_sweep(fit, plot)
+        fit = replace(fit, plot=plot.name)
+    except InputError:  # no matplotlib: the gate's HTML report draws the sweep itself
+        pass
+    return fit, environment.write_sweep(fit, out_dir, base_ref, workload, env)
 
 
 def capture_workload(ref: str, sizes: list[int], *, mode: str = "global", device: int = 0,

@@ -37,6 +37,7 @@ class SweepFit:
     fit: Mapping[str, Mapping[str, LineFit | None]]
     points: tuple[SizeResult, ...] = field(default=(), compare=False)  # for the plot
     certificates: tuple[str | None, ...] = ()  # each swept run's certificate file name
+    plot: str | None = None  # the plot's file name beside the sweep certificate
     verdict: Verdict = field(default_factory=lambda: Verdict(Status.PASS))
 
     @staticmethod
@@ -52,6 +53,8 @@ class SweepFit:
         if self.points:
             doc["points"] = [p.to_json() for p in self.points]
             doc["certificates"] = list(self.certificates) or [None] * len(self.points)
+        if self.plot is not None:
+            doc["plot"] = self.plot
         return doc
 
     @classmethod
@@ -61,5 +64,5 @@ class SweepFit:
         fit = {way: {q: (LineFit.from_json(f) if f else None) for q, f in per.items()}
                for way, per in doc["fit"].items()}
         return cls(str(doc["key"]), tuple(doc["values"]), fit, points,
-                   tuple(doc.get("certificates") or ()),
+                   tuple(doc.get("certificates") or ()), doc.get("plot"),
                    Verdict.from_json(verdict) if verdict is not None else cls.judge(points))
