@@ -123,3 +123,11 @@ def test_certificate_names_carry_options() -> None:
     names = {certificate_filename("bench", labelled(f"chain[kernels={k}]", chain), "H100")
              for k in (1, 10, 100, 1000)}
     assert len(names) == 4 and "bench-chain_kernels_10-H100.json" in names
+
+
+def test_diff_of_sweep_certificates_is_refused_in_one_line(in_tmp: Path) -> None:
+    write_certificate(Path("a.json"), _sweep_cert())
+    write_certificate(Path("b.json"), _sweep_cert())
+    out = CliRunner().invoke(cli, ["diff", "a.json", "b.json"])
+    assert out.exit_code == 2 and "sweep certificates are not diffed" in out.output
+    assert "Traceback" not in out.output
