@@ -60,10 +60,11 @@ class FakeHarness:
     def clock_mhz(self) -> float:
         return 1500.0
 
-    def hot_batch(self, ops: int) -> int:
-        return 100 if ops == 1 else 4
+    def hot_batch(self, weight: int) -> int:
+        return 128 // weight
 
-    def measure_samples(self, enqueue: Any, ops: int) -> dict[str, Any]:
+    def measure_samples(self, enqueue: Any, ops: int, weight: int | None = None
+                        ) -> dict[str, Any]:
         graph = ops == 1
         if not graph:
             self.placement += 1
@@ -115,7 +116,8 @@ def test_placements_set_up_again_and_report_the_median(fakes: list[int]) -> None
     assert row.placements["stream"]["device"].medians_s == pytest.approx(tuple(STREAM_DEVICE))
     assert row.placements["stream"]["device"].rel_range == pytest.approx(2e-6 / 10.75e-6)
     assert row.placements["graph"]["device"].rel_range == pytest.approx(0.0)
-    assert row.hot is not None and row.hot.batch == {"stream": 4, "graph": 100}
+    # batches sized by queued work: 4 stream ops, a graph of 4 nodes (graph_size's fake)
+    assert row.hot is not None and row.hot.batch == {"stream": 32, "graph": 32}
     hot = row.hot.get("graph")
     assert hot is not None and hot.median_s == pytest.approx(4e-6)
     assert row.stream_path == "prepacked" and row.stream_ops == 4

@@ -114,10 +114,10 @@ def _measure_placement(session: WorkloadSession, h: Harness, n: int, built: Buil
             session.run_eager(st, n)
         op_count = max(node_count, 1)
     stream = h.measure_samples(stream_path, op_count)
-    graph = h.measure_samples(built.exe.launch, 1)
+    graph = h.measure_samples(built.exe.launch, 1, weight=max(node_count, 1))
     return _Placement(stream, graph, node_count, "prepacked" if replayable else "record",
                       len(ops), op_count, {"stream": h.hot_batch(op_count),
-                                           "graph": h.hot_batch(1)})
+                                           "graph": h.hot_batch(max(node_count, 1))})
 
 
 def _way(per: Sequence[Measured]) -> tuple[WayTimings, dict[str, PlacementSpread],

@@ -148,13 +148,15 @@ class Harness:
 
         return self._collect(one_round)
 
-    def hot_samples(self, enqueue: Enqueue, ops: int) -> tuple[Sampled, int]:
+    def hot_samples(self, enqueue: Enqueue, ops: int, weight: int | None = None
+                    ) -> tuple[Sampled, int]:
         """GPU time per launch with launches back to back and L2 warm, nvbench's batch
         (hot) measurement: a batch of launches between two events behind one blocking
-        kernel, no L2 clearing; (samples per launch, batch size)."""
+        kernel, no L2 clearing; (samples per launch, batch size). `weight`: what one launch
+        costs in queued work (a graph's node count), by default `ops`."""
         s = self.stream
         ((start, end),) = self._event_pairs(1)
-        batch = self.hot_batch(ops)
+        batch = self.hot_batch(weight if weight is not None else ops)
         enqueue(s)  # warm L2 and the launch path
         s.synchronize()
 
@@ -189,14 +191,16 @@ class Harness:
 
         return self._collect(one_round)
 
-    def measure_samples(self, enqueue: Enqueue, ops: int) -> dict[str, Sampled | Unavailable]:
+    def measure_samples(self, enqueue: Enqueue, ops: int, weight: int | None = None
+                        ) -> dict[str, Sampled | Unavailable]:
         """The three cold quantities of one way of launching, raw (device may be
-        Unavailable), and with settings.hot the hot device figure as `hot_device`."""
+        Unavailable), and with settings.hot the hot device figure as `hot_device` (its
+        batch sized by `weight`, see hot_samples)."""
         out: dict[str, Sampled | Unavailable] = {
             "host_enqueue": self.host_samples(enqueue, ops),
             "end_to_end": self.end_to_end_samples(enqueue, ops)}
         for key, take in (("device", lambda: self.device_samples(enqueue, ops)),
-                          ("hot_device", lambda: self.hot_samples(enqueue, ops)[0])):
+                          ("hot_device", lambda: self.hot_samples(enqueue, ops, weight)[0])):
             if key == "hot_device" and not self.settings.hot:
                 continue
             try:
@@ -206,9 +210,11 @@ class Harness:
                 self.stream.synchronize()
         return out
 
-    def hot_batch(self, ops: int) -> int:
-        """The batch hot_samples uses for a path of `ops` operations."""
-        return max(1, min(HOT_MAX_BATCH, 4 * self.settings.max_queued_ops // max(ops, 1)))
+    def hot_batch(self, weight: int) -> int:
+        """The batch hot_samples uses for launches of `weight` queued operations each: at
+        most 2 x max_queued_ops behind one hold (1,000 kernels queued behind a blocking
+        kernel did not fill the launch queue on an H200; DEVICE_FACTS.md)."""
+        return max(1, min(HOT_MAX_BATCH, 2 * self.settings.max_queued_ops // max(weight, 1)))
 
     def measure(self, enqueue: Enqueue, ops: int) -> tuple[WayTimings, dict[str, list[float]]]:
         """The three cold quantities for one way of launching at one placement (device may
