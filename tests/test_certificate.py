@@ -87,7 +87,7 @@ def test_unknown_kind_is_refused() -> None:
 
 
 def test_schemas_ship_for_every_kind_and_use_only_supported_keywords() -> None:
-    assert schema_kinds() == ("bench", "topology")
+    assert schema_kinds() == ("bench", "sweep", "topology")
     for kind in schema_kinds():
         schema = load_schema(kind)
         jsonschema.Draft202012Validator.check_schema(schema)
@@ -100,6 +100,15 @@ def test_schemas_share_the_common_definitions() -> None:
         assert topo["$defs"][name] == bench["$defs"][name], name
     assert {k: v for k, v in topo["properties"].items() if k != "kind"} == \
         {k: v for k, v in bench["properties"].items() if k != "kind"}
+
+
+def test_sweep_schema_is_the_bench_envelope_with_its_own_results() -> None:
+    # sweep.json copies bench.json's definitions (a sweep's points are bench sizes): a change
+    # to one must be made to the other.
+    bench, sweep = load_schema("bench"), load_schema("sweep")
+    assert {k: v for k, v in sweep["$defs"].items() if k != "sweep"} == bench["$defs"]
+    assert {k: v for k, v in sweep["properties"].items() if k not in ("kind", "results")} == \
+        {k: v for k, v in bench["properties"].items() if k not in ("kind", "results")}
 
 
 MUTATIONS = [

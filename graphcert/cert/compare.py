@@ -248,6 +248,10 @@ def diff_certificates(a: Mapping[str, Any], b: Mapping[str, Any], *,
     if a["kind"] != b["kind"]:
         raise GraphcertError(f"cannot compare a {a['kind']} certificate with a {b['kind']} one",
                              hint="diff two topology or two bench certificates")
+    if a["kind"] == "sweep":
+        raise GraphcertError("sweep certificates are not diffed",
+                             hint="diff the bench certificates of their runs (the sweep "
+                                  "certificate names them)")
 
     def changed(x: Any, y: Any) -> tuple[tuple[str, Any, Any], ...]:
         fx, fy = _flatten(x), _flatten(y)

@@ -29,10 +29,11 @@ if TYPE_CHECKING:
 # 2: the workload block carries method_digest, the source digest follows imports and
 # includes, and a certificate may carry an HMAC signature.
 SCHEMA_VERSION = 2
-CERT_KINDS: tuple[str, ...] = ("topology", "bench")
+CERT_KINDS: tuple[str, ...] = ("topology", "bench", "sweep")
 TOOL_NAME = "graphcert"
 # What regenerates a certificate of each kind, for "re-run" hints.
-PRODUCER: dict[str, str] = {"topology": "graphcert verify", "bench": "graphcert bench"}
+PRODUCER: dict[str, str] = {"topology": "graphcert verify", "bench": "graphcert bench",
+                            "sweep": "graphcert bench --sweep"}
 
 
 class CertificateError(GraphcertError):

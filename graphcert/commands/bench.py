@@ -32,6 +32,20 @@ from graphcert.commands._options import device_option, json_option, signing_key_
 @click.option("--flush-l2/--no-flush-l2", default=True, show_default=True,
               help="Clear L2 before every sample, as nvbench's cold measurement does; without "
                    "it, what earlier samples left in L2 moves stream figures between runs.")
+@click.option("--placements", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Set the workload up this many times behind pad allocations of different "
+                   "sizes; every figure is the median over placements (the stream path's "
+                   "device time depends on where buffers land).")
+@click.option("--context", "context", type=click.Choice(["settled", "fresh", "both"]),
+              default="settled", show_default=True,
+              help="Driver state: settled = the several-streams state every multi-stream "
+                   "application runs in; fresh = a fresh single-stream context (a child "
+                   "process); both = each, reported apart.")
+@click.option("--hot/--no-hot", default=True, show_default=True,
+              help="Also time launches back to back with L2 warm (reported apart from the "
+                   "cold figures).")
+@click.option("--fresh-child", "fresh_child", is_flag=True, hidden=True,
+              help="Internal: the child process of --context fresh.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("reports"), show_default=True)
 @click.option("--no-certificate", is_flag=True)
@@ -41,6 +55,7 @@ from graphcert.commands._options import device_option, json_option, signing_key_
 def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
             sweep: str | None, plot_path: Path | None, max_noise: float, min_samples: int,
             min_time: float, timeout: float, blocker_timeout: float, flush_l2: bool,
+            placements: int, context: str, hot: bool, fresh_child: bool,
             out_dir: Path, no_certificate: bool, device: int, as_json: bool) -> None:
     """Time WORKLOAD launched kernel by kernel on a stream and as one graph: host enqueue,
     device time (queued behind a blocking kernel) and end to end, plus up-front costs."""
@@ -51,6 +66,9 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
         raise InputError("give --size or --classes, not both")
     sizes = (parse_buckets(classes) if classes is not None  # "" is an error, not a default
              else [parse_size(size if size is not None else 1 << 16)])
+    if sweep is not None and len(workloads) > 1:
+        raise InputError("--sweep fits one workload's option; give one workload",
+                         hint=f"run graphcert bench {workloads[0]} --sweep {sweep}, then the next")
     if plot_path is not None and sweep is None:
         raise InputError("--plot draws a --sweep; give --sweep KEY=V1,V2,...")
     runs = _runs(workloads, sweep)
@@ -65,7 +83,8 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
     from graphcert.stats import StopRule
 
     settings = BenchSettings(StopRule(max_noise, min_samples, min_time, timeout), flush_l2,
-                             blocker_timeout)
+                             blocker_timeout, placements=placements, settle=not fresh_child,
+                             hot=hot, context="settled" if fresh_child else context)
     out, err = stdout_console(), stderr_console()
 
     def show(done: Certified[BenchResult]) -> None:
@@ -83,13 +102,20 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
                                   on_result=show, on_progress=advance)
     fit = None
     if sweep is not None:
-        fit = fit_runs(str(runs[0][1]), [value for _, _, value in runs], results)
+        fit, cert = fit_runs(str(runs[0][1]), [value for _, _, value in runs], results,
+                             base_ref=workloads[0], device=device,
+                             out_dir=None if no_certificate else out_dir)
         if not as_json:
             out.print(sweep_table(fit))
+        if cert is not None:
+            err.print(f"sweep certificate: {cert}")
         if plot_path is not None:
             plot_sweep(fit, plot_path)
             err.print(f"plot: {plot_path}")
-    if as_json:
+    if fresh_child:  # the parent reads one typed result back (graphcert.run.fresh)
+        print_json(json.dumps({"results": results[0].result.to_json(),
+                               "verdict": results[0].result.verdict.to_json()}))
+    elif as_json:
         print_json(json.dumps({"runs": [{
             "workload": r.ref, "results": r.result.to_json(),
             "certificate": str(r.certificate) if r.certificate else None} for r in results],

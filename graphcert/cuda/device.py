@@ -97,6 +97,9 @@ class Device:
         return out
 
     def synchronize(self) -> None:
+        from graphcert.cuda.telemetry import COUNTERS
+
+        COUNTERS.sync()
         check(driver.cuCtxSynchronize(), "cuCtxSynchronize")
 
     def release(self) -> None:

@@ -10,6 +10,7 @@ from cuda.bindings import driver
 
 from graphcert.cuda.check import check
 from graphcert.cuda.oplog import run
+from graphcert.cuda.telemetry import COUNTERS
 
 
 class DeviceBuffer:
@@ -28,6 +29,7 @@ class DeviceBuffer:
         if data.nbytes > self.nbytes:
             raise ValueError(f"upload of {data.nbytes} bytes into a {self.nbytes}-byte buffer")
         if data.nbytes:
+            COUNTERS.htod(data.nbytes)
             check(driver.cuMemcpyHtoD(self._dptr, data.ctypes.data, data.nbytes), "cuMemcpyHtoD")
 
     def download(self, dtype: Any, count: int | None = None, offset: int = 0) -> np.ndarray:
@@ -39,6 +41,7 @@ class DeviceBuffer:
         if out.nbytes:
             if offset + out.nbytes > self.nbytes:
                 raise ValueError("download past the end of the buffer")
+            COUNTERS.dtoh(out.nbytes)
             check(driver.cuMemcpyDtoH(out.ctypes.data, self.ptr + offset, out.nbytes),
                   "cuMemcpyDtoH")
         return out
@@ -57,6 +60,7 @@ class DeviceBuffer:
         dst, src = self.ptr, host.ptr
 
         def op(s: Any) -> None:
+            COUNTERS.htod(nbytes)  # per enqueue: a replayed or captured op counts each time
             check(driver.cuMemcpyHtoDAsync(dst, src, nbytes, s.handle), "cuMemcpyHtoDAsync")
 
         run(op, stream)
@@ -66,6 +70,7 @@ class DeviceBuffer:
         dst, src = host.ptr, self.ptr
 
         def op(s: Any) -> None:
+            COUNTERS.dtoh(nbytes)
             check(driver.cuMemcpyDtoHAsync(dst, src, nbytes, s.handle), "cuMemcpyDtoHAsync")
 
         run(op, stream)

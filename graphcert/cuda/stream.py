@@ -10,6 +10,7 @@ from cuda.bindings import driver
 
 from graphcert.cuda.check import check
 from graphcert.cuda.memory import DeviceBuffer, PinnedBuffer
+from graphcert.cuda.telemetry import COUNTERS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -34,6 +35,7 @@ class Stream:
         return stream
 
     def synchronize(self) -> None:
+        COUNTERS.sync()
         check(driver.cuStreamSynchronize(self.handle), "cuStreamSynchronize")
 
     def is_capturing(self) -> bool:
@@ -78,6 +80,7 @@ class Event:
         check(driver.cuEventRecord(self.handle, stream.handle), "cuEventRecord")
 
     def synchronize(self) -> None:
+        COUNTERS.sync()
         check(driver.cuEventSynchronize(self.handle), "cuEventSynchronize")
 
     def elapsed_s(self, later: Event) -> float:

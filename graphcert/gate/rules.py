@@ -12,7 +12,7 @@ from typing import Any
 
 from graphcert.cert.compare import Change, compare_bench, compare_topology
 from graphcert.cert.document import PRODUCER
-from graphcert.cert.results import BenchResult, Verdict, VerifyResult
+from graphcert.cert.results import BenchResult, SweepFit, Verdict, VerifyResult
 from graphcert.cert.results import Status as VStatus
 from graphcert.gate.policy import Policy
 
@@ -67,9 +67,11 @@ class Loaded:
                 self.cert["environment"]["gpu"]["name"])
 
 
-def results_of(cert: Mapping[str, Any]) -> VerifyResult | BenchResult:
+def results_of(cert: Mapping[str, Any]) -> VerifyResult | BenchResult | SweepFit:
     """A certificate's typed results with its verdict. A topology certificate written before
     graphcert recorded verdict status, that passed with a skipped class, reads incomplete."""
+    if cert["kind"] == "sweep":
+        return SweepFit.from_json(cert["results"], cert["verdict"])
     if cert["kind"] != "topology":
         return BenchResult.from_json(cert["results"], cert["verdict"])
     result = VerifyResult.from_json(cert["results"], cert["verdict"])
@@ -111,6 +113,9 @@ def certificate_rules(cert: Mapping[str, Any], policy: Policy, *,
         rows: list[tuple[str, int | None]] = (
             [(f"class {c.capacity}", c.node_count) for c in result.classes]
             if isinstance(result, VerifyResult) else
+            [(f"{result.key}={v}", p.node_count) for v, p in zip(result.values, result.points,
+                                                                  strict=False)]
+            if isinstance(result, SweepFit) else
             [(f"n {s.n}", s.node_count) for s in result.sizes])
         over = [f"{label}: {nodes} nodes > {limit}" for label, nodes in rows
                 if nodes is not None and nodes > limit]
@@ -161,6 +166,9 @@ def baseline_rules(cert: Mapping[str, Any], base: Loaded | None,
     if base is None:
         return [RuleResult(rule, Status.WARN, "no baseline certificate to compare with")]
     current, baseline = results_of(cert), results_of(base.cert)
+    if isinstance(current, SweepFit):  # its runs' own bench certificates are compared
+        return [RuleResult(rule, Status.PASS, "a sweep's fit is shown, not compared "
+                                              "(its runs' bench certificates are)")]
     if isinstance(current, VerifyResult) and isinstance(baseline, VerifyResult):
         classes = compare_topology(baseline, current)
         changed = [c for c in classes if c.change in ("topology", "shape")]

@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from graphcert.cert.results import SIDES, BenchResult, Ended, SizeResult, SweepFit, Timing
+from graphcert.cert.results import (
+    SIDES,
+    BenchResult,
+    Ended,
+    PlacementSpread,
+    SizeResult,
+    SweepFit,
+    Timing,
+)
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -23,21 +31,41 @@ def us(seconds: float | None) -> str:
 
 
 def size_table(ref: str, row: SizeResult) -> Table:
-    """Stream vs graph for one size: median ± noise per quantity and the speedup interval; a
+    """Stream vs graph for one size: median ± noise per quantity and the speedup interval, the
+    spread of each median over buffer placements, then the hot figure in its own row; a
     timing whose sampling ended on its timeout is marked, an unavailable one says so."""
+    places = row.placements
+    count = max((len(p.medians_s) for side in (places or {}).values() for p in side.values()),
+                default=1)
     t = Table(title=f"bench {ref}  n={row.n:,}  nodes={row.node_count}"
-                    f"  stream path={row.stream_path or '-'}"
+                    f"  stream path={row.stream_path or '-'}  placements={count}"
                     + ("  [red]THROTTLED[/]" if row.throttled else ""))
     for col in ("quantity", "stream median", "stream noise", "graph median", "graph noise",
-                "speedup (95% CI)", "samples s/g"):
+                "speedup (95% CI)", "samples s/g", "placement spread s/g"):
         t.add_column(col, justify="left" if col == "quantity" else "right")
     for q, label in LABELS.items():
         s, g, sp = row.stream.get(q), row.graph.get(q), row.speedup.get(q)
         t.add_row(label, us(s.median_s if s else None), _noise(s),
                   us(g.median_s if g else None), _noise(g),
                   f"{sp.median:.2f}× [{sp.low:.2f}, {sp.high:.2f}]" if sp else
-                  "unavailable", f"{s.samples if s else 0}/{g.samples if g else 0}")
+                  "unavailable", f"{s.samples if s else 0}/{g.samples if g else 0}",
+                  _spreads(row, q))
+    if row.hot is not None:
+        s, g = row.hot.get("stream"), row.hot.get("graph")
+        ratio = f"{s.median_s / g.median_s:.2f}× (medians)" if s and g and g.median_s else "-"
+        t.add_row("device hot (L2 warm, per launch)", us(s.median_s if s else None), _noise(s),
+                  us(g.median_s if g else None), _noise(g), ratio,
+                  f"{s.samples if s else 0}/{g.samples if g else 0}", _spreads(row, "hot_device"))
     return t
+
+
+def _spreads(row: SizeResult, quantity: str) -> str:
+    """(max - min) / median of the per-placement medians, stream/graph; '-' with one."""
+    def one(side: str) -> str:
+        p: PlacementSpread | None = (row.placements or {}).get(side, {}).get(quantity)
+        return f"{p.rel_range:.1%}" if p is not None and len(p.medians_s) > 1 else "-"
+
+    return f"{one('stream')}/{one('graph')}"
 
 
 def _noise(t: Timing | None) -> str:
@@ -73,10 +101,32 @@ def bench_view(ref: str, result: BenchResult) -> list[RenderableType]:
             out.append(f"stream path host cost per launch {per_op * 1e6:.2f} µs; bare "
                        f"cuLaunchKernel loop {bare * 1e6:.2f} µs ({per_op / bare:.2f}×)")
     out.append(upfront_table(result.sizes))
+    out.extend(run_lines(result))
     before, after = result.clock.get("before_mhz"), result.clock.get("after_mhz")
     if before is not None and after is not None:
         out.append(f"SM clock {before:.0f} -> {after:.0f} MHz")
+    other = result.other_context
+    if other is not None:  # --context both: the other driver state, apart
+        label = other.context.label if other.context is not None else "other state"
+        out.append(f"--- the same workload in the {label} ---")
+        out.extend(bench_view(ref, other))
     return out
+
+
+def run_lines(result: BenchResult) -> list[str]:
+    """The driver state the figures were taken in, the regimes, and the host telemetry."""
+    lines = []
+    if result.context is not None:
+        lines.append(f"driver state: {result.context.label}")
+    if any(r.hot is not None for r in result.sizes):
+        lines.append("cold: L2 cleared, one sample per blocking-kernel hold; hot: a batch "
+                     "back to back, L2 warm (never mixed)")
+    tel = result.telemetry
+    if tel is not None:
+        lines.append(f"host telemetry: {tel.syncs:,} synchronisations, "
+                     f"{tel.htod_bytes:,} B host→device in {tel.htod_copies:,} copies, "
+                     f"{tel.dtoh_bytes:,} B device→host in {tel.dtoh_copies:,} copies")
+    return lines
 
 
 def sweep_table(fit: SweepFit) -> Table:
@@ -90,6 +140,26 @@ def sweep_table(fit: SweepFit) -> Table:
             t.add_row(way, label, us(f.a_s if f else None), us(f.b_s if f else None),
                       f"{f.r2:.4f}" if f else "-")
     return t
+
+
+def sweep_view(fit: SweepFit) -> list[RenderableType]:
+    """A sweep certificate: the fit, then each point's per-launch medians and certificate."""
+    t = Table(title=f"swept {fit.key}: each run's first size")
+    for col in (fit.key, "stream e2e / kernel", "graph e2e / kernel", "graph device / node",
+                "certificate"):
+        t.add_column(col, justify="left" if col == "certificate" else "right")
+    names = list(fit.certificates) + [None] * len(fit.points)
+    for value, point, name in zip(fit.values, fit.points, names, strict=False):
+        per = float(value) or 1.0
+        s, g, gd = (point.stream.get("end_to_end"), point.graph.get("end_to_end"),
+                    point.graph.get("device"))
+        t.add_row(str(value), us(s.median_s / per if s else None),
+                  us(g.median_s / per if g else None), us(gd.median_s / per if gd else None),
+                  name or "-")
+    out: list[RenderableType] = [sweep_table(fit), t]
+    if fit.plot:
+        out.append(f"plot: {fit.plot}")
+    return out
 
 
 def plot_sweep(fit: SweepFit, path: Path) -> Path:

@@ -59,8 +59,8 @@ def show_renderables(cert: Mapping[str, Any], path: str, staleness: str
     reasons, then the same view the command that made it prints."""
     from rich.text import Text
 
-    from graphcert.cert.results import BenchResult, VerifyResult
-    from graphcert.render.bench import bench_view
+    from graphcert.cert.results import BenchResult, SweepFit, VerifyResult
+    from graphcert.render.bench import bench_view, sweep_view
     from graphcert.render.verify import verify_view
 
     out: list[RenderableType] = [_kv(header_rows(cert, path, staleness))]
@@ -68,6 +68,8 @@ def show_renderables(cert: Mapping[str, Any], path: str, staleness: str
     ref = cert["workload"]["ref"]
     if cert["kind"] == "topology":
         out += verify_view(ref, VerifyResult.from_json(cert["results"], cert["verdict"]))
+    elif cert["kind"] == "sweep":
+        out += sweep_view(SweepFit.from_json(cert["results"], cert["verdict"]))
     else:
         out += bench_view(ref, BenchResult.from_json(cert["results"], cert["verdict"]))
     return out

@@ -13,7 +13,14 @@ from typing import Any
 
 from graphcert._version import __version__
 from graphcert.cert.compare import fmt_seconds
-from graphcert.cert.results import BenchResult, Interval, Timing, Transition, VerifyResult
+from graphcert.cert.results import (
+    BenchResult,
+    Interval,
+    SweepFit,
+    Timing,
+    Transition,
+    VerifyResult,
+)
 from graphcert.gate import GateReport, Status
 from graphcert.model import GraphSnapshot
 from graphcert.render.bench import LABELS
@@ -175,6 +182,21 @@ def _bench(cert: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
+def _sweep(cert: Mapping[str, Any]) -> str:
+    """A sweep certificate: cost per launch = a + b·value, per way and quantity."""
+    fit = SweepFit.from_json(cert["results"])
+    rows = [(way, LABELS[q], _us(f.a_s if f else None), _us(f.b_s if f else None),
+             f"{f.r2:.4f}" if f else "-")
+            for way in ("stream", "graph") for q in LABELS for f in [fit.fit[way].get(q)]]
+    return (f"<h3>Sweep over {_e(fit.key)} = {_e(', '.join(map(str, fit.values)))}</h3>" +
+            _table(("way", "quantity", "a (fixed)", f"b (per {fit.key})", "R²"), rows,
+                   frozenset({2, 3, 4})))
+
+
+def _us(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1e6:,.3f} µs"
+
+
 def _pictures(pictures: Sequence[Picture]) -> str:
     out = []
     for p in sorted(pictures, key=lambda p: (p.snapshot.meta.get("capacity") or 0, p.path)):
@@ -211,7 +233,8 @@ def render_html(report: GateReport, certs: Mapping[str, Mapping[str, Any]],
         docs = by_workload.get(name, [])
         for _path, doc in docs:
             parts.append(_env_line(doc))
-            parts.append(_topology(doc) if doc["kind"] == "topology" else _bench(doc))
+            parts.append(_topology(doc) if doc["kind"] == "topology" else
+                         _sweep(doc) if doc["kind"] == "sweep" else _bench(doc))
         sweep = sweep_svg([d for _, d in docs if d["kind"] == "bench"])
         if sweep:
             parts.append(f"<h3>Sweep</h3><figure>{sweep}</figure>")

@@ -11,9 +11,10 @@ from graphcert.cert.document import (
     certificate_of,
     host_environment,
     host_facts,
+    make_certificate,
     write_certificate,
 )
-from graphcert.cert.results import BenchResult, VerifyResult
+from graphcert.cert.results import BenchResult, SweepFit, VerifyResult
 from graphcert.workloads import registry
 
 
@@ -79,4 +80,31 @@ def write(result: VerifyResult | BenchResult, out_dir: Path, ref: str, workload:
     cert = certificate_of(result, workload=workload_identity(ref, workload, kind),
                           environment=env)
     name = certificate_filename(cert["kind"], str(workload.name), env["gpu"]["name"])
+    return write_certificate(out_dir / name, cert)
+
+
+def labelled(ref: str, workload: Any, swept: str | None = None) -> str:
+    """The workload's name with its options, as certificate file names carry it
+    (`chain[kernels=10]`; a sweep's `chain[kernels]`), so runs that differ only in options
+    (a --sweep) never overwrite each other. No options: the plain name, as before."""
+    options = dict(registry.parse_ref(ref).options)
+    parts = [f"[{k}={options[k]}]" for k in sorted(options) if k != swept]
+    return str(workload.name) + "".join(parts) + (f"[{swept}]" if swept else "")
+
+
+def sweep_filename(base_ref: str, workload: Any, key: str, gpu_name: str,
+                   suffix: str = ".json") -> str:
+    """`sweep-<workload>_<key>-<gpu>.json` (or another suffix, for the plot beside it)."""
+    name = certificate_filename("sweep", labelled(base_ref, workload, key), gpu_name)
+    return name[:-len(".json")] + suffix
+
+
+def write_sweep(fit: SweepFit, out_dir: Path, base_ref: str, workload: Any,
+                env: dict[str, Any]) -> Path:
+    """Seal the sweep certificate (fit, points, the runs' certificates), sign it when a key
+    is set, and write it."""
+    cert = make_certificate("sweep", workload=workload_identity(base_ref, workload, "sweep"),
+                            environment=env, results=fit.to_json(),
+                            verdict=fit.verdict.to_json())
+    name = sweep_filename(base_ref, workload, fit.key, env["gpu"]["name"])
     return write_certificate(out_dir / name, cert)

@@ -108,6 +108,7 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
     """Bench each workload reference at `sizes`; with `out_dir`, write a bench certificate
     per run."""
     from graphcert.run.bench import bench
+    from graphcert.run.fresh import bench_fresh
     from graphcert.run.steps_bench import bench_step
 
     loaded = _prepare(runs, out_dir)
@@ -115,19 +116,49 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
     with _context(loaded, device) as ctx:
         env = environment.environment(device) if out_dir is not None else {}
         for ref, workload in loaded:
+            # --context fresh|both: a child process times the fresh single-stream state.
+            fresh = (bench_fresh(ref, sizes, settings, device)
+                     if settings.context in ("fresh", "both") and not is_step(workload)
+                     else None)
             if is_step(workload):  # replay against the eager call (run/steps_bench.py)
                 result = bench_step(workload, ref, sizes, settings.rule,
                                     on_progress=on_progress)
+            elif fresh is not None and settings.context == "fresh":
+                result = fresh
+                if on_progress:
+                    on_progress(len(sizes) * 3)
             else:
                 result = bench(ctx, ref, sizes, settings, workload=workload,
                                on_progress=on_progress)
+                if fresh is not None:
+                    result = replace(result, other_context=fresh)
             done.append(_certify(result, ref, workload, env, out_dir, on_result))
     return done
 
 
-def sweep(key: str, values: Sequence[Any], runs: Sequence[Certified[BenchResult]]) -> SweepFit:
-    """The a + b·value fit over swept runs (each run's first size)."""
-    return fit_sweep(key, [(v, r.result.sizes[0]) for v, r in zip(values, runs, strict=True)])
+def sweep(key: str, values: Sequence[Any], runs: Sequence[Certified[BenchResult]], *,
+          base_ref: str | None = None, device: int = 0, out_dir: Path | None = None
+          ) -> tuple[SweepFit, Path | None]:
+    """The a + b·value fit over swept runs (each run's first size); with `out_dir` and
+    `base_ref`, also a sweep certificate beside the runs' own (and its plot where matplotlib
+    is installed). Returns the fit and the certificate's path (None: not written)."""
+    fit = fit_sweep(key, [(v, r.result.sizes[0]) for v, r in zip(values, runs, strict=True)])
+    fit = replace(fit, certificates=tuple(r.certificate.name if r.certificate else None
+                                          for r in runs))
+    if out_dir is None or base_ref is None:
+        return fit, None
+    workload = load(base_ref)
+    env = environment.environment(device)
+    plot = out_dir / environment.sweep_filename(base_ref, workload, key, env["gpu"]["name"],
+                                                ".png")
+    try:
+        from graphcert.render.bench import plot_sweep
+
+        plot_sweep(fit, plot)
+        fit = replace(fit, plot=plot.name)
+    except InputError:  # no matplotlib: the gate's HTML report draws the sweep itself
+        pass
+    return fit, environment.write_sweep(fit, out_dir, base_ref, workload, env)
 
 
 def capture_workload(ref: str, sizes: list[int], *, mode: str = "global", device: int = 0,

@@ -31,12 +31,20 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]
 # the headers it includes. A test checks every entry exists.
 METHOD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
     "common": (("pkg", "run/jobs.py"), ("pkg", "run/session.py"), ("pkg", "run/outputs.py"),
-               ("pkg", "cert/results/verdict.py"), ("kernels", "graphcert_runtime.cu")),
-    "topology": (("pkg", "run/verify.py"), ("pkg", "run/capture.py"),
+               ("pkg", "cert/results/verdict.py"), ("pkg", "workloads/steps.py"),
+               ("pkg", "workloads/frameworks.py"), ("pkg", "cuda/core_step.py"),
+               ("kernels", "graphcert_runtime.cu")),
+    "topology": (("pkg", "run/verify.py"), ("pkg", "run/capture.py"), ("pkg", "run/steps.py"),
                  ("pkg", "cert/results/verify.py"), ("pkg", "cert/results/capture.py"),
-                 ("pkg", "classes.py"), ("pkg", "model/canonical.py"), ("pkg", "model/kinds.py")),
-    "bench": (("pkg", "run/bench.py"), ("pkg", "cert/results/bench.py"), ("pkg", "stats.py")),
+                 ("pkg", "cert/results/steps.py"), ("pkg", "classes.py"),
+                 ("pkg", "model/canonical.py"), ("pkg", "model/kinds.py")),
+    "bench": (("pkg", "run/bench.py"), ("pkg", "run/harness.py"), ("pkg", "run/placements.py"),
+              ("pkg", "run/fresh.py"), ("pkg", "run/steps_bench.py"),
+              ("pkg", "cert/results/bench.py"), ("pkg", "cert/results/measure.py"),
+              ("pkg", "stats.py")),
 }
+# A sweep is bench runs plus the fit over them.
+METHOD_FILES["sweep"] = (*METHOD_FILES["bench"], ("pkg", "cert/results/sweep.py"))
 
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 _KERNEL_NAME = re.compile(r"^[^\n\0]{1,255}\.(cu|cuh|h|hpp)$")

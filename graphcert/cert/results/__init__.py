@@ -12,16 +12,16 @@ from graphcert.cert.results.bench import (
     BenchResult,
     Ended,
     Interval,
-    LineFit,
     SizeResult,
-    SweepFit,
     Timing,
     Unavailable,
     Upfront,
     WayTimings,
 )
 from graphcert.cert.results.capture import CaptureResult
+from graphcert.cert.results.measure import Context, HotTimings, PlacementSpread, Telemetry
 from graphcert.cert.results.steps import StepBucket, cache_key
+from graphcert.cert.results.sweep import LineFit, SweepFit
 from graphcert.cert.results.verdict import Status, Verdict
 from graphcert.cert.results.verify import (
     AnyClass,
@@ -35,7 +35,8 @@ from graphcert.cert.results.verify import (
 )
 
 __all__ = [
-    "QUANTITIES", "SIDES", "AnyClass", "BenchResult", "CaptureResult", "ClassResult", "Ended",
+    "QUANTITIES", "SIDES", "AnyClass", "BenchResult", "CaptureResult", "ClassResult", "Context",
+    "Ended", "HotTimings", "PlacementSpread", "Telemetry",
     "Interval", "LineFit", "SampleResult", "SizeResult", "SkippedClass", "Status",
     "StepBucket", "SweepFit",
     "Timing", "Transition", "Unavailable", "UpdateOutcome", "Upfront", "Verdict",

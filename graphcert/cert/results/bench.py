@@ -9,6 +9,14 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from graphcert.cert.results.measure import (
+    Context,
+    HotTimings,
+    Placements,
+    Telemetry,
+    placements_from_json,
+    placements_to_json,
+)
 from graphcert.cert.results.verdict import Status, Verdict
 
 # The three timed quantities, never mixed, and the two ways of launching.
@@ -158,6 +166,10 @@ class SizeResult:
     stream_path: str | None = None  # prepacked | record
     stream_ops: int | None = None
     stream_host_per_op_s: float | None = None
+    # The cold figures above are medians over these buffer placements (None: one placement,
+    # recorded before graphcert measured several).
+    placements: Placements | None = None
+    hot: HotTimings | None = None  # None: not measured (older certificates)
 
     def way(self, side: str) -> WayTimings:
         return self.stream if side == "stream" else self.graph
@@ -171,7 +183,10 @@ class SizeResult:
             "node_count": self.node_count, "throttled": self.throttled}
         extra = {"clock_mhz": dict(self.clock_mhz) if self.clock_mhz is not None else None,
                  "stream_path": self.stream_path, "stream_ops": self.stream_ops,
-                 "stream_host_per_op_s": self.stream_host_per_op_s}
+                 "stream_host_per_op_s": self.stream_host_per_op_s,
+                 "placements": placements_to_json(self.placements)
+                 if self.placements is not None else None,
+                 "hot": self.hot.to_json() if self.hot is not None else None}
         doc.update({k: v for k, v in extra.items() if v is not None})
         return doc
 
@@ -184,7 +199,9 @@ class SizeResult:
                    Upfront.from_json(doc["upfront"]), doc.get("break_even_launches"),
                    int(doc["node_count"]), bool(doc["throttled"]), doc.get("clock_mhz"),
                    doc.get("stream_path"), doc.get("stream_ops"),
-                   doc.get("stream_host_per_op_s"))
+                   doc.get("stream_host_per_op_s"),
+                   placements_from_json(doc["placements"]) if doc.get("placements") else None,
+                   HotTimings.from_json(doc["hot"]) if doc.get("hot") else None)
 
 
 @dataclass(frozen=True)
@@ -196,6 +213,10 @@ class BenchResult:
     settings: Mapping[str, Any] = field(default_factory=dict)
     bare_launch_s: float | None = None
     verdict: Verdict = field(default_factory=lambda: Verdict(Status.PASS))
+    context: Context | None = None  # None: recorded before graphcert said (settled then)
+    telemetry: Telemetry | None = None
+    # With --context both: the same run in the other driver state, reported apart.
+    other_context: BenchResult | None = None
 
     @staticmethod
     def judge(sizes: Sequence[SizeResult]) -> Verdict:
@@ -216,39 +237,24 @@ class BenchResult:
                                "clock": dict(self.clock), "settings": dict(self.settings)}
         if self.bare_launch_s is not None:
             doc["bare_launch_s"] = self.bare_launch_s
+        if self.context is not None:
+            doc["context"] = self.context.value
+        if self.telemetry is not None:
+            doc["telemetry"] = self.telemetry.to_json()
+        if self.other_context is not None:
+            doc["other_context"] = {**self.other_context.to_json(),
+                                    "verdict": self.other_context.verdict.to_json()}
         return doc
 
     @classmethod
     def from_json(cls, results: Mapping[str, Any],
                   verdict: Mapping[str, Any] | None = None) -> BenchResult:
         sizes = tuple(SizeResult.from_json(s) for s in results["sizes"])
+        other = results.get("other_context")
         return cls(sizes, dict(results.get("clock") or {}), dict(results.get("settings") or {}),
                    results.get("bare_launch_s"),
-                   Verdict.from_json(verdict) if verdict is not None else cls.judge(sizes))
-
-
-@dataclass(frozen=True)
-class LineFit:
-    """Least squares time = a + b * value, with R²."""
-
-    a_s: float
-    b_s: float
-    r2: float
-
-    def to_json(self) -> dict[str, Any]:
-        return {"a_s": self.a_s, "b_s": self.b_s, "r2": self.r2}
-
-
-@dataclass(frozen=True)
-class SweepFit:
-    """Per-launch cost against a swept workload option, per way and quantity."""
-
-    key: str
-    values: tuple[Any, ...]
-    fit: Mapping[str, Mapping[str, LineFit | None]]
-    points: tuple[SizeResult, ...] = field(default=(), compare=False)  # for the plot
-
-    def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "values": list(self.values),
-                "fit": {way: {q: (f.to_json() if f else None) for q, f in per.items()}
-                        for way, per in self.fit.items()}}
+                   Verdict.from_json(verdict) if verdict is not None else cls.judge(sizes),
+                   Context(results["context"]) if results.get("context") else None,
+                   Telemetry.from_json(results["telemetry"]) if results.get("telemetry")
+                   else None,
+                   cls.from_json(other, other.get("verdict")) if other else None)

@@ -1,0 +1,284 @@
+// A native C++ (CUDA runtime API) loop timing what `graphcert bench chain` times, for the
+// fidelity check "graph device time per node within 1% of a native loop in the same run",
+// and a bare cuLaunchKernel loop for "stream-path host cost <= 1.15x a bare loop".
+//
+// The same kernel as graphcert's chain workload (kernels/chain.cu: one thread stores
+// step + 1), the same method: each sample is (event, work, event) queued behind a blocking
+// kernel that spins on a host-mapped flag, then released; the median over samples. By default
+// the context is first put in its several-streams state (2,000 empty kernels on a second
+// stream, as graphcert's harness does); --fresh skips that (a fresh single-stream context).
+//
+// Build and run: bash benchmarks/native_graph_loop.sh  (nvcc -O2 -std=c++17 -arch=sm_90)
+// Prints one JSON object per line.
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#define CHECK(call)                                                                   \
+    do {                                                                              \
+        cudaError_t err_ = (call);                                                    \
+        if (err_ != cudaSuccess) {                                                    \
+            std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,        \
+                         cudaGetErrorString(err_));                                   \
+            std::exit(1);                                                             \
+        }                                                                             \
+    } while (0)
+
+#define CHECK_CU(call)                                                                \
+    do {                                                                              \
+        CUresult err_ = (call);                                                       \
+        if (err_ != CUDA_SUCCESS) {                                                   \
+            std::fprintf(stderr, "%s:%d: %s: CUresult %d\n", __FILE__, __LINE__, #call, \
+                         static_cast<int>(err_));                                     \
+            std::exit(1);                                                             \
+        }                                                                             \
+    } while (0)
+
+// cuLaunchKernel through the runtime's driver entry point: no link against libcuda, which a
+// machine without a driver (where this is compiled to check it) does not have.
+using LaunchKernelFn = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                                    unsigned, unsigned, unsigned, CUstream, void**, void**);
+
+__device__ __forceinline__ unsigned long long globaltimer_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// graphcert's kernels/graphcert_runtime.cu gc_block_until_released, same logic.
+__global__ void block_until_released(const volatile unsigned int* release,
+                                     unsigned long long timeout_ns, unsigned int* status) {
+    const unsigned long long start = globaltimer_ns();
+    unsigned int outcome = 2;
+    while (globaltimer_ns() - start < timeout_ns) {
+        if (*release != 0u) {
+            outcome = 1;
+            break;
+        }
+        __nanosleep(1000);
+    }
+    *status = outcome;
+}
+
+// graphcert's kernels/chain.cu chain_mark.
+__global__ void chain_mark(unsigned int* marks, unsigned int step) { marks[step] = step + 1u; }
+
+__global__ void empty_kernel() {}
+
+struct Blocker {
+    unsigned int* flag_host = nullptr;
+    unsigned int* flag_dev = nullptr;
+    unsigned int* status = nullptr;
+
+    Blocker() {
+        CHECK(cudaHostAlloc(&flag_host, sizeof(unsigned int), cudaHostAllocMapped));
+        CHECK(cudaHostGetDevicePointer(&flag_dev, flag_host, 0));
+        CHECK(cudaMalloc(&status, sizeof(unsigned int)));
+    }
+    void hold(cudaStream_t s) {
+        *reinterpret_cast<volatile unsigned int*>(flag_host) = 0u;
+        block_until_released<<<1, 1, 0, s>>>(flag_dev, 5000000000ull, status);
+    }
+    void release() { *reinterpret_cast<volatile unsigned int*>(flag_host) = 1u; }
+    bool released() {
+        unsigned int out = 0;
+        CHECK(cudaMemcpy(&out, status, sizeof(out), cudaMemcpyDeviceToHost));
+        return out == 1u;
+    }
+    ~Blocker() {
+        cudaFreeHost(flag_host);
+        cudaFree(status);
+    }
+};
+
+static double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double now_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+struct Options {
+    bool fresh = false;
+    bool flush_l2 = false;
+    int samples = 200;
+    std::vector<int> nodes{1000, 16};
+    int bare = 20000;
+};
+
+static Options parse(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--fresh") {
+            o.fresh = true;
+        } else if (a == "--flush-l2") {
+            o.flush_l2 = true;
+        } else if (a == "--samples" && i + 1 < argc) {
+            o.samples = std::max(3, std::atoi(argv[++i]));
+        } else if (a == "--bare" && i + 1 < argc) {
+            o.bare = std::max(100, std::atoi(argv[++i]));
+        } else if (a == "--nodes" && i + 1 < argc) {
+            o.nodes.clear();
+            std::string list = argv[++i];
+            size_t pos = 0;
+            while (pos <= list.size()) {
+                size_t comma = list.find(',', pos);
+                std::string part = list.substr(pos, comma == std::string::npos ? std::string::npos
+                                                                                : comma - pos);
+                if (!part.empty()) o.nodes.push_back(std::max(1, std::atoi(part.c_str())));
+                if (comma == std::string::npos) break;
+                pos = comma + 1;
+            }
+        } else {
+            std::fprintf(stderr,
+                         "usage: %s [--fresh] [--flush-l2] [--samples N] [--nodes 1000,16] "
+                         "[--bare COUNT]\n",
+                         argv[0]);
+            std::exit(2);
+        }
+    }
+    return o;
+}
+
+int main(int argc, char** argv) {
+    Options opt = parse(argc, argv);
+    CHECK(cudaSetDeviceFlags(cudaDeviceMapHost));
+    CHECK(cudaFree(nullptr));  // create the context
+    cudaStream_t s;
+    CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    if (!opt.fresh) {  // the several-streams state (graphcert's SETTLE_LAUNCHES)
+        cudaStream_t other;
+        CHECK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
+        for (int i = 0; i < 2000; ++i) empty_kernel<<<1, 1, 0, other>>>();
+        CHECK(cudaStreamSynchronize(other));
+        CHECK(cudaStreamDestroy(other));
+    }
+    int device = 0, l2 = 0;
+    CHECK(cudaGetDevice(&device));
+    CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+    size_t flush_bytes = 2 * static_cast<size_t>(std::max(l2, 1 << 20));
+    void* flush = nullptr;
+    if (opt.flush_l2) CHECK(cudaMalloc(&flush, flush_bytes));
+    Blocker blocker;
+    cudaEvent_t start, end;
+    CHECK(cudaEventCreate(&start));
+    CHECK(cudaEventCreate(&end));
+    const char* state = opt.fresh ? "fresh_single_stream" : "several_streams";
+
+    for (int n : opt.nodes) {
+        unsigned int* marks = nullptr;
+        CHECK(cudaMalloc(&marks, sizeof(unsigned int) * n));
+        auto stream_path = [&](cudaStream_t st) {
+            for (int k = 0; k < n; ++k) chain_mark<<<1, 1, 0, st>>>(marks, k);
+        };
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+        stream_path(s);
+        CHECK(cudaStreamEndCapture(s, &graph));
+        CHECK(cudaGraphInstantiate(&exec, graph, 0));
+        CHECK(cudaGraphUpload(exec, s));
+        for (int i = 0; i < 10; ++i) CHECK(cudaGraphLaunch(exec, s));
+        stream_path(s);
+        CHECK(cudaStreamSynchronize(s));
+
+        // device time: one sample per blocking-kernel hold
+        auto device_samples = [&](auto&& work) {
+            std::vector<double> out;
+            for (int i = 0; i < opt.samples; ++i) {
+                if (flush) CHECK(cudaMemsetAsync(flush, 0, flush_bytes, s));
+                blocker.hold(s);
+                CHECK(cudaEventRecord(start, s));
+                work();
+                CHECK(cudaEventRecord(end, s));
+                blocker.release();
+                CHECK(cudaStreamSynchronize(s));
+                if (!blocker.released()) {
+                    std::fprintf(stderr, "the blocking kernel timed out\n");
+                    std::exit(1);
+                }
+                float ms = 0;
+                CHECK(cudaEventElapsedTime(&ms, start, end));
+                out.push_back(ms * 1e-3);
+            }
+            return median(out);
+        };
+        double graph_dev = device_samples([&] { CHECK(cudaGraphLaunch(exec, s)); });
+        double stream_dev = device_samples([&] { stream_path(s); });
+
+        // host time around the launch calls only, the GPU drained between samples
+        auto host_samples = [&](auto&& work) {
+            std::vector<double> out;
+            for (int i = 0; i < opt.samples; ++i) {
+                CHECK(cudaStreamSynchronize(s));
+                double t0 = now_s();
+                work();
+                out.push_back(now_s() - t0);
+            }
+            CHECK(cudaStreamSynchronize(s));
+            return median(out);
+        };
+        double graph_host = host_samples([&] { CHECK(cudaGraphLaunch(exec, s)); });
+        double stream_host = host_samples([&] { stream_path(s); });
+
+        std::printf(
+            "{\"nodes\": %d, \"state\": \"%s\", \"flush_l2\": %s, \"samples\": %d, "
+            "\"graph_device_us_per_node\": %.4f, \"stream_device_us_per_kernel\": %.4f, "
+            "\"graph_host_launch_us\": %.4f, \"stream_host_us_per_launch\": %.4f}\n",
+            n, state, flush ? "true" : "false", opt.samples, graph_dev / n * 1e6,
+            stream_dev / n * 1e6, graph_host * 1e6, stream_host / n * 1e6);
+        std::fflush(stdout);
+        CHECK(cudaGraphExecDestroy(exec));
+        CHECK(cudaGraphDestroy(graph));
+        CHECK(cudaFree(marks));
+    }
+
+    // The bare loop: cuLaunchKernel of an argument-free kernel, as graphcert's
+    // time_bare_launches does from Python (its floor for the stream path's host cost).
+    cudaFunction_t rt_func;
+    CHECK(cudaGetFuncBySymbol(&rt_func, reinterpret_cast<const void*>(empty_kernel)));
+    CUfunction func = reinterpret_cast<CUfunction>(rt_func);
+    void* entry = nullptr;
+    cudaDriverEntryPointQueryResult found;
+    CHECK(cudaGetDriverEntryPointByVersion("cuLaunchKernel", &entry, 12000, cudaEnableDefault,
+                                           &found));
+    if (found != cudaDriverEntryPointSuccess || entry == nullptr) {
+        std::fprintf(stderr, "cuLaunchKernel not found through the driver entry point\n");
+        return 1;
+    }
+    LaunchKernelFn cuLaunchKernel = reinterpret_cast<LaunchKernelFn>(entry);
+    CUstream cs = reinterpret_cast<CUstream>(s);
+    for (int i = 0; i < 100; ++i)
+        CHECK_CU(cuLaunchKernel(func, 1, 1, 1, 1, 1, 1, 0, cs, nullptr, nullptr));
+    CHECK(cudaStreamSynchronize(s));
+    double t0 = now_s();
+    for (int i = 0; i < opt.bare; ++i)
+        CHECK_CU(cuLaunchKernel(func, 1, 1, 1, 1, 1, 1, 0, cs, nullptr, nullptr));
+    double bare = (now_s() - t0) / opt.bare;
+    CHECK(cudaStreamSynchronize(s));
+    t0 = now_s();
+    for (int i = 0; i < opt.bare; ++i) empty_kernel<<<1, 1, 0, s>>>();
+    double bare_rt = (now_s() - t0) / opt.bare;
+    CHECK(cudaStreamSynchronize(s));
+    std::printf("{\"bare_culaunchkernel_host_us\": %.4f, \"bare_runtime_launch_host_us\": %.4f, "
+                "\"launches\": %d, \"state\": \"%s\"}\n",
+                bare * 1e6, bare_rt * 1e6, opt.bare, state);
+
+    CHECK(cudaEventDestroy(start));
+    CHECK(cudaEventDestroy(end));
+    if (flush) CHECK(cudaFree(flush));
+    CHECK(cudaStreamDestroy(s));
+    return 0;
+}

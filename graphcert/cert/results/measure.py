@@ -1,0 +1,125 @@
+"""Typed parts of a bench result beyond the cold figures: the spread over buffer placements,
+the hot (back to back, L2 warm) figures, the driver state, and host-side telemetry. Pure."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from graphcert.cert.results.bench import Timing, Unavailable
+
+
+class Context(str, Enum):
+    """The driver state figures were taken in (benchmarks/NOTES.md: a context that has had
+    work on a second stream runs launches slower, for good)."""
+
+    SEVERAL_STREAMS = "several_streams"  # settled by work on a second stream first (default)
+    FRESH = "fresh_single_stream"  # a fresh process whose context only saw one stream
+
+    @property
+    def label(self) -> str:
+        return ("several-streams state (settled)" if self is Context.SEVERAL_STREAMS else
+                "fresh single-stream context (child process)")
+
+
+@dataclass(frozen=True)
+class PlacementSpread:
+    """One quantity's median at each buffer placement (seconds) and their spread."""
+
+    medians_s: tuple[float, ...]
+
+    @property
+    def median_s(self) -> float:
+        """The median over placements: the figure bench reports."""
+        return float(statistics.median(self.medians_s))
+
+    @property
+    def rel_range(self) -> float:
+        """(largest - smallest) / median over placements: how much placement moved it."""
+        mid = self.median_s
+        return (max(self.medians_s) - min(self.medians_s)) / mid if mid > 0 else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"medians_s": list(self.medians_s), "median_s": self.median_s,
+                "rel_range": self.rel_range}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> PlacementSpread:
+        return cls(tuple(float(v) for v in doc["medians_s"]))
+
+
+# side -> quantity -> spread; a quantity unavailable at some placement is left out.
+Placements = Mapping[str, Mapping[str, PlacementSpread]]
+
+
+def placements_to_json(p: Placements) -> dict[str, Any]:
+    return {side: {q: s.to_json() for q, s in per.items()} for side, per in p.items()}
+
+
+def placements_from_json(doc: Mapping[str, Any]) -> dict[str, dict[str, PlacementSpread]]:
+    return {side: {q: PlacementSpread.from_json(s) for q, s in per.items()}
+            for side, per in doc.items()}
+
+
+@dataclass(frozen=True)
+class HotTimings:
+    """Device time per launch with launches back to back and L2 warm, as a serving loop
+    replays (nvbench's batch measurement): events around a batch of `batch[side]` launches
+    queued behind one blocking kernel, divided by the batch. Never mixed with the cold
+    figures (L2 cleared, one sample per hold)."""
+
+    stream: Timing | Unavailable
+    graph: Timing | Unavailable
+    batch: Mapping[str, int]
+
+    def get(self, side: str) -> Timing | None:
+        from graphcert.cert.results.bench import Timing
+
+        value = self.stream if side == "stream" else self.graph
+        return value if isinstance(value, Timing) else None
+
+    def to_json(self) -> dict[str, Any]:
+        from graphcert.cert.results.bench import Timing
+
+        def one(t: Timing | Unavailable) -> dict[str, Any]:
+            return t.to_json() if isinstance(t, Timing) else {"unavailable": t.reason}
+
+        return {"stream": one(self.stream), "graph": one(self.graph), "batch": dict(self.batch)}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> HotTimings:
+        from graphcert.cert.results.bench import Timing, Unavailable
+
+        def one(d: Mapping[str, Any]) -> Timing | Unavailable:
+            return Unavailable(str(d["unavailable"])) if "unavailable" in d else \
+                Timing.from_json(d)
+
+        return cls(one(doc["stream"]), one(doc["graph"]),
+                   {k: int(v) for k, v in doc["batch"].items()})
+
+
+@dataclass(frozen=True)
+class Telemetry:
+    """Host-side work over one bench run, counted in graphcert's own wrappers: stream, event
+    and context synchronisations, and copies between host and device. Work a workload does
+    through other libraries, and copies inside graph replays, are not seen."""
+
+    syncs: int
+    htod_bytes: int
+    dtoh_bytes: int
+    htod_copies: int = 0
+    dtoh_copies: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"syncs": self.syncs, "htod_bytes": self.htod_bytes,
+                "dtoh_bytes": self.dtoh_bytes, "htod_copies": self.htod_copies,
+                "dtoh_copies": self.dtoh_copies}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Telemetry:
+        return cls(int(doc["syncs"]), int(doc["htod_bytes"]), int(doc["dtoh_bytes"]),
+                   int(doc.get("htod_copies", 0)), int(doc.get("dtoh_copies", 0)))

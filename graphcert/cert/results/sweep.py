@@ -1,0 +1,68 @@
+"""The sweep result: per-launch cost against a swept workload option (`bench --sweep`), fitted
+as a + b·value per way and quantity, with each swept run's first size kept for the plot and
+the certificate each run wrote. Written as a `sweep` certificate the gate reads. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphcert.cert.results.bench import BenchResult, SizeResult
+from graphcert.cert.results.verdict import Status, Verdict
+
+
+@dataclass(frozen=True)
+class LineFit:
+    """Least squares time = a + b * value, with R²."""
+
+    a_s: float
+    b_s: float
+    r2: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"a_s": self.a_s, "b_s": self.b_s, "r2": self.r2}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> LineFit:
+        return cls(float(doc["a_s"]), float(doc["b_s"]), float(doc["r2"]))
+
+
+@dataclass(frozen=True)
+class SweepFit:
+    """Per-launch cost against a swept workload option, per way and quantity."""
+
+    key: str
+    values: tuple[Any, ...]
+    fit: Mapping[str, Mapping[str, LineFit | None]]
+    points: tuple[SizeResult, ...] = field(default=(), compare=False)  # for the plot
+    certificates: tuple[str | None, ...] = ()  # each swept run's certificate file name
+    plot: str | None = None  # the plot's file name beside the sweep certificate
+    verdict: Verdict = field(default_factory=lambda: Verdict(Status.PASS))
+
+    @staticmethod
+    def judge(points: Sequence[SizeResult]) -> Verdict:
+        """As a bench: a throttled run fails the sweep (its point mixes two clock rates)."""
+        return BenchResult.judge(points)
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "key": self.key, "values": list(self.values),
+            "fit": {way: {q: (f.to_json() if f else None) for q, f in per.items()}
+                    for way, per in self.fit.items()}}
+        if self.points:
+            doc["points"] = [p.to_json() for p in self.points]
+            doc["certificates"] = list(self.certificates) or [None] * len(self.points)
+        if self.plot is not None:
+            doc["plot"] = self.plot
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any],
+                  verdict: Mapping[str, Any] | None = None) -> SweepFit:
+        points = tuple(SizeResult.from_json(p) for p in doc.get("points") or ())
+        fit = {way: {q: (LineFit.from_json(f) if f else None) for q, f in per.items()}
+               for way, per in doc["fit"].items()}
+        return cls(str(doc["key"]), tuple(doc["values"]), fit, points,
+                   tuple(doc.get("certificates") or ()), doc.get("plot"),
+                   Verdict.from_json(verdict) if verdict is not None else cls.judge(points))

@@ -1,0 +1,246 @@
+"""The timing machinery bench uses on one stream: blocking kernel, events, L2 flush buffer,
+clock reading, and the sampling loops of each quantity (cold) and of the hot batch figure.
+Runs on a GPU. Method after nvbench: sample until the noise rule holds or a timeout.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from graphcert.cert.results import Ended, Unavailable, WayTimings
+from graphcert.cuda.context import RunContext
+from graphcert.cuda.memory import DeviceBuffer
+from graphcert.cuda.stream import BlockingKernel, Event, Stream
+from graphcert.run.placements import Sampled
+from graphcert.stats import StopRule
+
+Enqueue = Callable[[Stream], None]
+# Launches on a second stream that move the context into its several-streams state (below).
+SETTLE_LAUNCHES = 2000
+# The hot figure queues at most this many launches of one path behind one blocking kernel.
+HOT_MAX_BATCH = 100
+
+
+@dataclass(frozen=True)
+class BenchSettings:
+    rule: StopRule = field(default_factory=StopRule)
+    flush_l2: bool = True  # nvbench's default; see the --flush-l2 option
+    blocker_timeout_s: float = 5.0
+    max_queued_ops: int = 256  # host loops enqueue at most this many ops between syncs
+    placements: int = 4  # buffer placements per size (the figure is their median)
+    settle: bool = True  # False: time the context's fresh single-stream state (a child)
+    hot: bool = True  # also the hot figure (back to back, L2 warm)
+    context: str = "settled"  # settled | fresh | both (run.jobs starts a child for fresh)
+
+
+class QueueUnavailable(Exception):
+    """The blocking kernel timed out: the queued (device) figure cannot be trusted."""
+
+
+class Harness:
+    """Timing machinery on one stream: blocker, events, L2 flush buffer, clock reading."""
+
+    def __init__(self, ctx: RunContext, settings: BenchSettings):
+        self.ctx = ctx
+        self.settings = settings
+        self.stream = Stream()
+        blocker = ctx.kernel("graphcert_runtime.cu", "gc_block_until_released")
+        self.blocker = BlockingKernel(blocker, settings.blocker_timeout_s)
+        self._calibrate = ctx.kernel("graphcert_runtime.cu", "gc_clock_calibrate")
+        # Owned here, not by the context: the context frees its buffers after every class.
+        self._clock_out = DeviceBuffer(16)
+        flush_bytes = 2 * max(ctx.device.info.l2_bytes, 1 << 20)
+        self._flush = DeviceBuffer(flush_bytes) if settings.flush_l2 else None
+        self._events: list[Event] = []
+        self.settled_launches = 0
+        if settings.settle:
+            self._settle_context()
+            self.settled_launches = SETTLE_LAUNCHES
+
+    def _settle_context(self) -> None:
+        """Put the context in the state every real application is in before timing anything.
+
+        The driver (seen on an H200, driver 580) runs launches measurably faster while a
+        context has only ever had work on one stream: graph nodes 0.66-0.76 against 1.00-1.10
+        µs, stream launches about 8% faster. Enough work on any second stream switches it
+        for good, for every stream (benchmarks/NOTES.md). A workload's own streams, a library,
+        or nvbench's own stream would switch it mid-run; switching it first makes every figure
+        come from the same state, whatever ran before. `--context fresh` skips this in a
+        child process to time the other state.
+        """
+        empty = self.ctx.kernel("graphcert_runtime.cu", "gc_empty").prepare(1, 1)
+        with Stream() as other:
+            for _ in range(SETTLE_LAUNCHES):
+                empty.enqueue(other)
+            other.synchronize()
+
+    def _flush_l2(self) -> None:
+        if self._flush is not None:
+            self._flush.memset_u32_async(0, self._flush.nbytes // 4, self.stream)
+
+    def _event_pairs(self, count: int) -> list[tuple[Event, Event]]:
+        while len(self._events) < 2 * count:
+            self._events.append(Event())
+        return [(self._events[2 * i], self._events[2 * i + 1]) for i in range(count)]
+
+    def _collect(self, one_round: Callable[[], list[float]]) -> Sampled:
+        """Sample until the stop rule ends it; the samples and how sampling ended."""
+        samples: list[float] = []
+        t0 = time.perf_counter()
+        while (ended := self.settings.rule.ended(samples, time.perf_counter() - t0)) is None:
+            samples.extend(one_round())
+        return Sampled(samples, Ended(ended))
+
+    def host_samples(self, enqueue: Enqueue, ops: int) -> Sampled:
+        """CPU clock around the launch calls only; the GPU drains between samples."""
+        s = self.stream
+        s.synchronize()
+        t0 = time.perf_counter()
+        enqueue(s)
+        one = max(time.perf_counter() - t0, 1e-7)
+        s.synchronize()
+        k = int(min(max(1, math.ceil(50e-6 / one)), max(1, self.settings.max_queued_ops // ops)))
+
+        def one_round() -> list[float]:
+            self._flush_l2()
+            s.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(k):
+                enqueue(s)
+            t1 = time.perf_counter()
+            s.synchronize()
+            return [(t1 - t0) / k]
+
+        return self._collect(one_round)
+
+    def _held(self, s: Stream, start: Event, end: Event, body: Callable[[], None],
+              queued: int) -> float:
+        """(event, body, event) queued behind the blocking kernel, released; seconds between
+        the events. Raises QueueUnavailable if the blocker timed out."""
+        with self.blocker.holding(s):
+            start.record(s)
+            body()
+            end.record(s)
+        if self.blocker.outcome() != BlockingKernel.RELEASED:
+            raise QueueUnavailable(
+                f"the blocking kernel timed out after {self.settings.blocker_timeout_s} s "
+                f"with {queued} operations queued behind it (the launch queue was full "
+                f"or the host was too slow); the queued figure is unavailable")
+        return start.elapsed_s(end)
+
+    def device_samples(self, enqueue: Enqueue, ops: int) -> Sampled:
+        """GPU time alone, nvbench's cold measurement: each sample is (event, sequence,
+        event) queued behind its own blocking kernel, then released, L2 cleared before.
+        One sample per hold: batching samples behind one hold lets each sequence overlap the
+        previous one's tail and reads up to a third low against nvbench. A blocker timeout
+        (a full launch queue) raises QueueUnavailable."""
+        s = self.stream
+        ((start, end),) = self._event_pairs(1)
+
+        def one_round() -> list[float]:
+            self._flush_l2()
+            return [self._held(s, start, end, lambda: enqueue(s), ops + 2)]
+
+        return self._collect(one_round)
+
+    def hot_samples(self, enqueue: Enqueue, ops: int, weight: int | None = None
+                    ) -> tuple[Sampled, int]:
+        """GPU time per launch with launches back to back and L2 warm, nvbench's batch
+        (hot) measurement: a batch of launches between two events behind one blocking
+        kernel, no L2 clearing; (samples per launch, batch size). `weight`: what one launch
+        costs in queued work (a graph's node count), by default `ops`."""
+        s = self.stream
+        ((start, end),) = self._event_pairs(1)
+        batch = self.hot_batch(weight if weight is not None else ops)
+        enqueue(s)  # warm L2 and the launch path
+        s.synchronize()
+
+        def body() -> None:
+            for _ in range(batch):
+                enqueue(s)
+
+        def one_round() -> list[float]:
+            return [self._held(s, start, end, body, batch * ops + 2) / batch]
+
+        return self._collect(one_round), batch
+
+    def end_to_end_samples(self, enqueue: Enqueue, ops: int) -> Sampled:
+        """A host-bound loop: m iterations enqueued back to back, then one synchronise."""
+        s = self.stream
+        s.synchronize()
+        t0 = time.perf_counter()
+        enqueue(s)
+        s.synchronize()
+        one = max(time.perf_counter() - t0, 1e-7)
+        m = int(min(max(1, math.ceil(200e-6 / one)), max(1, 4 * self.settings.max_queued_ops
+                                                             // ops)))
+
+        def one_round() -> list[float]:
+            self._flush_l2()
+            s.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(m):
+                enqueue(s)
+            s.synchronize()
+            return [(time.perf_counter() - t0) / m]
+
+        return self._collect(one_round)
+
+    def measure_samples(self, enqueue: Enqueue, ops: int, weight: int | None = None
+                        ) -> dict[str, Sampled | Unavailable]:
+        """The three cold quantities of one way of launching, raw (device may be
+        Unavailable), and with settings.hot the hot device figure as `hot_device` (its
+        batch sized by `weight`, see hot_samples)."""
+        out: dict[str, Sampled | Unavailable] = {
+            "host_enqueue": self.host_samples(enqueue, ops),
+            "end_to_end": self.end_to_end_samples(enqueue, ops)}
+        for key, take in (("device", lambda: self.device_samples(enqueue, ops)),
+                          ("hot_device", lambda: self.hot_samples(enqueue, ops, weight)[0])):
+            if key == "hot_device" and not self.settings.hot:
+                continue
+            try:
+                out[key] = take()
+            except QueueUnavailable as exc:
+                out[key] = Unavailable(str(exc))
+                self.stream.synchronize()
+        return out
+
+    def hot_batch(self, weight: int) -> int:
+        """The batch hot_samples uses for launches of `weight` queued operations each: at
+        most 2 x max_queued_ops behind one hold (1,000 kernels queued behind a blocking
+        kernel did not fill the launch queue on an H200; DEVICE_FACTS.md)."""
+        return max(1, min(HOT_MAX_BATCH, 2 * self.settings.max_queued_ops // max(weight, 1)))
+
+    def measure(self, enqueue: Enqueue, ops: int) -> tuple[WayTimings, dict[str, list[float]]]:
+        """The three cold quantities for one way of launching at one placement (device may
+        be Unavailable), and the raw samples (scripts under benchmarks/ use this)."""
+        got = self.measure_samples(enqueue, ops)
+        host, e2e, dev = got["host_enqueue"], got["end_to_end"], got["device"]
+        assert isinstance(host, Sampled) and isinstance(e2e, Sampled)
+        raw = {"host_enqueue": host.samples, "end_to_end": e2e.samples}
+        if isinstance(dev, Sampled):
+            raw["device"] = dev.samples
+        return WayTimings(host.timing(), dev.timing() if isinstance(dev, Sampled) else dev,
+                          e2e.timing()), raw
+
+    def clock_mhz(self) -> float:
+        """The effective SM clock: cycles counted by clock64() over %globaltimer ns."""
+        self._calibrate.launch(self.stream, 1, 1, np.uint64(20_000_000), self._clock_out)
+        self.stream.synchronize()
+        cycles, ns = (int(v) for v in self._clock_out.download(np.uint64, 2))
+        return cycles / ns * 1e3 if ns else float("nan")
+
+    def close(self) -> None:
+        self.stream.synchronize()
+        for e in self._events:
+            e.destroy()
+        self.blocker.free()
+        self._clock_out.free()
+        if self._flush is not None:
+            self._flush.free()
+        self.stream.destroy()

@@ -1,0 +1,52 @@
+"""Pooling one quantity's samples over buffer placements: the figure is the median of the
+per-placement medians, its spread is kept. Pure (numpy via graphcert.stats)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from graphcert.cert.results import Ended, PlacementSpread, Timing, Unavailable
+from graphcert.stats import summarize
+
+# Worst first: a pooled figure ended as its worst placement did.
+_ENDED_ORDER = (Ended.TIMEOUT, Ended.SAMPLE_CAP, Ended.NOISE_TARGET)
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """One quantity's raw samples and how its sampling loop ended."""
+
+    samples: list[float]
+    ended: Ended
+
+    def timing(self) -> Timing:
+        return Timing(**summarize(self.samples), ended=self.ended)
+
+
+def pooled(per_placement: Sequence[Sampled | Unavailable]
+           ) -> tuple[Timing | Unavailable, PlacementSpread | None, list[float]]:
+    """(figure, spread, all samples) of one quantity over placements.
+
+    The figure's median is the median over placements of each placement's median, so no one
+    placement's buffer luck decides it; its other statistics (spread, noise, min, max) are
+    over all samples pooled, so the noise the gate compares with includes placement. A
+    quantity unavailable at any placement is unavailable (the first reason)."""
+    for item in per_placement:
+        if isinstance(item, Unavailable):
+            return item, None, []
+    sampled = [s for s in per_placement if isinstance(s, Sampled)]
+    if not sampled:
+        raise ValueError("no placements measured")
+    spread = PlacementSpread(tuple(s.timing().median_s for s in sampled))
+    everything = [x for s in sampled for x in s.samples]
+    ended = next(e for e in _ENDED_ORDER if any(s.ended is e for s in sampled))
+    figure = replace(Sampled(everything, ended).timing(), median_s=spread.median_s)
+    return figure, spread, everything
+
+
+def pad_bytes(placement: int) -> int:
+    """Bytes allocated before the workload's buffers at `placement` (0 for the first): whole
+    2 MiB pages plus an odd 64 KiB step, so each placement moves every buffer to a new
+    address and a new offset within the allocator's granule."""
+    return placement * ((2 << 20) + (64 << 10))

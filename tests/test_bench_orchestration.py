@@ -1,0 +1,134 @@
+"""bench_size's placement loop on CPU, with the GPU parts replaced by fakes: the workload is
+set up again behind a pad of a different size at each placement, every figure is the median
+over placements, the hot figure is kept apart. All timings are synthetic."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from graphcert.cert.results import Ended, Timing, Upfront
+from graphcert.run import bench as bench_mod
+from graphcert.run.harness import BenchSettings
+from graphcert.run.placements import Sampled, pad_bytes
+from graphcert.stats import StopRule
+
+# synthetic per-placement device medians (seconds) for the stream path; graph steady
+STREAM_DEVICE = [10e-6, 12e-6, 11e-6, 10.5e-6]
+
+
+@dataclass
+class FakeSession:
+    events: list[str] = field(default_factory=list)
+
+    def release(self) -> None:
+        self.events.append("release")
+
+    def prepare(self, capacity: int) -> None:
+        self.events.append(f"prepare {capacity}")
+
+    def build(self, stream: Any, n: int) -> Any:
+        self.events.append("build")
+        return FakeBuilt(self.events)
+
+    def run_eager(self, stream: Any, n: int) -> None:
+        pass
+
+
+@dataclass
+class FakeBuilt:
+    events: list[str]
+    graph: Any = None
+    exe: Any = None
+
+    def __post_init__(self) -> None:
+        self.graph = type("G", (), {"handle": None})()
+        self.exe = type("E", (), {"launch": staticmethod(lambda s: None)})()
+
+    def destroy(self) -> None:
+        self.events.append("destroy")
+
+
+class FakeHarness:
+    def __init__(self, settings: BenchSettings):
+        self.settings = settings
+        self.stream = type("S", (), {"synchronize": lambda self: None})()
+        self.placement = -1
+
+    def clock_mhz(self) -> float:
+        return 1500.0
+
+    def hot_batch(self, weight: int) -> int:
+        return 128 // weight
+
+    def measure_samples(self, enqueue: Any, ops: int, weight: int | None = None
+                        ) -> dict[str, Any]:
+        graph = ops == 1
+        if not graph:
+            self.placement += 1
+        dev = 5e-6 if graph else STREAM_DEVICE[self.placement]
+        one = lambda v: Sampled([v * 0.99, v, v * 1.01], Ended.NOISE_TARGET)  # noqa: E731
+        return {"host_enqueue": one(dev / 3), "end_to_end": one(dev * 2), "device": one(dev),
+                "hot_device": one(dev * 0.8)}
+
+
+@pytest.fixture
+def fakes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    pads: list[int] = []
+
+    class Pad:
+        def __init__(self, nbytes: int):
+            pads.append(nbytes)
+
+        def free(self) -> None:
+            pads.append(-1)
+
+    class Recording(list):  # type: ignore[type-arg]
+        def __enter__(self) -> list[Any]:
+            self.extend([lambda s: None] * 4)
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+    monkeypatch.setattr(bench_mod, "DeviceBuffer", Pad)
+    monkeypatch.setattr(bench_mod, "graph_size", lambda handle: (4, 3))
+    monkeypatch.setattr(bench_mod.oplog, "recording", lambda: Recording())
+    monkeypatch.setattr(bench_mod, "_upfront", lambda session, h, n: (
+        session.build(h.stream, n), Upfront(1e-3, 1e-3, 1e-3)))
+    return pads
+
+
+def test_placements_set_up_again_and_report_the_median(fakes: list[int]) -> None:
+    session = FakeSession()
+    h = FakeHarness(BenchSettings(StopRule(), placements=4))
+    row = bench_mod.bench_size(session, h, 100)  # type: ignore[arg-type]
+    assert session.events.count("prepare 128") == 4 and session.events.count("build") == 4
+    assert session.events.count("destroy") == 4
+    # a pad of a new size before each set-up after the first, freed after its measurement
+    assert fakes == [pad_bytes(1), -1, pad_bytes(2), -1, pad_bytes(3), -1]
+    device = row.stream.device
+    assert isinstance(device, Timing)
+    assert device.median_s == pytest.approx(10.75e-6)  # median of the four placements
+    assert row.placements is not None
+    assert row.placements["stream"]["device"].medians_s == pytest.approx(tuple(STREAM_DEVICE))
+    assert row.placements["stream"]["device"].rel_range == pytest.approx(2e-6 / 10.75e-6)
+    assert row.placements["graph"]["device"].rel_range == pytest.approx(0.0)
+    # batches sized by queued work: 4 stream ops, a graph of 4 nodes (graph_size's fake)
+    assert row.hot is not None and row.hot.batch == {"stream": 32, "graph": 32}
+    hot = row.hot.get("graph")
+    assert hot is not None and hot.median_s == pytest.approx(4e-6)
+    assert row.stream_path == "prepacked" and row.stream_ops == 4
+    sp = row.speedup["device"]
+    assert sp is not None and sp.median == pytest.approx(10.75e-6 / 5e-6, rel=0.02)
+
+
+def test_one_placement_allocates_no_pad(fakes: list[int]) -> None:
+    session = FakeSession()
+    row = bench_mod.bench_size(session, FakeHarness(BenchSettings()), 8,  # type: ignore[arg-type]
+                               placements=1)
+    assert fakes == [] and session.events.count("build") == 1
+    assert row.placements is not None
+    assert row.placements["stream"]["device"].medians_s == (10e-6,)
