@@ -34,6 +34,8 @@ from graphcert.errors import FrameworkMissing, GraphcertError
 if TYPE_CHECKING:
     from graphcert.model import GraphSnapshot
 
+EMPTY_GRAPH = ("captured with no nodes (cudagraph trees capture an empty graph to set up "
+               "their shared memory pool)")
 NEVER_CAPTURED = ("constructed but never captured (cudagraph trees ran the step eagerly: "
                   "look for torch's 'skipping cudagraphs' or 'Unable to hit fast path' "
                   "warnings; run under torch.no_grad() with the module in eval())")
@@ -41,11 +43,13 @@ NEVER_CAPTURED = ("constructed but never captured (cudagraph trees ran the step 
 
 @dataclass
 class TorchCompileWatch:
-    """The graphs made while watching; `snapshots` and `unreadable` are filled on exit (or
-    by `read()` at any time after the graphs are captured)."""
+    """The graphs made while watching; `snapshots` (graphs with work), `empty` and
+    `unreadable` (each a reason) are filled on exit, or by `read()` at any time after the
+    graphs are captured."""
 
     graphs: list[Any] = field(default_factory=list)
     snapshots: list[GraphSnapshot] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
 
     def read(self) -> list[GraphSnapshot]:
@@ -53,15 +57,20 @@ class TorchCompileWatch:
         `unreadable` (never captured, or reset by PyTorch)."""
         from graphcert.sources import snapshot_of
 
-        self.snapshots, self.unreadable = [], []
+        self.snapshots, self.empty, self.unreadable = [], [], []
         for i, graph in enumerate(self.graphs):
             name = f"torch.compile graph {i}"
             try:
-                self.snapshots.append(snapshot_of(graph, name=name))
+                snap = snapshot_of(graph, name=name)
             except GraphcertError as exc:
                 text = exc.one_line()
                 why = NEVER_CAPTURED if "holds no graph" in text else text
                 self.unreadable.append(f"{name}: {why}")
+                continue
+            if snap.node_count:
+                self.snapshots.append(snap)
+            else:
+                self.empty.append(f"{name}: {EMPTY_GRAPH}")
         return self.snapshots
 
 
