@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import importlib.util
+import os
 import subprocess
 import sys
 import traceback
@@ -69,8 +70,9 @@ def _machine() -> dict[str, str]:
             capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         pass
-    try:
-        facts["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+    try:  # a device machine's copy of the tree may carry a stale .git: the variable wins
+        facts["commit"] = os.environ.get("GRAPHCERT_GIT_COMMIT", "")[:7] or subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                                          capture_output=True, text=True,
                                          check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
