@@ -14,6 +14,7 @@ from graphcert.cert.document import (
     write_certificate,
 )
 from graphcert.cert.results import BenchResult, VerifyResult
+from graphcert.cert.results.fleet import CERT_NAME_ENV, short_uuid
 from graphcert.workloads import registry
 
 
@@ -74,9 +75,13 @@ def _without_driver(reason: str) -> dict[str, Any]:
 def write(result: VerifyResult | BenchResult, out_dir: Path, ref: str, workload: Any,
           env: dict[str, Any]) -> Path:
     """Seal the certificate of `result`, sign it when a key is set (write_certificate) and
-    write it atomically; returns its path."""
+    write it atomically; returns its path. With $GRAPHCERT_CERT_NAME=uuid (set for the
+    workers of a several-GPU run) the name carries the GPU's short UUID."""
     kind = "topology" if isinstance(result, VerifyResult) else "bench"
     cert = certificate_of(result, workload=workload_identity(ref, workload, kind),
                           environment=env)
-    name = certificate_filename(cert["kind"], str(workload.name), env["gpu"]["name"])
+    gpu = str(env["gpu"]["name"])
+    if os.environ.get(CERT_NAME_ENV) == "uuid":  # several GPUs of one model: names must differ
+        gpu = f"{gpu}-{short_uuid(str(env['gpu'].get('uuid', '')))}"
+    name = certificate_filename(cert["kind"], str(workload.name), gpu)
     return write_certificate(out_dir / name, cert)
