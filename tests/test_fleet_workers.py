@@ -175,4 +175,28 @@ def test_cli_unknown_device_and_bad_workload_start_nothing(monkeypatch: pytest.M
     assert "Traceback" not in result.output and result.output.count("\n") == 1
     result = CliRunner().invoke(cli, ["capture", "nosuchworkload", "--device", "all"])
     assert result.exit_code == 2 and "unknown workload" in result.output
+    result = CliRunner().invoke(cli, ["bench", "chain", "--sweep", "kernels=1,10", "--plot",
+                                      str(tmp_path / "p.png"), "--device", "all"])
+    assert result.exit_code == 2 and "--plot draws one GPU's sweep" in result.output
     assert started == []
+
+
+def test_terminal_shows_a_bar_per_gpu_and_a_line_when_each_ends(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from graphcert.cert.results.fleet import WorkerOutcome
+    from graphcert.render import fleet as view
+
+    monkeypatch.setattr(view, "bars_allowed", lambda: True)
+    with view.fleet_display(GPUS[:2], "verify", as_json=False) as (on_progress, on_done, bars):
+        assert bars and on_progress is not None
+        on_progress(GPUS[0], "total", 4)
+        on_progress(GPUS[0], "advance", 1)
+        on_done(WorkerOutcome(GPUS[0], 0, 1.5, "synthetic table\n", ("scan: class 256 pass",)))
+        on_done(WorkerOutcome(GPUS[1], 2, 0.5, "", ("graphcert: error: synthetic",),
+                              "synthetic"))
+    out, err = capsys.readouterr()
+    text = out + err  # rich sends redirected stdout through its live console
+    assert "GPU 0 (TEST-GPU, GPU-aaaaaaaa-0000-0000-0000-000000000000): done in 1.5 s" in text
+    assert "[GPU 0] scan: class 256 pass" in text and "synthetic table" in text
+    assert "FAILED (exit 2) after 0.5 s: synthetic" in text
+    assert "[GPU 1] graphcert: error" not in text  # the error is said once, on its line

@@ -78,6 +78,9 @@ def fan_out(command: str, params: dict[str, Any]) -> None:
     gpus = fleet.select_gpus(devices.indices, fleet.list_gpus())
     as_json = bool(params.get("as_json"))
     several = len(gpus) > 1
+    if several and params.get("plot_path") is not None:  # every worker would draw one file
+        raise InputError("--plot draws one GPU's sweep, and --device names several",
+                         hint="plot with --device N, or leave --plot out")
     with fleet_display(gpus, command, as_json=as_json) as (on_progress, on_done, bars):
         env = fleet.worker_env(several=several, progress_lines=bars, extra=_display_env())
         jobs = []

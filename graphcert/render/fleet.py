@@ -77,7 +77,7 @@ def fleet_display(gpus: Sequence[Gpu], command: str, *, as_json: bool
 
         def done(w: WorkerOutcome) -> None:
             bar.update(tasks[w.gpu.index], visible=False)
-            _show(w, as_json, lambda text: bar.console.print(text, highlight=False,
-                                                              markup=False))
+            _show(w, as_json, lambda text: bar.console.print(  # a line is never folded
+                text, highlight=False, markup=False, soft_wrap=True))
 
         yield on_progress, done, True
