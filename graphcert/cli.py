@@ -51,6 +51,11 @@ class LazyGroup(click.Group):
             context.fail(f"no such command '{name}'{hint}; 'graphcert --help' lists them")
         return super().resolve_command(context, args)
 
+    def parse_args(self, context: click.Context, args: list[str]) -> list[str]:
+        """Keep the raw arguments: a several-GPU run passes them to its workers."""
+        context.meta["graphcert.argv"] = list(args)
+        return super().parse_args(context, args)
+
     def format_commands(self, context: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(n, COMMANDS[n][1]) for n in self.list_commands(context)]
         if rows:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,15 +34,65 @@ def resolve_device(option: int | None) -> int:
     return int(raw)
 
 
-def _device_now(ctx: click.Context, param: click.Parameter, value: int | None) -> int:
-    return resolve_device(value)
+@dataclass(frozen=True)
+class DeviceSet:
+    """Several GPUs asked for (`--device all` or `--device 0,2`): one worker per GPU.
+    `indices` None means every GPU; the list is checked against the machine before work."""
+
+    indices: tuple[int, ...] | None
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def parse_devices(raw: str, source: str = "--device") -> int | DeviceSet:
+    """`N` (one GPU, as today), `all`, or a comma list `0,2` (each index once)."""
+    text = raw.strip()
+    if text.lower() == "all":
+        return DeviceSet(None, "all")
+    parts = [p.strip() for p in text.split(",")]
+    if not text or not all(p.isascii() and p.isdigit() and len(p) <= _MAX_DEVICE_DIGITS
+                           for p in parts):
+        raise InputError(f"{source}={raw[:40]!r} is not a device index, a list or 'all'",
+                         hint="give a number such as 0, a list such as 0,2, or all "
+                              "(see `graphcert env`)")
+    indices = tuple(int(p) for p in parts)
+    if len(set(indices)) != len(indices):
+        raise InputError(f"{source}={raw[:40]!r} names a device twice",
+                         hint="name each device once, e.g. 0,2")
+    if len(indices) == 1 and "," not in text:
+        return indices[0]
+    return DeviceSet(indices, ",".join(map(str, indices)))
+
+
+def resolve_devices(option: str | None) -> int | DeviceSet:
+    """--device when given, else $GRAPHCERT_DEVICE, else 0; either may name several GPUs."""
+    if option is not None:
+        return parse_devices(option)
+    raw = os.environ.get(DEVICE_ENV, "").strip()
+    if not raw:
+        return 0
+    try:
+        return parse_devices(raw, f"${DEVICE_ENV}")
+    except InputError:
+        raise InputError(f"${DEVICE_ENV}={raw[:40]!r} is not a device index",
+                         hint=f"set {DEVICE_ENV} to a number such as 0, a list such as 0,2, "
+                              f"or all (see `graphcert env`), or unset it") from None
+
+
+def _device_now(ctx: click.Context, param: click.Parameter, value: str | None
+                ) -> int | DeviceSet:
+    return resolve_devices(value)
 
 
 def device_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """--device for commands that always need a GPU (resolved while parsing)."""
-    return click.option("--device", "device", type=click.IntRange(min=0), default=None,
+    """--device for commands that always need a GPU (resolved while parsing): an index, or
+    `all` / `0,2` for one worker process per GPU (see graphcert.commands._fleet)."""
+    return click.option("--device", "device", default=None, metavar="N|all|N,M",
                         callback=_device_now, show_default="$GRAPHCERT_DEVICE or 0",
-                        help="CUDA device index (see `graphcert env`).")(fn)
+                        help="CUDA device index, `all`, or a list such as 0,2 (one worker "
+                             "per GPU, one certificate each; see `graphcert env`).")(fn)
 
 
 def lazy_device_option(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from graphcert.commands._fleet import fleet_capable
 from graphcert.commands._options import device_option, json_option, signing_key_option
 
 
@@ -52,6 +53,7 @@ from graphcert.commands._options import device_option, json_option, signing_key_
 @device_option
 @signing_key_option
 @json_option
+@fleet_capable("bench")
 def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
             sweep: str | None, plot_path: Path | None, max_noise: float, min_samples: int,
             min_time: float, timeout: float, blocker_timeout: float, flush_l2: bool,

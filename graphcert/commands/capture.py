@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from graphcert.commands._fleet import fleet_capable
 from graphcert.commands._options import device_option, json_option
 
 
@@ -21,6 +22,7 @@ from graphcert.commands._options import device_option, json_option
               default=Path("reports"), show_default=True, help="Where snapshots go.")
 @device_option
 @json_option
+@fleet_capable("capture")
 def command(workload: str, size: str | None, classes: str | None, mode: str, out_dir: Path,
             device: int, as_json: bool) -> None:
     """Capture WORKLOAD, instantiate it, and write a snapshot and DOT per class (plus SVG

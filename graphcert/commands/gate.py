@@ -35,6 +35,7 @@ def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | No
     workload's sources changed) are unusable input: each is named on its own line and the
     gate exits 2. Policy keys (TOML): require = {scan = ["topology", "bench"]},
     require_kinds, min_speedup, speedup_metric, max_nodes, allow_topology_change,
+    allow_cross_gpu_topology (topology differing between GPUs warns instead of failing),
     allow_incomplete (an incomplete verify warns instead of failing), max_regression,
     min_noise, method_change ("stale" or "warn"), require_signature, allow_empty_baseline.
     Timings are compared like nvbench-compare (same, faster, slower, ambiguous); noise

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from graphcert.commands._fleet import fleet_capable
 from graphcert.commands._options import device_option, json_option, signing_key_option
 
 
@@ -27,6 +28,7 @@ from graphcert.commands._options import device_option, json_option, signing_key_
 @device_option
 @signing_key_option
 @json_option
+@fleet_capable("verify")
 def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, mode: str,
             out_dir: Path, no_certificate: bool, device: int, as_json: bool) -> None:
     """Prove that one graph per capacity class can be updated in place for every size in the

@@ -28,6 +28,8 @@ class Policy:
     speedup_metric: str = "end_to_end"
     max_nodes: int | Mapping[str, int] | None = None
     allow_topology_change: bool = False
+    # topology of one workload and class differing between GPUs warns instead of failing
+    allow_cross_gpu_topology: bool = False
     allow_incomplete: bool = False  # an incomplete verdict (something could not run) warns
     max_regression: float = 0.05
     min_noise: float = 0.005
@@ -51,6 +53,7 @@ class Policy:
             "speedup_metric": self.speedup_metric,
             "max_nodes": _plain(self.max_nodes),
             "allow_topology_change": self.allow_topology_change,
+            "allow_cross_gpu_topology": self.allow_cross_gpu_topology,
             "allow_incomplete": self.allow_incomplete,
             "max_regression": self.max_regression,
             "min_noise": self.min_noise,
@@ -65,8 +68,9 @@ def _plain(value: Any) -> Any:
 
 
 POLICY_KEYS = ("require", "require_kinds", "min_speedup", "speedup_metric", "max_nodes",
-               "allow_topology_change", "allow_incomplete", "max_regression", "min_noise",
-               "method_change", "require_signature", "allow_empty_baseline")
+               "allow_topology_change", "allow_cross_gpu_topology", "allow_incomplete",
+               "max_regression", "min_noise", "method_change", "require_signature",
+               "allow_empty_baseline")
 METHOD_CHANGE = ("stale", "warn")
 
 
@@ -191,6 +195,7 @@ def parse_policy(table: Mapping[str, Any], source: str) -> Policy:
         speedup_metric=metric,
         max_nodes=per_workload("max_nodes", integer=True),
         allow_topology_change=flag("allow_topology_change"),
+        allow_cross_gpu_topology=flag("allow_cross_gpu_topology"),
         allow_incomplete=flag("allow_incomplete"),
         max_regression=float(number("max_regression", table.get("max_regression", 0.05))),
         min_noise=float(number("min_noise", table.get("min_noise", 0.005))),

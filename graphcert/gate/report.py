@@ -23,6 +23,7 @@ from graphcert.cert.store import (
 )
 from graphcert.errors import GraphcertError
 from graphcert.fileio import is_temp_name
+from graphcert.gate.fleet import cross_gpu_rules, gpu_labels
 from graphcert.gate.policy import Policy
 from graphcert.gate.rules import (
     Loaded,
@@ -241,18 +242,19 @@ def run_gate(paths: Sequence[Path], *, policy: Policy, baseline: Path | None = N
         problems.append(f"no certificates under {', '.join(map(str, paths))}")
     if problems:
         raise UnusableInput(problems)
-    base_by_key = {b.key: b for b in base}
+    labels = gpu_labels(loaded)
     results = []
     for item in sorted(loaded, key=lambda x: (x.cert["workload"]["name"], x.cert["kind"],
                                               x.key[2], x.path)):
         rules = certificate_rules(item.cert, policy, method_changed=item.method_changed)
         if baseline is not None:
-            rules += baseline_rules(item.cert, base_by_key.get(item.key), policy)
+            rules += baseline_rules(item.cert, baseline_for(item, base), policy)
         c = item.cert
         results.append(CertificateResult(item.path, c["kind"], c["workload"]["name"],
-                                         c["workload"]["ref"], c["environment"]["gpu"]["name"],
+                                         c["workload"]["ref"], labels[item.path],
                                          tuple(rules)))
     checks = set_rules(loaded, base, policy, baseline is not None)
+    checks += cross_gpu_rules(loaded, policy)
     return GateReport(created, policy, None if baseline is None else display_path(baseline),
                       tuple(results), tuple(checks), snapshots)
 
@@ -275,16 +277,28 @@ def _load_baseline(baseline: Path, policy: Policy, trust: Trust
     return base, problems
 
 
+def baseline_for(item: Loaded, base: Sequence[Loaded]) -> Loaded | None:
+    """The baseline certificate `item` is compared with: of the same GPU model (timings are
+    never compared across models), the same physical GPU (UUID) when the baseline has it,
+    else the first of that model by path."""
+    same_model = sorted((b for b in base if b.key == item.key), key=lambda b: b.path)
+    same_gpu = [b for b in same_model if b.identity == item.identity]
+    found = same_gpu or same_model
+    return found[0] if found else None
+
+
 def _duplicates(items: Sequence[Loaded], prefix: str) -> list[str]:
-    first: dict[tuple[str, str, str], str] = {}
+    """Two certificates of one kind and workload from one GPU (one UUID; GPUs of one model
+    with different UUIDs are a fleet, not duplicates)."""
+    first: dict[tuple[str, str, str, str], str] = {}
     out = []
     for it in items:
-        if it.key in first:
-            kind, ref, gpu = it.key
+        if it.identity in first:
+            kind, ref, gpu, _ = it.identity
             out.append(f"{prefix}{it.path}: a second {kind} certificate for workload {ref} on "
-                       f"{gpu} (the first is {first[it.key]}); keep one")
+                       f"{gpu} (the first is {first[it.identity]}); keep one")
         else:
-            first[it.key] = it.path
+            first[it.identity] = it.path
     return out
 
 

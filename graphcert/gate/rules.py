@@ -26,6 +26,7 @@ class Rule(str, Enum):
     MAX_NODES = "max_nodes"
     MIN_SPEEDUP = "min_speedup"
     TOPOLOGY = "allow_topology_change"
+    CROSS_GPU = "allow_cross_gpu_topology"
     REGRESSION = "max_regression"
     BASELINE = "baseline"
     METHOD = "method_change"
@@ -63,8 +64,15 @@ class Loaded:
 
     @property
     def key(self) -> tuple[str, str, str]:
+        """(kind, workload reference, GPU model): what a baseline is matched by. Timings are
+        compared per GPU model, never across models."""
         return (self.cert["kind"], self.cert["workload"]["ref"],
                 self.cert["environment"]["gpu"]["name"])
+
+    @property
+    def identity(self) -> tuple[str, str, str, str]:
+        """`key` and the GPU's UUID: one certificate per workload, kind and physical GPU."""
+        return (*self.key, str(self.cert["environment"]["gpu"].get("uuid") or ""))
 
 
 def results_of(cert: Mapping[str, Any]) -> VerifyResult | BenchResult | SweepFit:

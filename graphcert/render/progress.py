@@ -3,7 +3,8 @@
 Run code never imports rich: it takes an optional `on_progress` callback (the Advance
 protocol) and calls it as work completes. Commands make the callback with `progress()`.
 No bar is drawn when stdout or stderr is not a terminal, when CI is set, or for TERM=dumb;
-the callback is then a no-op.
+the callback is then a no-op. A worker of a several-GPU run (`--device all`) whose parent
+draws the bars writes its progress as lines on stderr instead (GRAPHCERT_PROGRESS_LINES).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Protocol
+
+from graphcert.cert.results.fleet import PROGRESS_ENV, PROGRESS_PREFIX
 
 
 class Advance(Protocol):
@@ -31,9 +34,26 @@ def _nothing(units: float = 1.0, description: str | None = None) -> None:
     """The callback when no bar is shown."""
 
 
+def _progress_lines(total: float) -> Advance:
+    """The callback of a worker whose parent draws its bar: one line per step on stderr."""
+    def write(line: str) -> None:
+        sys.stderr.write(f"{PROGRESS_PREFIX} {line}\n")
+        sys.stderr.flush()
+
+    write(f"total {total:g}")
+
+    def advance(units: float = 1.0, description: str | None = None) -> None:
+        write(f"advance {units:g}")
+
+    return advance
+
+
 @contextmanager
 def progress(total: float, description: str) -> Iterator[Advance]:
     """A transient bar of `total` units on stderr; yields the callback that advances it."""
+    if os.environ.get(PROGRESS_ENV) == "1" and total > 0:
+        yield _progress_lines(total)
+        return
     if not bars_allowed() or total <= 0:
         yield _nothing
         return

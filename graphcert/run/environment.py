@@ -15,6 +15,7 @@ from graphcert.cert.document import (
     write_certificate,
 )
 from graphcert.cert.results import BenchResult, SweepFit, VerifyResult
+from graphcert.cert.results.fleet import CERT_NAME_ENV, short_uuid
 from graphcert.workloads import registry
 
 
@@ -75,12 +76,22 @@ def _without_driver(reason: str) -> dict[str, Any]:
 def write(result: VerifyResult | BenchResult, out_dir: Path, ref: str, workload: Any,
           env: dict[str, Any]) -> Path:
     """Seal the certificate of `result`, sign it when a key is set (write_certificate) and
-    write it atomically; returns its path."""
+    write it atomically; returns its path. With $GRAPHCERT_CERT_NAME=uuid (set for the
+    workers of a several-GPU run) the name carries the GPU's short UUID."""
     kind = "topology" if isinstance(result, VerifyResult) else "bench"
     cert = certificate_of(result, workload=workload_identity(ref, workload, kind),
                           environment=env)
-    name = certificate_filename(cert["kind"], str(workload.name), env["gpu"]["name"])
+    name = certificate_filename(cert["kind"], labelled(ref, workload), gpu_label(env))
     return write_certificate(out_dir / name, cert)
+
+
+def gpu_label(env: dict[str, Any]) -> str:
+    """The GPU part of a certificate's file name: its model, and a short UUID when workers on
+    several GPUs of one model write side by side (their names must differ)."""
+    gpu = str(env["gpu"]["name"])
+    if os.environ.get(CERT_NAME_ENV) == "uuid":
+        gpu = f"{gpu}-{short_uuid(str(env['gpu'].get('uuid', '')))}"
+    return gpu
 
 
 def labelled(ref: str, workload: Any, swept: str | None = None) -> str:
@@ -106,5 +117,5 @@ def write_sweep(fit: SweepFit, out_dir: Path, base_ref: str, workload: Any,
     cert = make_certificate("sweep", workload=workload_identity(base_ref, workload, "sweep"),
                             environment=env, results=fit.to_json(),
                             verdict=fit.verdict.to_json())
-    name = sweep_filename(base_ref, workload, fit.key, env["gpu"]["name"])
+    name = sweep_filename(base_ref, workload, fit.key, gpu_label(env))
     return write_certificate(out_dir / name, cert)

@@ -149,7 +149,7 @@ def sweep(key: str, values: Sequence[Any], runs: Sequence[Certified[BenchResult]
         return fit, None
     workload = load(base_ref)
     env = environment.environment(device)
-    plot = out_dir / environment.sweep_filename(base_ref, workload, key, env["gpu"]["name"],
+    plot = out_dir / environment.sweep_filename(base_ref, workload, key, environment.gpu_label(env),
                                                 ".png")
     try:
         from graphcert.render.bench import plot_sweep

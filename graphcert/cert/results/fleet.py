@@ -1,0 +1,107 @@
+"""Typed results of a run over several GPUs (`--device all`): one outcome per worker. Pure.
+
+A worker is a `python -m graphcert <command> ... --device N` child; its outcome holds what it
+printed, its exit code and, when it failed, its one-line error. The run's exit code is the
+worst worker's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+# A worker writes its progress to stderr as lines starting with this (render/progress.py
+# writes them, run/fleet.py reads them): "<prefix> total 12" then "<prefix> advance 1".
+PROGRESS_PREFIX = "graphcert-progress:"
+# Set by the parent in its workers' environment when it draws their progress.
+PROGRESS_ENV = "GRAPHCERT_PROGRESS_LINES"
+# "uuid": certificate names carry the GPU's short UUID (set for workers of a several-GPU run,
+# and by hand for one job per GPU of one model writing into one folder).
+CERT_NAME_ENV = "GRAPHCERT_CERT_NAME"
+
+
+def short_uuid(uuid: str) -> str:
+    """The first 8 hex digits of a GPU UUID (`GPU-1a2b3c4d-...` -> `1a2b3c4d`)."""
+    return uuid.removeprefix("GPU-").replace("-", "")[:8] or "nouuid"
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One GPU a worker runs on: its index on this machine, name and UUID."""
+
+    index: int
+    name: str
+    uuid: str
+
+    @property
+    def label(self) -> str:
+        return f"GPU {self.index} ({self.name}, {self.uuid})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index": self.index, "name": self.name, "uuid": self.uuid}
+
+
+def worst_exit(codes: list[int]) -> int:
+    """The worst exit code: the highest; a worker killed by signal s counts as 128 + s."""
+    return max((128 - c if c < 0 else c for c in codes), default=0)
+
+
+@dataclass(frozen=True)
+class WorkerOutcome:
+    """What one GPU's worker did: exit code, seconds, its stdout, its messages, its error."""
+
+    gpu: Gpu
+    exit_code: int
+    seconds: float
+    stdout: str
+    messages: tuple[str, ...] = ()
+    error: str | None = None  # the one-line error of a worker that failed
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+    def output_json(self) -> Any:
+        """The worker's --json output, or None when it printed none (or not JSON)."""
+        try:
+            return json.loads(self.stdout) if self.stdout.strip() else None
+        except ValueError:
+            return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"gpu": self.gpu.to_json(), "exit_code": self.exit_code,
+                "seconds": round(self.seconds, 3), "error": self.error,
+                "output": self.output_json()}
+
+
+@dataclass(frozen=True)
+class FleetResult:
+    """Every worker's outcome, in device order, and the wall time of the whole run."""
+
+    command: str
+    workers: tuple[WorkerOutcome, ...]
+    seconds: float
+
+    @property
+    def exit_code(self) -> int:
+        return worst_exit([w.exit_code for w in self.workers])
+
+    def common_error(self) -> str | None:
+        """The one error every worker failed with alike (bad input they all saw), if any."""
+        errors = {w.error for w in self.workers}
+        if len(self.workers) > 1 and len(errors) == 1 and not any(w.ok for w in self.workers):
+            return next(iter(errors))
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"command": self.command, "exit_code": self.exit_code,
+                "wall_s": round(self.seconds, 3),
+                "workers": [w.to_json() for w in self.workers]}
+
+
+def gpu_of(environment: Mapping[str, Any]) -> tuple[str, str]:
+    """(name, uuid) of a certificate's GPU; an absent UUID reads as ''."""
+    gpu = environment.get("gpu") or {}
+    return str(gpu.get("name", "")), str(gpu.get("uuid", "") or "")

@@ -1,0 +1,92 @@
+"""The gate over certificates from many GPUs: one workload's topology must not depend on the GPU.
+
+Topology certificates of one workload reference made on different GPUs (by UUID, or by name
+where a UUID is missing) are compared class by class against the first GPU's (sorted by name,
+UUID, path). A class whose topology hash differs fails (warns with policy
+allow_cross_gpu_topology = true), naming both GPUs and the first differing node when both
+classes embed their snapshot, else the hashes and node counts. A launch-shape difference
+alone is listed and passes: grid sizes may follow the GPU. Timings are never compared across
+GPUs here; a bench certificate meets only a baseline of its own GPU model (rules.Loaded.key).
+Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from graphcert.cert.compare import compare_topology
+from graphcert.cert.results import VerifyResult
+from graphcert.cert.results.fleet import gpu_of, short_uuid
+from graphcert.gate.policy import Policy
+from graphcert.gate.rules import Loaded, Rule, RuleResult, Status, results_of
+
+
+def gpu_text(cert: Mapping[str, Any]) -> str:
+    """`NVIDIA H200 (GPU-1a2b...)`: a GPU named so two of one model are told apart."""
+    name, uuid = gpu_of(cert["environment"])
+    return f"{name} ({uuid})" if uuid else name
+
+
+def gpu_labels(loaded: Sequence[Loaded]) -> dict[str, str]:
+    """Each certificate path's GPU as the report shows it: the model name, plus the short
+    UUID where the set holds certificates of several GPUs of that model."""
+    uuids: dict[str, set[str]] = {}
+    for it in loaded:
+        name, uuid = gpu_of(it.cert["environment"])
+        uuids.setdefault(name, set()).add(uuid)
+    out = {}
+    for it in loaded:
+        name, uuid = gpu_of(it.cert["environment"])
+        several = len(uuids[name]) > 1 and uuid
+        out[it.path] = f"{name} {short_uuid(uuid)}" if several else name
+    return out
+
+
+def cross_gpu_rules(loaded: Sequence[Loaded], policy: Policy) -> list[RuleResult]:
+    """One rule per workload whose topology certificates come from more than one GPU."""
+    groups: dict[str, list[Loaded]] = {}
+    for it in loaded:
+        if it.cert["kind"] == "topology":
+            groups.setdefault(it.cert["workload"]["ref"], []).append(it)
+    out = []
+    for ref, items in sorted(groups.items()):
+        items = sorted(items, key=lambda x: (*gpu_of(x.cert["environment"]), x.path))
+        if len({gpu_of(x.cert["environment"]) for x in items}) < 2:
+            continue
+        out.append(_compare_group(ref, items, policy))
+    return out
+
+
+def _compare_group(ref: str, items: Sequence[Loaded], policy: Policy) -> RuleResult:
+    first = items[0]
+    reference = results_of(first.cert)
+    assert isinstance(reference, VerifyResult)
+    differ: list[str] = []
+    notes: list[str] = []
+    compared = 0
+    for other in items[1:]:
+        current = results_of(other.cert)
+        assert isinstance(current, VerifyResult)
+        pair = f"{gpu_text(first.cert)} [{first.path}] vs {gpu_text(other.cert)} [{other.path}]"
+        for c in compare_topology(reference, current):
+            if c.change == "topology":
+                where = (f"first differing node: {c.node_diff[0]}" if c.node_diff else
+                         c.describe().split(": ", 1)[1])
+                differ.append(f"class {c.capacity}: {pair}: {where}")
+            elif c.change == "shape":
+                notes.append(f"class {c.capacity}: launch shape differs, topology equal: {pair}")
+            if c.change in ("same", "shape", "topology"):
+                compared += 1
+    gpus = len(items)
+    if differ:
+        status = Status.WARN if policy.allow_cross_gpu_topology else Status.FAIL
+        allow = ("allow_cross_gpu_topology = true" if status is Status.WARN else
+                 "allow_cross_gpu_topology = true accepts it")
+        return RuleResult(Rule.CROSS_GPU, status,
+                          f"{ref}: topology differs across {gpus} GPUs in "
+                          f"{len(differ)} class comparison(s) ({allow})",
+                          tuple(differ + notes))
+    return RuleResult(Rule.CROSS_GPU, Status.PASS,
+                      f"{ref}: topology equal across {gpus} GPUs ({compared} class "
+                      f"comparison(s))", tuple(notes))
