@@ -28,13 +28,13 @@ from graphcert.model import (
     snapshot_to_json,
 )
 from graphcert.render import inventory
+from graphcert.render.diff import render_diff
 from graphcert.render.inventory import (
     format_bytes,
     format_dim,
     inventory_table,
     inventory_tree,
     operation,
-    render_diff,
     render_inventory,
 )
 

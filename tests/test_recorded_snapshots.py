@@ -17,7 +17,8 @@ from rich.console import Console
 from graphcert.cuda.dotread import NOT_IN_DOT, dot_conditional, parse_dot
 from graphcert.cuda.snapshot import READERS
 from graphcert.model import KINDS, NodeKind, diff_snapshots, load_snapshot, snapshot_from_raw
-from graphcert.render.inventory import render_diff, render_inventory
+from graphcert.render.diff import render_diff
+from graphcert.render.inventory import render_inventory
 
 HERE = Path(__file__).parent
 SNAPS = HERE / "fixtures" / "snapshots"

@@ -14,7 +14,8 @@ from rich.console import Console
 import graphcert
 from graphcert.cli import cli
 from graphcert.model import NodeKind
-from graphcert.render.inventory import render_diff, render_inventory
+from graphcert.render.diff import render_diff
+from graphcert.render.inventory import render_inventory
 
 SOURCES = Path(__file__).parent / "fixtures" / "sources"
 EXPECTED = {

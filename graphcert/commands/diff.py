@@ -55,7 +55,7 @@ def _diff_snapshots(a: Path, b: Path, as_json: bool) -> None:
 
     from graphcert.model import diff_snapshots, load_snapshot
     from graphcert.render.console import print_json, stdout_console
-    from graphcert.render.inventory import render_diff
+    from graphcert.render.diff import render_diff
 
     diff = diff_snapshots(load_snapshot(a), load_snapshot(b))
     if as_json:

@@ -1,4 +1,4 @@
-"""Rich rendering of snapshots (table, tree) and of snapshot diffs. Pure: no CUDA import.
+"""Rich rendering of snapshots (table and tree). Pure: no CUDA import.
 
 Output is deterministic for a given snapshot and console width, so tests compare it with
 golden files.
@@ -18,11 +18,9 @@ from rich.tree import Tree
 
 from graphcert.model import (
     KINDS,
-    ChildDiff,
     GraphSnapshot,
     NodeKind,
     NodeRecord,
-    SnapshotDiff,
 )
 from graphcert.render.names import demangle, short_name
 
@@ -109,13 +107,13 @@ def operation(node: NodeRecord, *, full_name: bool = False) -> str:
         return f"memcpy {a.get('direction') or '(direction unknown)'}"
     if kind is NodeKind.GRAPH:
         n = sum(c.node_count for c in node.children)
-        return f"child graph ({_plural(n, 'node')})" if node.children else "child graph"
+        return f"child graph ({plural(n, 'node')})" if node.children else "child graph"
     if kind is NodeKind.CONDITIONAL:
         text = f"conditional {a.get('type') or '(type unknown)'}"
         if node.children:
-            return text + f" ({_plural(len(node.children), 'body', 'bodies')})"
+            return text + f" ({plural(len(node.children), 'body', 'bodies')})"
         if a.get("size") is not None:
-            return text + f" ({_plural(a['size'], 'body', 'bodies')}, not read)"
+            return text + f" ({plural(a['size'], 'body', 'bodies')}, not read)"
         return text + " (bodies not read)"
     return KINDS[kind].label.format_map(_Fields({k: v for k, v in a.items() if v is not None}))
 
@@ -127,7 +125,7 @@ class _Fields(dict[str, Any]):
         return "?"
 
 
-def _plural(n: Any, one: str, many: str | None = None) -> str:
+def plural(n: Any, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
@@ -238,7 +236,7 @@ def counts_line(snapshot: GraphSnapshot) -> str:
     nested = sum(snapshot.counts(recursive=True).values()) - snapshot.node_count
     parts = ", ".join(f"{k} {v}" for k, v in top.items()) or "empty graph"
     more = f" (+{nested} nested)" if nested else ""
-    return f"{_plural(snapshot.node_count, 'node')}{more}: {parts}"
+    return f"{plural(snapshot.node_count, 'node')}{more}: {parts}"
 
 
 def fingerprint_line(snapshot: GraphSnapshot) -> str:
@@ -286,7 +284,7 @@ def _add_nodes(tree: Tree, s: GraphSnapshot, prefix: str) -> None:
             if node.kind is NodeKind.GRAPH:
                 _add_nodes(branch, child, inner)
             else:
-                body = branch.add(Text(f"body {j}: {_plural(child.node_count, 'node')}, "
+                body = branch.add(Text(f"body {j}: {plural(child.node_count, 'node')}, "
                                        f"{fingerprint_line(child)}"))
                 _add_nodes(body, child, inner)
 
@@ -315,78 +313,8 @@ def render_inventory(console: Console, snapshot: GraphSnapshot, *, tree: bool = 
     console.print(summary_text(snapshot))
 
 
-def _describe(node: NodeRecord) -> str:
-    return f"{node.kind.value}: {operation(node)}"
-
-
-def _diff_rows(diff: SnapshotDiff, pa: str, pb: str) -> Iterator[tuple[str, ...]]:
-    events: list[tuple[int, int, tuple[str, ...]]] = []
-    for n in diff.removed:
-        events.append((n.index, 0, (f"{pa}{n.index}", "", "removed", "", _describe(n), "")))
-    for n in diff.added:
-        # Sort an added node near its neighbours in a: by its own index, after removals.
-        events.append((n.index, 1, ("", f"{pb}{n.index}", "added", "", "", _describe(n))))
-    for c in diff.changed:
-        if c.field == "children":
-            continue  # shown in detail below, by child_diffs
-        events.append((c.index_a, 2, (f"{pa}{c.index_a}", f"{pb}{c.index_b}", "changed",
-                                      c.field, format_value(c.field, c.value_a),
-                                      format_value(c.field, c.value_b))))
-    child_by_parent: dict[int, list[ChildDiff]] = {}
-    for cd in diff.child_diffs:
-        child_by_parent.setdefault(cd.index_a, []).append(cd)
-    for c in diff.changed:
-        if c.field == "children" and c.index_a not in child_by_parent:
-            # Different numbers of children: nothing to pair, say so.
-            events.append((c.index_a, 2, (f"{pa}{c.index_a}", f"{pb}{c.index_b}", "changed",
-                                          "children", f"{len(c.value_a)} graphs",
-                                          f"{len(c.value_b)} graphs")))
-    events.sort(key=lambda e: (e[0], e[1]))
-    for _, _, row in events:
-        yield row
-    for cds in child_by_parent.values():
-        for cd in cds:
-            # The same dotted labels as the inventory table: "4.0", "5[1].0".
-            sub = "." if cd.kind is NodeKind.GRAPH else f"[{cd.position}]."
-            yield from _diff_rows(cd.diff, f"{pa}{cd.index_a}{sub}", f"{pb}{cd.index_b}{sub}")
-
-
-def diff_summary(diff: SnapshotDiff) -> str:
-    """"launch shape: 0 removed, 0 added, 2 fields changed" (top level), or "no differences"."""
-    if diff.identical:
-        return "no differences: same topology, launch shape and recorded fields"
-    fields = sum(1 for c in diff.changed if c.field != "children")
-    nested = len(diff.child_diffs)
-    inner = f", {_plural(nested, 'child graph')} changed" if nested else ""
-    return (f"{diff.summary()}: {len(diff.removed)} removed, {len(diff.added)} added, "
-            f"{_plural(fields, 'field')} changed{inner}")
-
-
-def diff_table(diff: SnapshotDiff) -> Table:
-    """Every difference between two snapshots, one row per node added/removed or field."""
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    table.add_column("a", justify="right", no_wrap=True)
-    table.add_column("b", justify="right", no_wrap=True)
-    table.add_column("change", no_wrap=True)
-    table.add_column("field", no_wrap=True)
-    table.add_column("in a", overflow="fold")
-    table.add_column("in b", overflow="fold")
-    for row in _diff_rows(diff, "", ""):
-        table.add_row(*(Text(cell) for cell in row))
-    return table
-
-
-def render_diff(console: Console, diff: SnapshotDiff) -> None:
-    """Print a diff: the table (when anything differs), then the one-line summary."""
-    if not diff.identical:
-        console.print(diff_table(diff))
-    console.print(Text(diff_summary(diff)))
-
-
 __all__ = [
     "counts_line",
-    "diff_summary",
-    "diff_table",
     "fingerprint_line",
     "format_bytes",
     "format_dim",
@@ -396,7 +324,6 @@ __all__ = [
     "meta_line",
     "operation",
     "plain_inventory_table",
-    "render_diff",
     "render_inventory",
     "short_hash",
     "summary_text",

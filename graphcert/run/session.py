@@ -9,8 +9,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphcert.cuda.builder import GraphBuilder
 from graphcert.cuda.context import RunContext
-from graphcert.cuda.graph import Graph, GraphBuilder, GraphExec, capture
+from graphcert.cuda.graph import Graph, GraphExec, capture
 from graphcert.cuda.stream import Stream
 from graphcert.errors import CaptureError, GraphcertError, InputError
 from graphcert.workloads import registry

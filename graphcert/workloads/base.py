@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     import numpy as np
 
+    from graphcert.cuda.builder import GraphBuilder
     from graphcert.cuda.context import RunContext
-    from graphcert.cuda.graph import GraphBuilder
     from graphcert.cuda.stream import Stream
 
 

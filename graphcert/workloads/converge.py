@@ -43,8 +43,8 @@ from graphcert.workloads.fixpoint import (
 )
 
 if TYPE_CHECKING:
+    from graphcert.cuda.builder import GraphBuilder
     from graphcert.cuda.context import RunContext
-    from graphcert.cuda.graph import GraphBuilder
     from graphcert.cuda.memory import DeviceBuffer
     from graphcert.cuda.module import Kernel, PreparedLaunch
     from graphcert.cuda.stream import Stream

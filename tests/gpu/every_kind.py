@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from graphcert.cuda.builder import GraphBuilder
 from graphcert.cuda.context import RunContext
-from graphcert.cuda.graph import GraphBuilder
 from graphcert.cuda.stream import Event
 
 N = 1024  # u32 elements copied through the graph-owned allocation

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from cuda.bindings import driver
 
+from graphcert.cuda.builder import GraphBuilder
 from graphcert.cuda.check import check
 from graphcert.cuda.context import RunContext
-from graphcert.cuda.graph import GraphBuilder
 from graphcert.cuda.snapshot import node_params, read_snapshot
 from graphcert.model import EdgeData, GraphSnapshot, NodeKind
 

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
+from graphcert.cuda.builder import GraphBuilder
 from graphcert.cuda.context import RunContext
-from graphcert.cuda.graph import Graph, GraphBuilder, capture
+from graphcert.cuda.graph import Graph, capture
 from graphcert.cuda.memory import DeviceBuffer
 from graphcert.cuda.snapshot import read_snapshot
 from graphcert.cuda.stream import Stream

@@ -1,0 +1,85 @@
+"""Rich rendering of snapshot diffs: one row per node added or removed or field changed,
+nested graphs under dotted labels as in the inventory table. Pure: no CUDA import."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from graphcert.model import ChildDiff, NodeKind, NodeRecord, SnapshotDiff
+from graphcert.render.inventory import format_value, operation, plural
+
+
+def _describe(node: NodeRecord) -> str:
+    return f"{node.kind.value}: {operation(node)}"
+
+
+def _diff_rows(diff: SnapshotDiff, pa: str, pb: str) -> Iterator[tuple[str, ...]]:
+    events: list[tuple[int, int, tuple[str, ...]]] = []
+    for n in diff.removed:
+        events.append((n.index, 0, (f"{pa}{n.index}", "", "removed", "", _describe(n), "")))
+    for n in diff.added:
+        # Sort an added node near its neighbours in a: by its own index, after removals.
+        events.append((n.index, 1, ("", f"{pb}{n.index}", "added", "", "", _describe(n))))
+    for c in diff.changed:
+        if c.field == "children":
+            continue  # shown in detail below, by child_diffs
+        events.append((c.index_a, 2, (f"{pa}{c.index_a}", f"{pb}{c.index_b}", "changed",
+                                      c.field, format_value(c.field, c.value_a),
+                                      format_value(c.field, c.value_b))))
+    child_by_parent: dict[int, list[ChildDiff]] = {}
+    for cd in diff.child_diffs:
+        child_by_parent.setdefault(cd.index_a, []).append(cd)
+    for c in diff.changed:
+        if c.field == "children" and c.index_a not in child_by_parent:
+            # Different numbers of children: nothing to pair, say so.
+            events.append((c.index_a, 2, (f"{pa}{c.index_a}", f"{pb}{c.index_b}", "changed",
+                                          "children", f"{len(c.value_a)} graphs",
+                                          f"{len(c.value_b)} graphs")))
+    events.sort(key=lambda e: (e[0], e[1]))
+    for _, _, row in events:
+        yield row
+    for cds in child_by_parent.values():
+        for cd in cds:
+            # The same dotted labels as the inventory table: "4.0", "5[1].0".
+            sub = "." if cd.kind is NodeKind.GRAPH else f"[{cd.position}]."
+            yield from _diff_rows(cd.diff, f"{pa}{cd.index_a}{sub}", f"{pb}{cd.index_b}{sub}")
+
+
+def diff_summary(diff: SnapshotDiff) -> str:
+    """"launch shape: 0 removed, 0 added, 2 fields changed" (top level), or "no differences"."""
+    if diff.identical:
+        return "no differences: same topology, launch shape and recorded fields"
+    fields = sum(1 for c in diff.changed if c.field != "children")
+    nested = len(diff.child_diffs)
+    inner = f", {plural(nested, 'child graph')} changed" if nested else ""
+    return (f"{diff.summary()}: {len(diff.removed)} removed, {len(diff.added)} added, "
+            f"{plural(fields, 'field')} changed{inner}")
+
+
+def diff_table(diff: SnapshotDiff) -> Table:
+    """Every difference between two snapshots, one row per node added/removed or field."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column("a", justify="right", no_wrap=True)
+    table.add_column("b", justify="right", no_wrap=True)
+    table.add_column("change", no_wrap=True)
+    table.add_column("field", no_wrap=True)
+    table.add_column("in a", overflow="fold")
+    table.add_column("in b", overflow="fold")
+    for row in _diff_rows(diff, "", ""):
+        table.add_row(*(Text(cell) for cell in row))
+    return table
+
+
+def render_diff(console: Console, diff: SnapshotDiff) -> None:
+    """Print a diff: the table (when anything differs), then the one-line summary."""
+    if not diff.identical:
+        console.print(diff_table(diff))
+    console.print(Text(diff_summary(diff)))
+
+
+__all__ = ["diff_summary", "diff_table", "render_diff"]
