@@ -105,6 +105,8 @@ def bench_view(ref: str, result: BenchResult) -> list[RenderableType]:
     before, after = result.clock.get("before_mhz"), result.clock.get("after_mhz")
     if before is not None and after is not None:
         out.append(f"SM clock {before:.0f} -> {after:.0f} MHz")
+    elif result.clock_unavailable is not None:
+        out.append(f"SM clock not read: {result.clock_unavailable.reason}")
     other = result.other_context
     if other is not None:  # --context both: the other driver state, apart
         label = other.context.label if other.context is not None else "other state"

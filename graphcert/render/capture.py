@@ -16,11 +16,12 @@ def capture_table(ref: str, mode: str, rows: Sequence[CaptureResult]) -> Table:
                 "graph mem reserved", "topology"):
         table.add_column(col, justify="right" if col not in ("topology",) else "left")
     for r in rows:
+        reserved = r.graph_memory.get("reserved_current")  # absent: the driver did not say
         table.add_row(f"{r.capacity:,}", f"{r.n:,}", str(r.nodes),
                       f"{r.capture_s * 1e3:.2f} ms", f"{r.instantiate_s * 1e3:.2f} ms",
                       f"{r.upload_s * 1e3:.2f} ms",
                       f"{r.free_delta_bytes / 2**20:.1f} MiB",
-                      f"{r.graph_memory['reserved_current'] / 2**20:.1f} MiB",
+                      f"{reserved / 2**20:.1f} MiB" if reserved is not None else "n/a",
                       r.snapshot.topology_hash[:12])
     return table
 

@@ -33,6 +33,12 @@ from graphcert.workloads.steps import Adapter, Step
 
 DEVICE_UNAVAILABLE = ("a framework step runs on its framework's stream, which graphcert does "
                       "not queue behind its blocking kernel: host enqueue and end to end only")
+# What the bench schema's step_settings and clock.unavailable_reason carry.
+HARNESS_UNAVAILABLE = ("a framework step is timed on its framework's stream with the host "
+                       "clock: graphcert's harness (L2 flush, blocking kernel, settled "
+                       "launches) is not used")
+CLOCK_UNAVAILABLE = ("a framework step runs in its framework's context, where graphcert's SM "
+                     "clock kernel is not loaded: the clock was not read")
 
 
 def _sample(rule: StopRule, one: Callable[[], float]) -> tuple[Timing, list[float]]:
@@ -97,5 +103,7 @@ def bench_step(step: Step, ref: str, sizes: Sequence[int], rule: StopRule, *,
         if on_progress:
             on_progress(len(QUANTITIES))
     settings: dict[str, Any] = {**rule.to_json(), "framework": step.framework,
-                                "timing": "host clock (framework step)", "stream_side": "eager"}
-    return BenchResult(tuple(rows), {}, settings, None, BenchResult.judge(rows))
+                                "timing": "host clock (framework step)", "stream_side": "eager",
+                                "harness_unavailable_reason": HARNESS_UNAVAILABLE}
+    return BenchResult(tuple(rows), {"before_mhz": None, "after_mhz": None}, settings, None,
+                       BenchResult.judge(rows), clock_unavailable=Unavailable(CLOCK_UNAVAILABLE))

@@ -217,6 +217,8 @@ class BenchResult:
     telemetry: Telemetry | None = None
     # With --context both: the same run in the other driver state, reported apart.
     other_context: BenchResult | None = None
+    # Where the SM clock was not read (a framework step's bench): both clock figures are None.
+    clock_unavailable: Unavailable | None = None
 
     @staticmethod
     def judge(sizes: Sequence[SizeResult]) -> Verdict:
@@ -233,8 +235,12 @@ class BenchResult:
                 for t in [s.way(side).get(q)] if t is not None and t.ended is Ended.TIMEOUT]
 
     def to_json(self) -> dict[str, Any]:
+        clock: dict[str, Any] = dict(self.clock)
+        if self.clock_unavailable is not None:
+            clock = {"before_mhz": None, "after_mhz": None,
+                     "unavailable_reason": self.clock_unavailable.reason}
         doc: dict[str, Any] = {"sizes": [s.to_json() for s in self.sizes],
-                               "clock": dict(self.clock), "settings": dict(self.settings)}
+                               "clock": clock, "settings": dict(self.settings)}
         if self.bare_launch_s is not None:
             doc["bare_launch_s"] = self.bare_launch_s
         if self.context is not None:
@@ -251,10 +257,13 @@ class BenchResult:
                   verdict: Mapping[str, Any] | None = None) -> BenchResult:
         sizes = tuple(SizeResult.from_json(s) for s in results["sizes"])
         other = results.get("other_context")
-        return cls(sizes, dict(results.get("clock") or {}), dict(results.get("settings") or {}),
+        clock = dict(results.get("clock") or {})
+        reason = clock.pop("unavailable_reason", None)
+        return cls(sizes, clock, dict(results.get("settings") or {}),
                    results.get("bare_launch_s"),
                    Verdict.from_json(verdict) if verdict is not None else cls.judge(sizes),
                    Context(results["context"]) if results.get("context") else None,
                    Telemetry.from_json(results["telemetry"]) if results.get("telemetry")
                    else None,
-                   cls.from_json(other, other.get("verdict")) if other else None)
+                   cls.from_json(other, other.get("verdict")) if other else None,
+                   Unavailable(reason) if reason is not None else None)
