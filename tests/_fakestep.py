@@ -61,6 +61,14 @@ class FakeCaptured:
 class FakeAdapter:
     framework = FRAMEWORK
 
+    def prepare(self) -> None:
+        from graphcert.model.canonical import warm
+
+        warm()
+
+    def head(self, array: Any, n: int) -> Any:
+        return array if np.ndim(array) == 0 else array[:n]
+
     def static_inputs(self, values: Sequence[Any]) -> tuple[Any, ...]:
         return tuple(np.array(v, copy=True) for v in values)
 

@@ -88,6 +88,14 @@ class CudaCoreAdapter:
         self.dev.set_current()
         self.stream = self.dev.create_stream()
 
+    def prepare(self) -> None:
+        from graphcert.sources import prepare_reader
+
+        prepare_reader()
+
+    def head(self, array: Any, n: int) -> Any:
+        return array  # no device views here: rows() takes the first n on the host
+
     def static_inputs(self, values: Sequence[Any]) -> tuple[Any, ...]:
         return tuple(DeviceArray.of(np.asarray(v)) for v in values)
 

@@ -53,6 +53,14 @@ def current_context(device: int | None = None) -> Iterator[None]:
         check(driver.cuDevicePrimaryCtxRelease(dev), "cuDevicePrimaryCtxRelease")
 
 
+def prepare_reader() -> None:
+    """The reader's one-time work before the first read: cuda.bindings' driver symbols
+    (cuInit through it) and the thread's current context looked up once. Importing this
+    module already imported cuda.bindings and the readers."""
+    load_driver()
+    check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
+
+
 def read_foreign_graph(address: int, *, meta: dict[str, Any] | None = None,
                        device: int | None = None) -> GraphSnapshot:
     """The snapshot of a CUgraph someone else owns (its address); the graph is not changed

@@ -32,6 +32,12 @@ def _graph(n: int, edges: Sequence[tuple[int, int]]) -> Any:
     return igraph.Graph(n=n, edges=list(edges), directed=True)
 
 
+def warm() -> None:
+    """Import python-igraph now (a one-time cost), so the first canonical order is not
+    charged with it."""
+    import igraph  # noqa: F401
+
+
 def colour_ranks(signatures: Sequence[str]) -> tuple[list[int], int]:
     """(colour per vertex, number of colours): the rank of each signature among the distinct
     signatures in sorted (code point) order, so the colours of equal graphs are equal."""

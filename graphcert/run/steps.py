@@ -10,6 +10,7 @@ time, the graph cache key; across buckets what changes (kernels, grids, topology
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +33,14 @@ from graphcert.model.io import SNAPSHOT_SCHEMA_VERSION
 from graphcert.render.dot import snapshot_to_dot
 from graphcert.run.verify import transitions
 from graphcert.workloads.registry import parse_ref
-from graphcert.workloads.steps import Adapter, Captured, Step, adapter_for, as_tuple
+from graphcert.workloads.steps import (
+    Adapter,
+    Captured,
+    Step,
+    adapter_for,
+    as_tuple,
+    first_rows,
+)
 
 # Replay and eager launches timed per bucket for the certificate's replay_s / eager_s.
 TIMED_LAUNCHES = 5
@@ -42,10 +50,22 @@ class StepCaptureError(InputError):
     """The framework refused to capture the step (it allocates or synchronises)."""
 
 
+# Who each phase's seconds belong to (benchmarks/steps_overhead.py reports them so).
+# The framework's and the step's own: the step's make_inputs, the warm-up calls, capture and
+# instantiate, replays and the eager reference run, each waited for.
+FRAMEWORK_PHASES = ("inputs", "warmup", "capture", "replay", "eager")
+# graphcert's, per bucket: filling the static buffers and padding, reading the graph
+# (snapshot, fingerprints), the pool's and the driver's memory figures, copying the rows
+# that belong to n to the host and comparing them.
+OWN_PHASES = ("pad", "snapshot", "memory", "compare")
+# graphcert's, once per run before the first bucket: the reader's imports and driver set-up.
+ONCE_PHASES = ("setup",)
+
+
 @dataclass
 class Phases:
-    """Seconds per phase: the framework's (capture, instantiate, replay, eager) and
-    graphcert's own (pad, snapshot, compare): what benchmarks/steps_overhead.py reports."""
+    """Seconds per phase (FRAMEWORK_PHASES, OWN_PHASES, ONCE_PHASES): what verify's
+    breakdown and benchmarks/steps_overhead.py report."""
 
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -109,6 +129,14 @@ class StepVerifier:
         self.seed = seed
         self.phases = Phases()
         self.on_progress: Callable[..., None] | None = None
+        self._prepared = False
+
+    def prepare(self) -> None:
+        """graphcert's one-time set-up (the reader's imports and driver bindings), timed as
+        phase "setup" so that no bucket is charged with it. Idempotent."""
+        if not self._prepared:
+            self._prepared = True
+            self.phases.timed("setup", self.adapter.prepare)
 
     def _where(self, capacity: int) -> str:
         return f"step {self.step.name}, bucket {capacity:,}"
@@ -116,8 +144,9 @@ class StepVerifier:
     def capture(self, capacity: int) -> tuple[Captured, tuple[Any, ...]]:
         """Capture at the bucket's size; a framework capture error becomes one line naming
         the step, the bucket and the fix."""
-        values = as_tuple(self.step.make_inputs(capacity))
-        static = self.adapter.static_inputs(values)
+        self.prepare()
+        values = self.phases.timed("inputs", lambda: as_tuple(self.step.make_inputs(capacity)))
+        static = self.phases.timed("pad", lambda: self.adapter.static_inputs(values))
         t0 = time.perf_counter()
         try:
             captured = self.adapter.capture(self.step, static)
@@ -129,13 +158,16 @@ class StepVerifier:
                 f"{self._where(capacity)}: " + (fix or f"capture raised {_first_line(exc)}"))\
                 from None
         framework_s = (captured.capture_s or 0.0) + (captured.instantiate_s or 0.0)
+        own_s = float(getattr(captured, "graphcert_s", 0.0))  # e.g. reading the pool's bytes
         self.phases.add("capture", framework_s)
-        self.phases.add("warmup", max(time.perf_counter() - t0 - framework_s, 0.0))
+        self.phases.add("memory", own_s)
+        self.phases.add("warmup", max(time.perf_counter() - t0 - framework_s - own_s, 0.0))
         return captured, static
 
     def verify_bucket(self, capacity: int, lower: int | None) -> AnyClass:
         sizes = sample_sizes(capacity, self.samples, self.seed, lower=lower)
-        memory_before = self.adapter.graph_memory()
+        self.prepare()
+        memory_before = self.phases.timed("memory", self.adapter.graph_memory)
         try:
             captured, static = self.capture(capacity)
         except GraphcertError as exc:
@@ -146,7 +178,7 @@ class StepVerifier:
         try:
             snap = self.phases.timed("snapshot", lambda: self.adapter.snapshot(
                 captured, f"{self.step.name}-b{capacity}"))
-            memory = self.adapter.graph_memory() or memory_before
+            memory = self.phases.timed("memory", self.adapter.graph_memory) or memory_before
             replay_s, eager_s = self._time_both(captured, static)
             for n in sizes:
                 row = self._sample(captured, static, capacity, n)
@@ -179,7 +211,7 @@ class StepVerifier:
                 launch()
                 self.adapter.synchronize()
                 times.append(time.perf_counter() - t0)
-            return float(np.median(times))
+            return statistics.median(times)  # numpy's imports numpy.ma on first use
 
         replay_s = median(captured.launch)
         self.phases.add("replay", replay_s * TIMED_LAUNCHES)
@@ -187,13 +219,21 @@ class StepVerifier:
         self.phases.add("eager", eager_s * TIMED_LAUNCHES)
         return replay_s, eager_s
 
+    def _rows(self, outputs: Sequence[Any], n: int) -> list[np.ndarray]:
+        """The part of each output that belongs to n, on the host. With the default `rows`
+        only the first n rows are copied back, not the whole padded output."""
+        if self.step.rows is first_rows:
+            return [first_rows(self.adapter.to_numpy(self.adapter.head(o, n)), n)
+                    for o in outputs]
+        return [self.step.rows(self.adapter.to_numpy(o), n) for o in outputs]
+
     def _sample(self, captured: Captured, static: Sequence[Any], capacity: int,
                 n: int) -> SampleResult:
         where = f"{self._where(capacity)}, n={n:,}"
         try:
-            values = as_tuple(self.step.make_inputs(n))
+            values = self.phases.timed("inputs", lambda: as_tuple(self.step.make_inputs(n)))
             want = self.phases.timed("eager", lambda: self.adapter.eager(self.step, values))
-            want_rows = [self.step.rows(self.adapter.to_numpy(w), n) for w in want]
+            want_rows = self.phases.timed("compare", lambda: self._rows(want, n))
             self.phases.timed("pad", lambda: self.adapter.pad_into(static, values, n,
                                                                    self.step.pad_value))
 
@@ -202,8 +242,7 @@ class StepVerifier:
                 self.adapter.synchronize()
 
             self.phases.timed("replay", replay)
-            got_rows = self.phases.timed("compare", lambda: [
-                self.step.rows(self.adapter.to_numpy(o), n) for o in captured.outputs])
+            got_rows = self.phases.timed("compare", lambda: self._rows(captured.outputs, n))
             problem = self.phases.timed("compare", lambda: first_mismatch(
                 got_rows, want_rows, self.step.rtol, self.step.atol))
         except GraphcertError:
@@ -240,6 +279,7 @@ def verify_step(step: Step, ref: str, capacities: Sequence[int], *, samples: int
     `verify` makes for a workload (so certificates, the gate, show and diff take it)."""
     verifier = StepVerifier(step, ref, adapter or open_adapter(step), samples, seed)
     verifier.on_progress = on_progress
+    verifier.prepare()
     classes: list[AnyClass] = []
     for capacity in capacities:
         lower = capacities.lower_edge(capacity) if isinstance(capacities, Buckets) else None

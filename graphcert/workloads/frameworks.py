@@ -45,6 +45,7 @@ class TorchCaptured:
     instantiate_s: float | None
     pool_bytes: int | None
     keep: list[Any] = field(default_factory=list)  # the static inputs the graph reads
+    graphcert_s: float = 0.0  # graphcert's own part of capture(): reading the pool's bytes
 
     def launch(self) -> None:
         self.graph.replay()
@@ -69,6 +70,15 @@ class TorchAdapter:
             raise FrameworkMissing(f"PyTorch {torch.__version__} has no CUDA device to use",
                                    hint="install a CUDA build of PyTorch on a GPU machine")
         self.torch = torch
+        self._numpy_floats = (torch.float16, torch.float32, torch.float64)
+
+    def prepare(self) -> None:
+        from graphcert.sources import prepare_reader
+
+        prepare_reader()
+
+    def head(self, array: Any, n: int) -> Any:
+        return array if array.ndim == 0 else array[:n]
 
     def static_inputs(self, values: Sequence[Any]) -> tuple[Any, ...]:
         return tuple(v.clone() for v in values)
@@ -113,8 +123,10 @@ class TorchAdapter:
             graph.instantiate()
             torch.cuda.synchronize()
             instantiate_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
         pool_bytes = self._pool_bytes(pool, torch.cuda.memory_reserved() - reserved)
-        return TorchCaptured(graph, outputs, capture_s, instantiate_s, pool_bytes, list(static))
+        return TorchCaptured(graph, outputs, capture_s, instantiate_s, pool_bytes, list(static),
+                             time.perf_counter() - t0)
 
     def _pool_bytes(self, pool: Any, reserved_delta: int) -> int | None:
         """Bytes of the segments in the graph's private pool (the allocator's snapshot), or
@@ -129,8 +141,12 @@ class TorchAdapter:
         return max(int(reserved_delta), 0)
 
     def to_numpy(self, array: Any) -> np.ndarray:
-        return np.asarray(array.detach().float().cpu().numpy()
-                          if array.dtype.is_floating_point else array.detach().cpu().numpy())
+        tensor = array.detach()
+        if tensor.is_complex() or tensor.dtype in self._numpy_floats:
+            return np.asarray(tensor.cpu().numpy())  # no conversion kernel on the device
+        if tensor.dtype.is_floating_point:  # bfloat16, float8: numpy has no such dtype
+            tensor = tensor.float()
+        return np.asarray(tensor.cpu().numpy())
 
     def snapshot(self, captured: Any, name: str) -> Any:
         from graphcert.sources import snapshot_of
@@ -188,6 +204,14 @@ class CupyAdapter:
         except cupy.cuda.runtime.CUDARuntimeError as exc:
             raise FrameworkMissing(f"CuPy cannot reach a CUDA device: {exc}") from None
         self.cp = cupy
+
+    def prepare(self) -> None:
+        from graphcert.sources import prepare_reader
+
+        prepare_reader()
+
+    def head(self, array: Any, n: int) -> Any:
+        return array if array.ndim == 0 else array[:n]
 
     def static_inputs(self, values: Sequence[Any]) -> tuple[Any, ...]:
         return tuple(v.copy() for v in values)

@@ -103,6 +103,10 @@ class Adapter(Protocol):
 
     framework: str
 
+    def prepare(self) -> None:
+        """graphcert's one-time set-up before the first bucket (its graph reader's imports
+        and driver bindings), so per-bucket figures hold only per-bucket work."""
+
     def static_inputs(self, values: Sequence[Any]) -> tuple[Any, ...]:
         """Buffers the graph reads, filled with the bucket-sized inputs."""
 
@@ -121,6 +125,10 @@ class Adapter(Protocol):
 
     def to_numpy(self, array: Any) -> np.ndarray:
         """An output as a host numpy array (waits for it)."""
+
+    def head(self, array: Any, n: int) -> Any:
+        """The first n rows of an output, still on the device (a view: nothing copied), so
+        only they are copied to the host; the whole output where the framework has no views."""
 
     def snapshot(self, captured: Captured, name: str) -> GraphSnapshot:
         """The captured graph read by graphcert (graphcert.snapshot for real frameworks)."""
