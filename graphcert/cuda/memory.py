@@ -32,12 +32,21 @@ class DeviceBuffer:
             COUNTERS.htod(data.nbytes)
             check(driver.cuMemcpyHtoD(self._dptr, data.ctypes.data, data.nbytes), "cuMemcpyHtoD")
 
-    def download(self, dtype: Any, count: int | None = None, offset: int = 0) -> np.ndarray:
-        """Synchronous device→host copy of `count` elements (default: the whole buffer)."""
+    def download(self, dtype: Any, count: int | None = None, offset: int = 0, *,
+                 into: np.ndarray | None = None) -> np.ndarray:
+        """Synchronous device→host copy of `count` elements (default: the whole buffer),
+        into a new array or into the first `count` elements of `into` (a contiguous host
+        array the caller reuses: large downloads then skip fresh pages' faults)."""
         dt = np.dtype(dtype)
         if count is None:
             count = (self.nbytes - offset) // dt.itemsize
-        out = np.empty(count, dtype=dt)
+        if into is None:
+            out = np.empty(count, dtype=dt)
+        else:
+            if into.dtype != dt or into.size < count or not into.flags.c_contiguous:
+                raise ValueError("download into an array of another dtype, too small, or "
+                                 "not contiguous")
+            out = into.reshape(-1)[:count]
         if out.nbytes:
             if offset + out.nbytes > self.nbytes:
                 raise ValueError("download past the end of the buffer")

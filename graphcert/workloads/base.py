@@ -60,7 +60,8 @@ class Workload(Protocol):
         """Enqueue the whole kernel sequence for size n on `stream` (capturable)."""
 
     def outputs(self, n: int) -> dict[str, np.ndarray]:
-        """Read back the outputs for size n (the stream has been synchronised)."""
+        """Read back the outputs for size n (the stream has been synchronised). The arrays
+        may be reused by the next call (graphcert compares them at once); copy to keep."""
 
     def reference(self, n: int) -> dict[str, np.ndarray]:
         """The numpy reference outputs for size n, from the same seeded inputs."""
