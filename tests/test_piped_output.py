@@ -63,3 +63,19 @@ def test_a_token_longer_than_columns_is_not_split(monkeypatch: pytest.MonkeyPatc
     text = out.getvalue()
     assert token in text and "reports/topology-converge-NVIDIA_H200.json" in text
     assert len(text.splitlines()) == 2  # header, one row: nothing folded
+
+
+def test_messages_on_stderr_keep_a_path_whole(capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A certificate path in a stderr message is not split when stderr is not a terminal
+    (seen on a GPU machine: 'certificate: ' and the path on two lines)."""
+    from graphcert.render.console import stderr_console
+
+    monkeypatch.setenv("COLUMNS", "40")
+    stderr_console.cache_clear()  # a console made now, writing to the captured stderr
+    path = "/root/out/w/reports/topology-torch_decode-NVIDIA_H100_80GB_HBM3.json"
+    try:
+        stderr_console().print(f"certificate: {path}")
+    finally:
+        stderr_console.cache_clear()
+    assert f"certificate: {path}\n" in capsys.readouterr().err

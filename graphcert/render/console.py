@@ -51,8 +51,9 @@ def stdout_console() -> Console:
 
 @cache
 def stderr_console() -> Console:
-    """The console for messages and progress."""
-    return Console(stderr=True, highlight=False)
+    """The console for messages and progress: laid out like stdout's when not a terminal, so
+    a certificate's path in a message is never split across lines either."""
+    return DataConsole(stderr=True, soft_wrap=False, highlight=False)
 
 
 def print_json(text: str) -> None:
