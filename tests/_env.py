@@ -13,3 +13,11 @@ def child_env(**extra: str) -> dict[str, str]:
     may put graphcert's dependencies there rather than in site-packages)."""
     path = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
     return {**os.environ, "PYTHONPATH": path, **extra}
+
+
+def committed_report(kind: str, workload: str) -> Path:
+    """The one certificate of `kind` for `workload` committed under reports/ (whatever GPU
+    recorded it). The CI gate requires it, so a missing one fails the test, never skips."""
+    found = sorted((ROOT / "reports").glob(f"{kind}-{workload}-*.json"))
+    assert len(found) == 1, f"want one reports/{kind}-{workload}-*.json, found {found}"
+    return found[0]

@@ -11,6 +11,7 @@ from click.testing import CliRunner, Result
 
 from graphcert.cli import cli
 from graphcert.render import graphviz
+from tests._env import committed_report
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAPS = ROOT / "tests" / "fixtures" / "snapshots"
@@ -55,15 +56,8 @@ def test_diff_of_different_topologies_keeps_the_table() -> None:
     assert "added" in result.stdout and result.stdout.rstrip().endswith("1 field changed")
 
 
-def _report(name: str) -> Path:
-    path = REPORTS / name
-    if not path.exists():
-        pytest.skip(f"{path} is not in this checkout")
-    return path
-
-
 def test_diff_of_two_workloads_warns_up_front() -> None:
-    a, b = _report("topology-scan-NVIDIA_H200.json"), _report("topology-join-NVIDIA_H200.json")
+    a, b = committed_report("topology", "scan"), committed_report("topology", "join")
     result = run("diff", str(a), str(b))
     assert result.exit_code == 0, result.output
     first = result.stderr.splitlines()[0]
@@ -72,7 +66,7 @@ def test_diff_of_two_workloads_warns_up_front() -> None:
 
 
 def test_diff_of_one_workload_has_no_warning() -> None:
-    a = _report("topology-scan-NVIDIA_H200.json")
+    a = committed_report("topology", "scan")
     result = run("diff", str(a), str(a))
     assert result.exit_code == 0 and "warning" not in result.stderr
 
@@ -80,7 +74,7 @@ def test_diff_of_one_workload_has_no_warning() -> None:
 def test_gate_headline_names_the_set_rule_that_failed(monkeypatch: pytest.MonkeyPatch) -> None:
     """One passing certificate under a policy that requires a bench one too: the gate fails
     with 0 failed certificates, and the headline says which set rule failed."""
-    cert = _report("topology-scan-NVIDIA_H200.json")
+    cert = committed_report("topology", "scan")
     monkeypatch.chdir(ROOT)  # the policy in ./pyproject.toml requires topology and bench
     result = run("gate", str(cert.relative_to(ROOT)))
     assert result.exit_code == 1, result.output

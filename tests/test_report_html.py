@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from graphcert.cli import cli
 from graphcert.render.sweep import sweep_points, sweep_svg
+from tests._env import committed_report
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAPS = ROOT / "tests" / "fixtures" / "snapshots"
@@ -21,9 +22,7 @@ SNAPS = ROOT / "tests" / "fixtures" / "snapshots"
 
 @pytest.fixture
 def page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    certs = sorted((ROOT / "reports").glob("*scan*.json"))
-    if len(certs) < 2:
-        pytest.skip("reports/ has no scan certificates in this checkout")
+    certs = [committed_report("topology", "scan"), committed_report("bench", "scan")]
     work = tmp_path / "in"
     work.mkdir()
     for f in [*certs, *sorted(SNAPS.glob("scan-*.snapshot.json"))]:
@@ -37,7 +36,8 @@ def page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_report_has_verdict_certificates_classes_timings(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
-    assert "gate: PASS" in text and "in/topology-scan-NVIDIA_H200.json" in text
+    topology = committed_report("topology", "scan").name
+    assert "gate: PASS" in text and f"in/{topology}" in text
     for heading in ("Certificates", "Capacity classes", "Transitions between classes",
                     "Timings", "Graphs"):
         assert f"<h3>{heading}</h3>" in text or f"<h2>{heading}</h2>" in text, heading
