@@ -46,3 +46,20 @@ def test_gate_passes_over_the_fleet_and_compares_topology_across_gpus() -> None:
     assert all(r.status.value == "pass" and "topology equal across" in r.summary
                for r in cross.values())
     assert len({c.gpu for c in report.certificates}) >= 2  # GPUs told apart in the report
+
+
+def test_topology_equal_across_the_h100_reports_and_the_h200_fleet() -> None:
+    """The committed topology certificates of scan and join (recorded on an H100) and the
+    fleet's (two H200s): every class's topology hash agrees across the three GPUs."""
+    from tests._env import committed_report
+
+    ours = [committed_report("topology", w) for w in ("scan", "join")]
+    fleet = sorted(FLEET.glob("topology-*.json"))
+    report = run_gate([*ours, *fleet], policy=Policy(), created="2026-01-01T00:00:00Z",
+                      digest_of=None)
+    assert report.exit_code == 0, report.failures()
+    assert len({c.gpu for c in report.certificates}) == 3
+    cross = [r for r in report.checks if r.rule.value == "allow_cross_gpu_topology"]
+    assert {r.summary for r in cross} == {
+        "scan: topology equal across 3 GPUs (42 class comparison(s))",
+        "join: topology equal across 3 GPUs (42 class comparison(s))"}
