@@ -85,16 +85,7 @@ class Device:
 
     def graph_memory(self) -> dict[str, int]:
         """The driver's graph-memory attributes (used/reserved, current/high)."""
-        attrs = driver.CUgraphMem_attribute
-        out = {}
-        for key, attr in (("used_current", attrs.CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT),
-                          ("used_high", attrs.CU_GRAPH_MEM_ATTR_USED_MEM_HIGH),
-                          ("reserved_current", attrs.CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT),
-                          ("reserved_high", attrs.CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH)):
-            value = check(driver.cuDeviceGetGraphMemAttribute(self.handle, attr),
-                          "cuDeviceGetGraphMemAttribute")
-            out[key] = int(value)
-        return out
+        return graph_memory_attributes(self.handle)
 
     def synchronize(self) -> None:
         from graphcert.cuda.telemetry import COUNTERS
@@ -182,3 +173,15 @@ def environment(index: int | None = None) -> dict[str, Any]:
     else:
         env["gpu"] = gpus[0]
     return env
+
+
+def graph_memory_attributes(device: Any) -> dict[str, int]:
+    """The driver's graph-memory attributes of a CUdevice (used/reserved, current/high):
+    memory held by graphs' own allocation nodes, whoever captured them."""
+    attrs = driver.CUgraphMem_attribute
+    return {key: int(check(driver.cuDeviceGetGraphMemAttribute(device, attr),
+                           "cuDeviceGetGraphMemAttribute"))
+            for key, attr in (("used_current", attrs.CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT),
+                              ("used_high", attrs.CU_GRAPH_MEM_ATTR_USED_MEM_HIGH),
+                              ("reserved_current", attrs.CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT),
+                              ("reserved_high", attrs.CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH))}

@@ -15,6 +15,7 @@ from typing import Any
 from cuda.bindings import driver
 
 from graphcert.cuda.check import check, load_driver
+from graphcert.cuda.device import graph_memory_attributes
 from graphcert.cuda.graph import Graph
 from graphcert.cuda.snapshot import read_snapshot
 from graphcert.errors import InputError
@@ -75,16 +76,7 @@ def read_foreign_graph(address: int, *, meta: dict[str, Any] | None = None,
 
 
 def graph_memory_of(device: int = 0) -> dict[str, int]:
-    """The driver's graph memory attributes of a device (used/reserved, current/high): memory
-    held by graphs' own allocation nodes, whoever captured them."""
+    """The driver's graph memory attributes of device number `device` (used/reserved,
+    current/high): memory held by graphs' own allocation nodes, whoever captured them."""
     load_driver()
-    dev = check(driver.cuDeviceGet(device), "cuDeviceGet")
-    attrs = driver.CUgraphMem_attribute
-    out = {}
-    for key, attr in (("used_current", attrs.CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT),
-                      ("used_high", attrs.CU_GRAPH_MEM_ATTR_USED_MEM_HIGH),
-                      ("reserved_current", attrs.CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT),
-                      ("reserved_high", attrs.CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH)):
-        out[key] = int(check(driver.cuDeviceGetGraphMemAttribute(dev, attr),
-                             "cuDeviceGetGraphMemAttribute"))
-    return out
+    return graph_memory_attributes(check(driver.cuDeviceGet(device), "cuDeviceGet"))

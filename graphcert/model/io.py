@@ -125,14 +125,19 @@ def _edges_from_doc(doc: Any, where: str) -> list[RawEdge]:
     return edges
 
 
-def _raw_from_doc(d: Any, where: str) -> RawGraph:
-    """Rebuild what a reader would have produced, so the hashes can be recomputed."""
+def _graph_fields(d: Any, where: str) -> tuple[str, list[Any]]:
+    """(prefix for messages, node list) of one stored graph, its required fields checked."""
     if not isinstance(d, dict):
         raise _Bad(f"field '{where or 'document'}' must be an object")
     prefix = f"{where}." if where else ""
     for name in _REQUIRED:
         _field(d, name, prefix)
-    nodes_doc = _list(d["nodes"], f"{prefix}nodes")
+    return prefix, _list(d["nodes"], f"{prefix}nodes")
+
+
+def _raw_from_doc(d: Any, where: str) -> RawGraph:
+    """Rebuild what a reader would have produced, so the hashes can be recomputed."""
+    prefix, nodes_doc = _graph_fields(d, where)
     edges = _edges_from_doc(d["edges"], f"{prefix}edges")
     preds: dict[int, list[int]] = {}
     for e in edges:
@@ -169,12 +174,7 @@ def _snapshot_from_doc(d: Any, where: str) -> GraphSnapshot:
     """A schema-2 graph as stored (children first), its fingerprints checked against its
     own nodes and edges. No canonicalising again: a file written elsewhere loads whatever
     BLISS build the reader has. One pass per list: a saved graph can have 10^5 nodes."""
-    if not isinstance(d, dict):
-        raise _Bad(f"field '{where or 'document'}' must be an object")
-    prefix = f"{where}." if where else ""
-    for name in _REQUIRED:
-        _field(d, name, prefix)
-    nodes_doc = _list(d["nodes"], f"{prefix}nodes")
+    prefix, nodes_doc = _graph_fields(d, where)
     n = len(nodes_doc)
     preds: list[list[int]] = [[] for _ in range(n)]
     pairs: set[tuple[int, int]] = set()

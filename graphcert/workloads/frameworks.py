@@ -37,6 +37,33 @@ def graph_memory(device: int) -> dict[str, int]:
         return {}
 
 
+class _ArrayAdapter:
+    """What the PyTorch and CuPy adapters share: the reader's one-time set-up, device-side
+    slicing, reading a captured graph, and translating a capture error (each says what its
+    framework does wrong during capture in `_capture_advice`)."""
+
+    _label = ""
+    _capture_advice = ""
+
+    def prepare(self) -> None:
+        from graphcert.sources import prepare_reader
+
+        prepare_reader()
+
+    def head(self, array: Any, n: int) -> Any:
+        return array if array.ndim == 0 else array[:n]
+
+    def snapshot(self, captured: Any, name: str) -> Any:
+        from graphcert.sources import snapshot_of
+
+        return snapshot_of(captured.graph, name=name)
+
+    def capture_error(self, exc: BaseException) -> str | None:
+        if not any(w in str(exc) for w in _CAPTURE_WORDS):
+            return None
+        return f"{self._label} could not capture it: {_one_line(exc)}; {self._capture_advice}"
+
+
 @dataclass
 class TorchCaptured:
     graph: Any
@@ -55,8 +82,13 @@ class TorchCaptured:
         self.keep.clear()
 
 
-class TorchAdapter:
+class TorchAdapter(_ArrayAdapter):
     """PyTorch: tensors on the current CUDA device."""
+
+    _label = "PyTorch"
+    _capture_advice = ("the step synchronises with the host during capture (.item(), .cpu(), "
+                       ".tolist(), printing a tensor, torch.cuda.synchronize(), data-dependent "
+                       "shapes such as nonzero()): keep host reads out of the step")
 
     framework = "torch"
 
@@ -71,14 +103,6 @@ class TorchAdapter:
                                    hint="install a CUDA build of PyTorch on a GPU machine")
         self.torch = torch
         self._numpy_floats = (torch.float16, torch.float32, torch.float64)
-
-    def prepare(self) -> None:
-        from graphcert.sources import prepare_reader
-
-        prepare_reader()
-
-    def head(self, array: Any, n: int) -> Any:
-        return array if array.ndim == 0 else array[:n]
 
     def static_inputs(self, values: Sequence[Any]) -> tuple[Any, ...]:
         return tuple(v.clone() for v in values)
@@ -148,20 +172,6 @@ class TorchAdapter:
             tensor = tensor.float()
         return np.asarray(tensor.cpu().numpy())
 
-    def snapshot(self, captured: Any, name: str) -> Any:
-        from graphcert.sources import snapshot_of
-
-        return snapshot_of(captured.graph, name=name)
-
-    def capture_error(self, exc: BaseException) -> str | None:
-        text = str(exc)
-        if not any(w in text for w in _CAPTURE_WORDS):
-            return None
-        return (f"PyTorch could not capture it: {_one_line(exc)}; the step synchronises with "
-                "the host during capture (.item(), .cpu(), .tolist(), printing a tensor, "
-                "torch.cuda.synchronize(), data-dependent shapes such as nonzero()): keep "
-                "host reads out of the step")
-
     def synchronize(self) -> None:
         self.torch.cuda.synchronize()
 
@@ -187,8 +197,14 @@ class CupyCaptured:
         self.graph = None
 
 
-class CupyAdapter:
+class CupyAdapter(_ArrayAdapter):
     """CuPy: arrays on the current device; capture on a non-blocking stream."""
+
+    _label = "CuPy"
+    _capture_advice = ("the step allocates or synchronises during capture: make every output "
+                       "and temporary before capturing and write into it with out= "
+                       "(cp.add(x, y, out=z)), and keep host reads (.get(), float(), "
+                       "cp.asnumpy) out of the step")
 
     framework = "cupy"
 
@@ -204,14 +220,6 @@ class CupyAdapter:
         except cupy.cuda.runtime.CUDARuntimeError as exc:
             raise FrameworkMissing(f"CuPy cannot reach a CUDA device: {exc}") from None
         self.cp = cupy
-
-    def prepare(self) -> None:
-        from graphcert.sources import prepare_reader
-
-        prepare_reader()
-
-    def head(self, array: Any, n: int) -> Any:
-        return array if array.ndim == 0 else array[:n]
 
     def static_inputs(self, values: Sequence[Any]) -> tuple[Any, ...]:
         return tuple(v.copy() for v in values)
@@ -258,20 +266,6 @@ class CupyAdapter:
 
     def to_numpy(self, array: Any) -> np.ndarray:
         return np.asarray(self.cp.asnumpy(array))
-
-    def snapshot(self, captured: Any, name: str) -> Any:
-        from graphcert.sources import snapshot_of
-
-        return snapshot_of(captured.graph, name=name)
-
-    def capture_error(self, exc: BaseException) -> str | None:
-        text = str(exc)
-        if not any(w in text for w in _CAPTURE_WORDS):
-            return None
-        return (f"CuPy could not capture it: {_one_line(exc)}; the step allocates or "
-                "synchronises during capture: make every output and temporary before "
-                "capturing and write into it with out= (cp.add(x, y, out=z)), and keep host "
-                "reads (.get(), float(), cp.asnumpy) out of the step")
 
     def synchronize(self) -> None:
         self.cp.cuda.Device().synchronize()
