@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -104,16 +105,20 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
                                   on_result=show, on_progress=advance)
     fit = None
     if sweep is not None:
-        fit, cert = fit_runs(str(runs[0][1]), [value for _, _, value in runs], results,
-                             base_ref=workloads[0], device=device,
-                             out_dir=None if no_certificate else out_dir)
+        fit, cert, cert_plot = fit_runs(str(runs[0][1]), [value for _, _, value in runs],
+                                        results, base_ref=workloads[0], device=device,
+                                        out_dir=None if no_certificate else out_dir)
         if not as_json:
             out.print(sweep_table(fit))
         if cert is not None:
             err.print(f"sweep certificate: {cert}")
-        if plot_path is not None:
-            plot_sweep(fit, plot_path)
-            err.print(f"plot: {plot_path}")
+        drawn = [p for p in (cert_plot, plot_path) if p is not None]
+        if drawn:  # drawn once; a second place gets a copy
+            plot_sweep(fit, drawn[0])
+            for extra in drawn[1:]:
+                shutil.copyfile(drawn[0], extra)
+            if plot_path is not None:
+                err.print(f"plot: {plot_path}")
     if fresh_child:  # the parent reads one typed result back (graphcert.run.fresh)
         print_json(json.dumps({"results": results[0].result.to_json(),
                                "verdict": results[0].result.verdict.to_json()}))
@@ -122,6 +127,10 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
             "workload": r.ref, "results": r.result.to_json(),
             "certificate": str(r.certificate) if r.certificate else None} for r in results],
             "sweep": fit.to_json() if fit else None}, indent=2))
+    # Like verify: a failed or incomplete verdict exits 1, so a fleet run sees it. Not the
+    # --fresh-child child: its parent reads the verdict, and takes a non-zero exit as a crash.
+    if not fresh_child and not all(r.result.verdict.passed for r in results):
+        click.get_current_context().exit(1)
 
 
 def _runs(workloads: tuple[str, ...], sweep: str | None) -> list[tuple[str, str | None, Any]]:

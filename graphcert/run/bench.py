@@ -8,6 +8,7 @@ timing machinery is in run/harness.py.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -28,6 +29,7 @@ from graphcert.cert.results import (
     Timing,
     Unavailable,
     Upfront,
+    Verdict,
     WayTimings,
 )
 from graphcert.classes import Buckets, class_of
@@ -43,7 +45,7 @@ from graphcert.run.session import Built, WorkloadSession
 from graphcert.stats import QUANTUM_S, fit_line, speedup_interval
 
 __all__ = ["SETTLE_LAUNCHES", "BenchSettings", "Harness", "QueueUnavailable", "bench",
-           "bench_size", "fit_sweep"]
+           "bench_size", "fit_sweep", "judge_sizes", "throttle_check"]
 Measured = dict[str, "Sampled | Unavailable"]
 
 def _upfront(session: WorkloadSession, h: Harness, n: int) -> tuple[Built, Upfront]:
@@ -169,7 +171,7 @@ def bench_size(session: WorkloadSession, h: Harness, n: int, capacity: int | Non
             if pad is not None:
                 pad.free()
     assert upfront is not None
-    clock_after = h.clock_mhz()
+    throttled, clock = throttle_check(clock_before, h.clock_mhz())
     stream, s_spread, stream_raw, s_hot = _way([r.stream for r in runs])
     graph, g_spread, graph_raw, g_hot = _way([r.graph for r in runs])
     speedup = {q: (Interval(**speedup_interval(stream_raw[q], graph_raw[q],
@@ -182,11 +184,32 @@ def bench_size(session: WorkloadSession, h: Harness, n: int, capacity: int | Non
     return SizeResult(
         n, capacity, stream, graph, speedup, upfront,
         break_even_launches=upfront.setup_s / gain if gain > 0 else None,
-        node_count=first.node_count, throttled=bool(clock_after < 0.95 * clock_before),
-        clock_mhz={"before": clock_before, "after": clock_after},
+        node_count=first.node_count, throttled=throttled, clock_mhz=clock,
         stream_path=first.stream_path, stream_ops=first.stream_ops,
         stream_host_per_op_s=stream.host_enqueue.median_s / first.op_count,
         placements={"stream": s_spread, "graph": g_spread}, hot=hot)
+
+
+def throttle_check(before_mhz: float, after_mhz: float
+                   ) -> tuple[bool, dict[str, float] | None]:
+    """(throttled, the clock figures) from the SM clock read before and after one size.
+    A reading that is not a positive finite number (the timer gave no time) cannot show
+    throttling: the figures are None, which `judge_sizes` makes incomplete, never a pass."""
+    if not all(math.isfinite(v) and v > 0 for v in (before_mhz, after_mhz)):
+        return False, None
+    return after_mhz < 0.95 * before_mhz, {"before": before_mhz, "after": after_mhz}
+
+
+def judge_sizes(rows: Sequence[SizeResult]) -> Verdict:
+    """BenchResult.judge (a throttled size fails), and incomplete where a size's SM clock
+    could not be read (so throttling was not checked)."""
+    missing = [f"n={r.n:,}: the SM clock could not be read (clock64 over %globaltimer gave "
+               f"no time), so throttling was not checked" for r in rows if r.clock_mhz is None]
+    return Verdict.of(list(BenchResult.judge(rows).reasons), missing)
+
+
+def _finite(mhz: float) -> float | None:
+    return mhz if math.isfinite(mhz) else None
 
 
 def bench(ctx: RunContext, ref: str, sizes: Sequence[int], settings: BenchSettings, *,
@@ -221,12 +244,12 @@ def _bench(session: WorkloadSession, ctx: RunContext, sizes: Sequence[int],
     finally:
         h.close()
     return BenchResult(
-        tuple(rows), {"before_mhz": before, "after_mhz": after},
+        tuple(rows), {"before_mhz": _finite(before), "after_mhz": _finite(after)},
         {**settings.rule.to_json(), "flush_l2": settings.flush_l2,
          "blocker_timeout_s": settings.blocker_timeout_s,
          "context_settled_launches": h.settled_launches, "placements": settings.placements,
          "hot": settings.hot},
-        bare, BenchResult.judge(rows),
+        bare, judge_sizes(rows),
         Context.SEVERAL_STREAMS if settings.settle else Context.FRESH)
 
 

@@ -56,18 +56,37 @@ def merge(parts: Sequence[BenchResult]) -> BenchResult:
     tel = Telemetry(*(sum(getattr(t, f) for t in tels) for f in
                       ("syncs", "htod_bytes", "dtoh_bytes", "htod_copies", "dtoh_copies"))
                     ) if tels else None
-    return replace(first, sizes=sizes, telemetry=tel, verdict=BenchResult.judge(sizes),
+    verdict = parts[0].verdict
+    for p in parts[1:]:  # each child judged its own size (clock unreadable included)
+        verdict = verdict.combined(p.verdict)
+    return replace(first, sizes=sizes, telemetry=tel, verdict=verdict,
                    clock={"before_mhz": first.clock.get("before_mhz"),
                           "after_mhz": parts[-1].clock.get("after_mhz")})
 
 
+def child_timeout_s(settings: BenchSettings, sizes: Sequence[int]) -> float:
+    """A bound on one child's run, so that a stuck child cannot hang the parent. Each
+    sampling loop (3 cold quantities and the hot one, on both sides) ends at the stop rule's
+    timeout once it has 2 samples, and one sample holds a stream at most the blocker's
+    timeout; that per placement and size, plus 60 s for start-up and compiling."""
+    loops = 2 * (3 + (1 if settings.hot else 0))
+    per_loop = settings.rule.timeout_s + 2 * settings.blocker_timeout_s
+    return loops * per_loop * settings.placements * max(len(sizes), 1) + 60.0
+
+
 def bench_fresh(ref: str, sizes: Sequence[int], settings: BenchSettings, device: int,
                 timeout_s: float | None = None) -> BenchResult:
-    """Run bench of `ref` in child processes whose contexts stay in the single-stream state."""
+    """Run bench of `ref` in child processes whose contexts stay in the single-stream state.
+    A child that runs past `timeout_s` (default: child_timeout_s) is ended: one-line error."""
     parts = []
     for argv in child_argv(ref, sizes, settings, device):
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
-                              check=False)
+        limit = timeout_s if timeout_s is not None else child_timeout_s(settings, sizes)
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=limit,
+                                  check=False)
+        except subprocess.TimeoutExpired:
+            raise GraphcertError(f"bench {ref} in a fresh context (child process) did not "
+                                 f"finish in {limit:.0f} s and was stopped") from None
         if proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
             raise GraphcertError(f"bench {ref} in a fresh context (child process) failed "

@@ -5,6 +5,7 @@ Runs on a GPU. Method after nvbench: sample until the noise rule holds or a time
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable
@@ -24,6 +25,8 @@ Enqueue = Callable[[Stream], None]
 SETTLE_LAUNCHES = 2000
 # The hot figure queues at most this many launches of one path behind one blocking kernel.
 HOT_MAX_BATCH = 100
+# Set on a RunContext once it has been settled (the several-streams state never goes back).
+SETTLED_FLAG = "_graphcert_settled"
 
 
 @dataclass(frozen=True)
@@ -48,19 +51,28 @@ class Harness:
     def __init__(self, ctx: RunContext, settings: BenchSettings):
         self.ctx = ctx
         self.settings = settings
-        self.stream = Stream()
-        blocker = ctx.kernel("graphcert_runtime.cu", "gc_block_until_released")
-        self.blocker = BlockingKernel(blocker, settings.blocker_timeout_s)
-        self._calibrate = ctx.kernel("graphcert_runtime.cu", "gc_clock_calibrate")
-        # Owned here, not by the context: the context frees its buffers after every class.
-        self._clock_out = DeviceBuffer(16)
-        flush_bytes = 2 * max(ctx.device.info.l2_bytes, 1 << 20)
-        self._flush = DeviceBuffer(flush_bytes) if settings.flush_l2 else None
         self._events: list[Event] = []
+        self._flush: DeviceBuffer | None = None
         self.settled_launches = 0
-        if settings.settle:
-            self._settle_context()
-            self.settled_launches = SETTLE_LAUNCHES
+        try:
+            self.stream = Stream()
+            blocker = ctx.kernel("graphcert_runtime.cu", "gc_block_until_released")
+            self.blocker = BlockingKernel(blocker, settings.blocker_timeout_s)
+            self._calibrate = ctx.kernel("graphcert_runtime.cu", "gc_clock_calibrate")
+            # Owned here, not by the context: the context frees its buffers after every class.
+            self._clock_out = DeviceBuffer(16)
+            flush_bytes = 2 * max(ctx.device.info.l2_bytes, 1 << 20)
+            self._flush = DeviceBuffer(flush_bytes) if settings.flush_l2 else None
+            if settings.settle:
+                # The state switches for good: settle once per context, not per workload.
+                if not getattr(ctx, SETTLED_FLAG, False):
+                    self._settle_context()
+                    setattr(ctx, SETTLED_FLAG, True)
+                self.settled_launches = SETTLE_LAUNCHES
+        except BaseException:
+            with contextlib.suppress(Exception):  # the first error is the one to report
+                self.close()
+            raise
 
     def _settle_context(self) -> None:
         """Put the context in the state every real application is in before timing anything.
@@ -229,18 +241,27 @@ class Harness:
                           e2e.timing()), raw
 
     def clock_mhz(self) -> float:
-        """The effective SM clock: cycles counted by clock64() over %globaltimer ns."""
+        """The effective SM clock: cycles counted by clock64() over %globaltimer ns; NaN
+        where no time passed (the timer did not read): callers must not compare it."""
         self._calibrate.launch(self.stream, 1, 1, np.uint64(20_000_000), self._clock_out)
         self.stream.synchronize()
         cycles, ns = (int(v) for v in self._clock_out.download(np.uint64, 2))
         return cycles / ns * 1e3 if ns else float("nan")
 
     def close(self) -> None:
-        self.stream.synchronize()
+        """Free what was made; also after an __init__ that failed part way (members it never
+        set are absent)."""
+        stream: Stream | None = getattr(self, "stream", None)
+        if stream is not None:
+            stream.synchronize()
         for e in self._events:
             e.destroy()
-        self.blocker.free()
-        self._clock_out.free()
-        if self._flush is not None:
-            self._flush.free()
-        self.stream.destroy()
+        blocker: BlockingKernel | None = getattr(self, "blocker", None)
+        if blocker is not None:
+            blocker.free()
+        clock_out: DeviceBuffer | None = getattr(self, "_clock_out", None)
+        for buf in (clock_out, self._flush):
+            if buf is not None:
+                buf.free()
+        if stream is not None:
+            stream.destroy()

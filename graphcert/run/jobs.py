@@ -6,6 +6,7 @@ work), open the device, run, write certificates from the typed results, return t
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from graphcert.cert.results import (
+    QUANTITIES,
     AnyClass,
     BenchResult,
     CaptureResult,
@@ -108,7 +110,7 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
     """Bench each workload reference at `sizes`; with `out_dir`, write a bench certificate
     per run."""
     from graphcert.run.bench import bench
-    from graphcert.run.fresh import bench_fresh
+    from graphcert.run.fresh import bench_fresh, child_timeout_s
     from graphcert.run.steps_bench import bench_step
 
     loaded = _prepare(runs, out_dir)
@@ -117,7 +119,8 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
         env = environment.environment(device) if out_dir is not None else {}
         for ref, workload in loaded:
             # --context fresh|both: a child process times the fresh single-stream state.
-            fresh = (bench_fresh(ref, sizes, settings, device)
+            fresh = (bench_fresh(ref, sizes, settings, device,
+                                 timeout_s=child_timeout_s(settings, sizes))
                      if settings.context in ("fresh", "both") and not is_step(workload)
                      else None)
             if is_step(workload):  # replay against the eager call (run/steps_bench.py)
@@ -126,39 +129,44 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
             elif fresh is not None and settings.context == "fresh":
                 result = fresh
                 if on_progress:
-                    on_progress(len(sizes) * 3)
+                    on_progress(len(sizes) * len(QUANTITIES))
             else:
                 result = bench(ctx, ref, sizes, settings, workload=workload,
                                on_progress=on_progress)
                 if fresh is not None:
-                    result = replace(result, other_context=fresh)
+                    result = with_other_context(result, fresh)
             done.append(_certify(result, ref, workload, env, out_dir, on_result))
     return done
 
 
+def with_other_context(settled: BenchResult, fresh: BenchResult) -> BenchResult:
+    """`settled` with the fresh-context run beside it; the verdict is both (a failed or
+    incomplete fresh half is never hidden behind a settled pass)."""
+    return replace(settled, other_context=fresh,
+                   verdict=settled.verdict.combined(fresh.verdict, "fresh context: "))
+
+
 def sweep(key: str, values: Sequence[Any], runs: Sequence[Certified[BenchResult]], *,
           base_ref: str | None = None, device: int = 0, out_dir: Path | None = None
-          ) -> tuple[SweepFit, Path | None]:
+          ) -> tuple[SweepFit, Path | None, Path | None]:
     """The a + b·value fit over swept runs (each run's first size); with `out_dir` and
-    `base_ref`, also a sweep certificate beside the runs' own (and its plot where matplotlib
-    is installed). Returns the fit and the certificate's path (None: not written)."""
+    `base_ref`, also a sweep certificate beside the runs' own. Returns the fit, the
+    certificate's path and the plot path the certificate names (None: not written; where
+    matplotlib is installed) for the caller to draw; nothing is drawn here."""
     fit = fit_sweep(key, [(v, r.result.sizes[0]) for v, r in zip(values, runs, strict=True)])
     fit = replace(fit, certificates=tuple(r.certificate.name if r.certificate else None
                                           for r in runs))
     if out_dir is None or base_ref is None:
-        return fit, None
+        return fit, None, None
     workload = load(base_ref)
     env = environment.environment(device)
-    plot = out_dir / environment.sweep_filename(base_ref, workload, key, environment.gpu_label(env),
-                                                ".png")
-    try:
-        from graphcert.render.bench import plot_sweep
-
-        plot_sweep(fit, plot)
+    plot: Path | None = None
+    # Without matplotlib there is no plot: the gate's HTML report draws the sweep itself.
+    if importlib.util.find_spec("matplotlib") is not None:
+        plot = out_dir / environment.sweep_filename(base_ref, workload, key,
+                                                    environment.gpu_label(env), ".png")
         fit = replace(fit, plot=plot.name)
-    except InputError:  # no matplotlib: the gate's HTML report draws the sweep itself
-        pass
-    return fit, environment.write_sweep(fit, out_dir, base_ref, workload, env)
+    return fit, environment.write_sweep(fit, out_dir, base_ref, workload, env), plot
 
 
 def capture_workload(ref: str, sizes: list[int], *, mode: str = "global", device: int = 0,

@@ -33,6 +33,13 @@ class Verdict:
         status = (Status.FAIL if failures else Status.INCOMPLETE if missing else Status.PASS)
         return cls(status, tuple(failures) + tuple(missing))
 
+    def combined(self, other: Verdict, prefix: str = "") -> Verdict:
+        """Both verdicts as one: the worse status (fail, then incomplete, then pass) and the
+        reasons of both, `other`'s each led by `prefix` (e.g. "fresh context: ")."""
+        rank = (Status.PASS, Status.INCOMPLETE, Status.FAIL)
+        worst = max(self.status, other.status, key=rank.index)
+        return Verdict(worst, self.reasons + tuple(prefix + r for r in other.reasons))
+
     def to_json(self) -> dict[str, Any]:
         return {"passed": self.passed, "reasons": list(self.reasons),
                 "status": self.status.value}

@@ -1,0 +1,180 @@
+"""bench review fixes on CPU (synthetic results, GPU parts replaced by fakes): exit status,
+--context both verdict, child timeout, Harness clean-up and settling once, an unreadable SM
+clock, the sweep plot drawn by the command alone."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _certfactory import bench_results
+from click.testing import CliRunner
+
+from graphcert.cert.results import BenchResult, Status, Verdict
+from graphcert.cli import cli
+from graphcert.errors import GraphcertError
+from graphcert.run import fresh, harness, jobs
+from graphcert.run.bench import judge_sizes, throttle_check
+from graphcert.run.harness import SETTLE_LAUNCHES, BenchSettings, Harness
+
+
+def synthetic(throttled: bool = False) -> BenchResult:
+    """A synthetic bench result (no GPU recorded it)."""
+    doc = bench_results((256,), throttled=throttled)
+    return BenchResult.from_json(doc)
+
+
+@pytest.mark.parametrize(("throttled", "child", "code"),
+                         [(True, False, 1), (False, False, 0), (True, True, 0)])
+def test_bench_exits_1_on_a_failed_verdict_but_not_as_fresh_child(
+        monkeypatch: pytest.MonkeyPatch, throttled: bool, child: bool, code: int) -> None:
+    result = synthetic(throttled)
+    assert result.verdict.status is (Status.FAIL if throttled else Status.PASS)
+    monkeypatch.setattr(jobs, "bench_workloads", lambda *a, **kw: [
+        jobs.Certified("chain", result)])
+    args = ["bench", "chain", "--no-certificate", "--json"] + (["--fresh-child"] if child else [])
+    out = CliRunner().invoke(cli, args)
+    assert out.exit_code == code, out.output
+
+
+def test_both_contexts_verdict_keeps_a_failed_fresh_half() -> None:
+    settled = synthetic()
+    failed = replace(synthetic(), verdict=Verdict(Status.FAIL, ("n=256: throttled",)))
+    both = jobs.with_other_context(settled, failed)
+    assert both.other_context is failed
+    assert both.verdict.status is Status.FAIL
+    assert both.verdict.reasons == ("fresh context: n=256: throttled",)
+    incomplete = replace(settled, verdict=Verdict(Status.INCOMPLETE, ("clock",)))
+    worse = jobs.with_other_context(incomplete, failed)
+    assert worse.verdict.status is Status.FAIL
+    assert worse.verdict.reasons == ("clock", "fresh context: n=256: throttled")
+    assert jobs.with_other_context(settled, synthetic()).verdict.passed
+
+
+def test_stuck_fresh_child_is_stopped_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[float] = []
+
+    def stuck(argv: list[str], **kw: Any) -> Any:
+        seen.append(kw["timeout"])
+        raise subprocess.TimeoutExpired(argv, kw["timeout"])
+
+    monkeypatch.setattr(fresh.subprocess, "run", stuck)
+    settings = BenchSettings()
+    with pytest.raises(GraphcertError) as exc:
+        fresh.bench_fresh("chain", [256], settings, 0)
+    assert seen == [fresh.child_timeout_s(settings, [256])]
+    assert "did not finish" in str(exc.value) and "\n" not in str(exc.value)
+    # the bound grows with sizes and placements
+    assert fresh.child_timeout_s(settings, [1, 2]) > seen[0] > 60
+    assert fresh.child_timeout_s(replace(settings, placements=1), [1]) < seen[0]
+
+
+class _Made:
+    """A fake CUDA object that records being freed."""
+
+    log: list[str] = []
+
+    def __init__(self, *args: Any) -> None:
+        self.name = type(self).__name__
+        _Made.log.append(f"make {self.name}")
+
+    def free(self) -> None:
+        _Made.log.append(f"free {self.name}")
+
+    def destroy(self) -> None:
+        _Made.log.append(f"free {self.name}")
+
+    def synchronize(self) -> None:
+        pass
+
+
+class FakeStream(_Made):
+    pass
+
+
+class FakeBlocker(_Made):
+    pass
+
+
+class FakeBuffer(_Made):
+    pass
+
+
+class FakeCtx:
+    def __init__(self, fail_on: str | None = None):
+        self.fail_on = fail_on
+        self.device = type("D", (), {"info": type("I", (), {"l2_bytes": 1 << 20})()})()
+
+    def kernel(self, source: str, name: str) -> Any:
+        if name == self.fail_on:
+            raise RuntimeError(f"cannot load {name}")
+        return name
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    _Made.log = []
+    monkeypatch.setattr(harness, "Stream", FakeStream)
+    monkeypatch.setattr(harness, "BlockingKernel", FakeBlocker)
+    monkeypatch.setattr(harness, "DeviceBuffer", FakeBuffer)
+    return _Made.log
+
+
+def test_harness_frees_what_it_made_when_init_fails(fake_cuda: list[str]) -> None:
+    with pytest.raises(RuntimeError, match="gc_clock_calibrate"):
+        Harness(FakeCtx(fail_on="gc_clock_calibrate"), BenchSettings(settle=False))  # type: ignore[arg-type]
+    assert fake_cuda == ["make FakeStream", "make FakeBlocker", "free FakeBlocker",
+                         "free FakeStream"]
+
+
+def test_harness_settles_a_context_once(fake_cuda: list[str],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    settles: list[int] = []
+    monkeypatch.setattr(Harness, "_settle_context", lambda self: settles.append(1))
+    ctx, other = FakeCtx(), FakeCtx()
+    first = Harness(ctx, BenchSettings())  # type: ignore[arg-type]
+    second = Harness(ctx, BenchSettings())  # type: ignore[arg-type]
+    assert settles == [1]
+    assert first.settled_launches == second.settled_launches == SETTLE_LAUNCHES
+    Harness(other, BenchSettings())  # type: ignore[arg-type]
+    assert settles == [1, 1]  # a new context is settled again
+    assert Harness(FakeCtx(), BenchSettings(settle=False)).settled_launches == 0  # type: ignore[arg-type]
+
+
+def test_an_unreadable_clock_is_never_a_pass() -> None:
+    nan = float("nan")
+    assert throttle_check(1500.0, 1400.0) == (True, {"before": 1500.0, "after": 1400.0})
+    assert throttle_check(1500.0, 1490.0) == (False, {"before": 1500.0, "after": 1490.0})
+    for before, after in ((1500.0, nan), (nan, 1500.0), (0.0, 1500.0)):
+        assert throttle_check(before, after) == (False, None)
+    row = synthetic().sizes[0]
+    assert judge_sizes([replace(row, clock_mhz={"before": 1.0, "after": 1.0})]).passed
+    verdict = judge_sizes([replace(row, clock_mhz=None)])
+    assert verdict.status is Status.INCOMPLETE and "SM clock could not be read" in \
+        verdict.reasons[0]
+    assert judge_sizes([replace(row, clock_mhz=None, throttled=True)]).status is Status.FAIL
+
+
+def test_sweep_names_the_plot_and_draws_nothing(monkeypatch: pytest.MonkeyPatch,
+                                                tmp_path: Path) -> None:
+    import graphcert.render.bench as render_bench
+
+    def no_drawing(*a: Any) -> None:
+        raise AssertionError("the run layer drew the plot")
+
+    monkeypatch.setattr(render_bench, "plot_sweep", no_drawing)
+    monkeypatch.setattr(jobs.environment, "environment", lambda device: {})
+    monkeypatch.setattr(jobs.environment, "gpu_label", lambda env: "TEST-GPU")
+    monkeypatch.setattr(jobs.environment, "write_sweep",
+                        lambda fit, out, ref, w, env: out / "sweep.json")
+    monkeypatch.setattr(jobs.importlib.util, "find_spec", lambda name: object())
+    runs = [jobs.Certified(f"chain[kernels={k}]", synthetic()) for k in (1, 10)]
+    fit, cert, plot = jobs.sweep("kernels", [1, 10], runs, base_ref="chain",
+                                 out_dir=tmp_path)
+    assert cert == tmp_path / "sweep.json"
+    assert plot is not None and plot.parent == tmp_path and fit.plot == plot.name
+    assert not plot.exists()
+    assert jobs.sweep("kernels", [1, 10], runs)[1:] == (None, None)
