@@ -95,7 +95,9 @@ def fan_out(command: str, params: dict[str, Any]) -> None:
             jobs.append((gpu, fleet.worker_argv(args, gpu, extra), env))
         result = fleet.run_workers(command, jobs, on_progress=on_progress, on_done=on_done)
     common = result.common_error()
-    if common is not None:  # every worker refused the same input: say it once
+    # every worker refused the same input (exit 2 each): say it once; the same crash or
+    # signal on every GPU is no bad input, so each worker's outcome is shown then
+    if common is not None and all(w.exit_code == 2 for w in result.workers):
         raise GraphcertError(common, exit_code=result.exit_code)
     if as_json:
         print_json(merged_json(result))

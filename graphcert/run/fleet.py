@@ -27,6 +27,7 @@ from graphcert.cert.results.fleet import (
 from graphcert.errors import InputError
 
 DEVICE_ENV = "GRAPHCERT_DEVICE"
+STOP_WAIT_S = 5.0  # after Ctrl-C, how long a worker gets to end on SIGTERM before SIGKILL
 ERROR_PREFIX = "graphcert: error: "
 OnProgress = Callable[[Gpu, str, float], None]  # (gpu, "total" | "advance", units)
 
@@ -75,9 +76,12 @@ def strip_device(args: Sequence[str]) -> list[str]:
 
 
 def worker_argv(args: Sequence[str], gpu: Gpu, extra: Sequence[str] = ()) -> list[str]:
-    """The worker's command line: this Python, graphcert, the user's arguments for one GPU."""
-    return [sys.executable, "-m", "graphcert", *strip_device(args), *extra,
-            "--device", str(gpu.index)]
+    """The worker's command line: this Python, graphcert, the user's arguments for one GPU.
+    `extra` and --device go before any `--`: after it they would be the workload's."""
+    ours = strip_device(args)
+    cut = ours.index("--") if "--" in ours else len(ours)
+    return [sys.executable, "-m", "graphcert", *ours[:cut], *extra,
+            "--device", str(gpu.index), *ours[cut:]]
 
 
 def worker_env(*, several: bool, progress_lines: bool,
@@ -122,9 +126,11 @@ def _read_messages(stream: IO[str], gpu: Gpu, on_progress: OnProgress | None,
         if line.startswith(PROGRESS_PREFIX):
             what, _, units = line[len(PROGRESS_PREFIX):].strip().partition(" ")
             if on_progress is not None:
+                # A bad line or a failing display must not end this reader: the worker would
+                # fill its stderr pipe and block, and the parent wait on it for ever.
                 try:
                     on_progress(gpu, what, float(units))
-                except ValueError:
+                except Exception:
                     pass
         else:
             lines.append(line)
@@ -165,9 +171,17 @@ def run_workers(command: str, jobs: Sequence[tuple[Gpu, Sequence[str], Mapping[s
     outcomes: dict[int, WorkerOutcome] = {}
     procs: list[subprocess.Popen[str]] = []
     lock = threading.Lock()
+    stopping = False  # set under `lock` on Ctrl-C; a worker started after it is stopped at once
+
+    def started(proc: subprocess.Popen[str]) -> None:
+        with lock:
+            if not stopping:
+                procs.append(proc)
+                return
+        _stop(proc)
 
     def one(pos: int, gpu: Gpu, argv: Sequence[str], env: Mapping[str, str]) -> None:
-        outcome = run_worker(gpu, argv, env, on_progress=on_progress, started=procs.append)
+        outcome = run_worker(gpu, argv, env, on_progress=on_progress, started=started)
         with lock:
             outcomes[pos] = outcome
             if on_done is not None:
@@ -182,9 +196,22 @@ def run_workers(command: str, jobs: Sequence[tuple[Gpu, Sequence[str], Mapping[s
             while t.is_alive():
                 t.join(0.2)
     except KeyboardInterrupt:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.terminate()
+        with lock:
+            stopping = True
+            running = list(procs)
+        for proc in running:
+            _stop(proc)
         raise
     return FleetResult(command, tuple(outcomes[i] for i in range(len(jobs))),
                        time.perf_counter() - begin)
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    """End a worker and reap it: SIGTERM, then SIGKILL if it outlives STOP_WAIT_S."""
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        proc.wait(timeout=STOP_WAIT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
