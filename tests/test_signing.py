@@ -31,21 +31,16 @@ def errors(result: Result) -> list[str]:
     return [ln for ln in result.stderr.splitlines() if ln.strip()]
 
 
-def written(path: str, cert: dict[str, Any], monkeypatch: pytest.MonkeyPatch,
-            key: str | None) -> dict[str, Any]:
-    """Write through write_certificate with $GRAPHCERT_SIGNING_KEY set to `key`."""
-    if key is None:
-        monkeypatch.delenv(KEY_ENV, raising=False)
-    else:
-        monkeypatch.setenv(KEY_ENV, key)
-    write_certificate(Path(path), cert)
-    monkeypatch.delenv(KEY_ENV, raising=False)
+def written(path: str, cert: dict[str, Any], key: str | None) -> dict[str, Any]:
+    """Write through write_certificate, signed with `key` (None: unsigned)."""
+    write_certificate(Path(path), cert,
+                      key=None if key is None else load_key(environ={KEY_ENV: key}))
     loaded: dict[str, Any] = json.loads(Path(path).read_text())
     return loaded
 
 
-def test_write_path_signs_with_the_environment_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    doc = written("r/t.json", certificate("topology"), monkeypatch, KEY)
+def test_write_path_signs_with_the_given_key() -> None:
+    doc = written("r/t.json", certificate("topology"), KEY)
     key = load_key(environ={KEY_ENV: KEY})
     assert key is not None
     assert doc["signature"]["key_id"] == key.key_id and len(key.key_id) == 8
@@ -55,11 +50,43 @@ def test_write_path_signs_with_the_environment_key(monkeypatch: pytest.MonkeyPat
     assert doc["digest"] == compute_digest(doc)  # the digest ignores the signature block
 
 
-def test_gate_require_signature_fails_unsigned_and_wrongly_signed(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    written("reports/a-good.json", certificate("topology", ref="scan"), monkeypatch, KEY)
-    written("reports/b-unsigned.json", certificate("topology", ref="join"), monkeypatch, None)
-    written("reports/c-other.json", certificate("topology", ref="decode"), monkeypatch, OTHER)
+def test_pure_writer_reads_no_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, KEY)  # the pure layer ignores it: the caller passes a key
+    assert "signature" not in written("r/t.json", certificate("topology"), None)
+
+
+@pytest.mark.parametrize("source", ["env", "file"])
+def test_run_layer_signs_with_the_environment_key(source: str, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """run/environment loads the key ($GRAPHCERT_SIGNING_KEY, or the key file that
+    --signing-key-file names through $GRAPHCERT_SIGNING_KEY_FILE) and passes it down."""
+    from types import SimpleNamespace
+
+    from test_sweep import recorded_fit
+
+    from graphcert.run.environment import write_sweep
+
+    if source == "env":
+        monkeypatch.setenv(KEY_ENV, KEY)
+    else:
+        keyfile = tmp_path / "key"
+        keyfile.write_text(KEY + "\n")
+        monkeypatch.setenv(KEY_FILE_ENV, str(keyfile))
+    path = write_sweep(recorded_fit(), tmp_path / "out", "chain", SimpleNamespace(name="chain"),
+                       certificate()["environment"])
+    doc = json.loads(path.read_text())
+    assert signature_problem(doc, load_key(environ={KEY_ENV: KEY}), required=True) is None
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    monkeypatch.delenv(KEY_FILE_ENV, raising=False)
+    unsigned = write_sweep(recorded_fit(), tmp_path / "plain", "chain",
+                           SimpleNamespace(name="chain"), certificate()["environment"])
+    assert "signature" not in json.loads(unsigned.read_text())
+
+
+def test_gate_require_signature_fails_unsigned_and_wrongly_signed() -> None:
+    written("reports/a-good.json", certificate("topology", ref="scan"), KEY)
+    written("reports/b-unsigned.json", certificate("topology", ref="join"), None)
+    written("reports/c-other.json", certificate("topology", ref="decode"), OTHER)
     # an edit resealed with compute_digest: the digest passes, the signature does not
     resealed = json.loads(Path("reports/a-good.json").read_text())
     resealed["workload"]["ref"] = resealed["workload"]["name"] = "fixpoint"
@@ -81,18 +108,15 @@ def test_gate_require_signature_fails_unsigned_and_wrongly_signed(
     assert result.exit_code == 2 and len(errors(result)) == 2
 
 
-def test_policy_require_signature_and_key_file(monkeypatch: pytest.MonkeyPatch,
-                                               tmp_path: Path) -> None:
-    written("reports/t.json", certificate("topology"), monkeypatch, None)
+def test_policy_require_signature_and_key_file(tmp_path: Path) -> None:
+    written("reports/t.json", certificate("topology"), None)
     Path("gate.toml").write_text("require_signature = true\n")
     result = gate("reports", "--policy", "gate.toml")
     assert result.exit_code == 2
     assert "unsigned (a signature is required)" in result.stderr
     keyfile = tmp_path / "key"
     keyfile.write_text(KEY + "\n")
-    monkeypatch.setenv(KEY_FILE_ENV, str(keyfile))
-    write_certificate(Path("reports/t.json"), certificate("topology"))
-    monkeypatch.delenv(KEY_FILE_ENV)
+    write_certificate(Path("reports/t.json"), certificate("topology"), key=load_key(keyfile))
     result = gate("reports", "--policy", "gate.toml", "--signing-key-file", str(keyfile))
     assert result.exit_code == 0, result.output
     result = gate("reports", "--policy", "gate.toml")  # signed, but no key to check it with

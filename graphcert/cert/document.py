@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphcert._version import __version__
-from graphcert.cert.signing import SigningKey, load_key, sign
+from graphcert.cert.signing import SigningKey, sign
 from graphcert.errors import GraphcertError
 from graphcert.fileio import atomic_write_text
 
@@ -117,16 +117,14 @@ def validate_certificate(cert: Mapping[str, Any]) -> list[str]:
     return check(cert, load_schema(str(kind)))
 
 
-_FROM_ENV: Any = object()
-
-
 def write_certificate(path: Path | str, cert: Mapping[str, Any], *,
-                      key: SigningKey | None = _FROM_ENV) -> Path:
-    """Check `cert`, sign it when a key is set (by default $GRAPHCERT_SIGNING_KEY or
-    $GRAPHCERT_SIGNING_KEY_FILE) and write it atomically; on any failure nothing is left
-    at `path`. This is the one place certificates are written."""
+                      key: SigningKey | None = None) -> Path:
+    """Check `cert`, sign it with `key` (None: unsigned) and write it atomically; on any
+    failure nothing is left at `path`. This is the one place certificates are written; the
+    caller loads the key (graphcert.cert.signing.load_key), so nothing here reads the
+    environment."""
     path = Path(path)
-    cert = sign(cert, load_key() if key is _FROM_ENV else key)
+    cert = sign(cert, key)
     problems = validate_certificate(cert)
     try:
         sealed = cert.get("digest") == compute_digest(cert)

@@ -12,7 +12,14 @@ from typing import Any
 
 from graphcert.cert.compare import Change, compare_bench, compare_topology
 from graphcert.cert.document import PRODUCER
-from graphcert.cert.results import BenchResult, SweepFit, Verdict, VerifyResult
+from graphcert.cert.results import (
+    BenchResult,
+    SizeResult,
+    SweepFit,
+    Unavailable,
+    Verdict,
+    VerifyResult,
+)
 from graphcert.cert.results import Status as VStatus
 from graphcert.gate.policy import Policy
 
@@ -75,16 +82,25 @@ class Loaded:
         return (*self.key, str(self.cert["environment"]["gpu"].get("uuid") or ""))
 
 
+_STRICTNESS = {VStatus.PASS: 0, VStatus.INCOMPLETE: 1, VStatus.FAIL: 2}
+
+
 def results_of(cert: Mapping[str, Any]) -> VerifyResult | BenchResult | SweepFit:
-    """A certificate's typed results with its verdict. A topology certificate written before
-    graphcert recorded verdict status, that passed with a skipped class, reads incomplete."""
+    """A certificate's typed results with the stricter of its stored verdict and the one its
+    results earn now: a stored pass over a failed or skipped class (or a throttled size) is
+    not trusted, and a certificate written before graphcert recorded verdict status reads
+    fail or incomplete as its results say."""
+    result: VerifyResult | BenchResult | SweepFit
     if cert["kind"] == "sweep":
-        return SweepFit.from_json(cert["results"], cert["verdict"])
-    if cert["kind"] != "topology":
-        return BenchResult.from_json(cert["results"], cert["verdict"])
-    result = VerifyResult.from_json(cert["results"], cert["verdict"])
-    judged = VerifyResult.judge(result.classes)
-    if result.verdict.passed and judged.status is VStatus.INCOMPLETE:
+        result = SweepFit.from_json(cert["results"], cert["verdict"])
+        judged = SweepFit.judge(result.points)
+    elif cert["kind"] == "topology":
+        result = VerifyResult.from_json(cert["results"], cert["verdict"])
+        judged = VerifyResult.judge(result.classes)
+    else:
+        result = BenchResult.from_json(cert["results"], cert["verdict"])
+        judged = BenchResult.judge(result.sizes)
+    if _STRICTNESS[judged.status] > _STRICTNESS[result.verdict.status]:
         return replace(result, verdict=judged)
     return result
 
@@ -133,7 +149,8 @@ def certificate_rules(cert: Mapping[str, Any], policy: Policy, *,
                                 f"at most {most} nodes (limit {limit})", tuple(over)))
     floor = policy.for_workload(policy.min_speedup, name)
     if floor is not None and isinstance(result, BenchResult):
-        rules.append(speedup_rule(result, float(floor), policy.speedup_metric))
+        rules.append(speedup_rule(result, float(floor), policy.speedup_metric,
+                                   allow_incomplete=policy.allow_incomplete))
     return rules
 
 
@@ -147,12 +164,22 @@ def _with_timeouts(rule: RuleResult, timeouts: Sequence[str]) -> RuleResult:
     return RuleResult(rule.rule, status, rule.summary, rule.details + notes)
 
 
-def speedup_rule(result: BenchResult, floor: float, metric: str) -> RuleResult:
-    fails, warns, lowest = [], [], None
+def _why_unmeasured(size: SizeResult, metric: str) -> str:
+    """Why `size` has no `metric` speedup: the unavailable figures' reasons, if recorded."""
+    why = [f"{side} {metric}: {fig.reason}" for side in ("stream", "graph")
+           for fig in [getattr(size.way(side), metric)] if isinstance(fig, Unavailable)]
+    return f" ({'; '.join(why)})" if why else ""
+
+
+def speedup_rule(result: BenchResult, floor: float, metric: str, *,
+                 allow_incomplete: bool = False) -> RuleResult:
+    """Each size's speedup interval against `floor`. A floor no size could be measured
+    against is never met vacuously: it fails (warns under allow_incomplete), naming why."""
+    fails, warns, unmeasured, lowest = [], [], [], None
     for s in result.sizes:
         iv = s.speedup.get(metric)
         if iv is None:
-            warns.append(f"n={s.n}: no {metric} speedup measured")
+            unmeasured.append(f"n={s.n}: no {metric} speedup measured{_why_unmeasured(s, metric)}")
             continue
         lowest = iv.median if lowest is None else min(lowest, iv.median)
         text = f"n={s.n}: {metric} speedup {iv.median:.2f}x [{iv.low:.2f}, {iv.high:.2f}]"
@@ -160,11 +187,17 @@ def speedup_rule(result: BenchResult, floor: float, metric: str) -> RuleResult:
             fails.append(f"{text} < {floor:g}x")
         elif iv.median < floor:
             warns.append(f"{text}: median below {floor:g}x, interval reaches it")
-    status = Status.FAIL if fails else Status.WARN if warns else Status.PASS
+    if lowest is None:  # nothing to hold the floor against
+        status = Status.WARN if allow_incomplete else Status.FAIL
+        summary = (f"no size has a {metric} speedup to hold against the {floor:g}x floor" +
+                   (" (allow_incomplete = true)" if allow_incomplete else
+                    " (allow_incomplete = true accepts it)"))
+        return RuleResult(Rule.MIN_SPEEDUP, status, summary, tuple(unmeasured))
+    status = Status.FAIL if fails else Status.WARN if warns or unmeasured else Status.PASS
     summary = (f"{len(fails)} size(s) below {floor:g}x {metric} speedup" if fails else
-               f"lowest {metric} speedup {lowest:.2f}x (min {floor:g}x)" if lowest is not None
-               else f"no {metric} speedup measured")
-    return _with_timeouts(RuleResult(Rule.MIN_SPEEDUP, status, summary, tuple(fails + warns)),
+               f"lowest {metric} speedup {lowest:.2f}x (min {floor:g}x)")
+    return _with_timeouts(RuleResult(Rule.MIN_SPEEDUP, status, summary,
+                                     tuple(fails + warns + unmeasured)),
                           result.timeouts(metric))
 
 

@@ -16,6 +16,7 @@ from graphcert.cert.document import (
 )
 from graphcert.cert.results import BenchResult, SweepFit, VerifyResult
 from graphcert.cert.results.fleet import CERT_NAME_ENV, short_uuid
+from graphcert.cert.signing import load_key
 from graphcert.workloads import registry
 
 
@@ -75,14 +76,15 @@ def _without_driver(reason: str) -> dict[str, Any]:
 
 def write(result: VerifyResult | BenchResult, out_dir: Path, ref: str, workload: Any,
           env: dict[str, Any]) -> Path:
-    """Seal the certificate of `result`, sign it when a key is set (write_certificate) and
-    write it atomically; returns its path. With $GRAPHCERT_CERT_NAME=uuid (set for the
+    """Seal the certificate of `result`, sign it when a key is set
+    ($GRAPHCERT_SIGNING_KEY_FILE, which --signing-key-file sets, or $GRAPHCERT_SIGNING_KEY)
+    and write it atomically; returns its path. With $GRAPHCERT_CERT_NAME=uuid (set for the
     workers of a several-GPU run) the name carries the GPU's short UUID."""
     kind = "topology" if isinstance(result, VerifyResult) else "bench"
     cert = certificate_of(result, workload=workload_identity(ref, workload, kind),
                           environment=env)
     name = certificate_filename(cert["kind"], labelled(ref, workload), gpu_label(env))
-    return write_certificate(out_dir / name, cert)
+    return write_certificate(out_dir / name, cert, key=load_key())
 
 
 def gpu_label(env: dict[str, Any]) -> str:
@@ -113,9 +115,9 @@ def sweep_filename(base_ref: str, workload: Any, key: str, gpu_name: str,
 def write_sweep(fit: SweepFit, out_dir: Path, base_ref: str, workload: Any,
                 env: dict[str, Any]) -> Path:
     """Seal the sweep certificate (fit, points, the runs' certificates), sign it when a key
-    is set, and write it."""
+    is set (as `write`), and write it."""
     cert = make_certificate("sweep", workload=workload_identity(base_ref, workload, "sweep"),
                             environment=env, results=fit.to_json(),
                             verdict=fit.verdict.to_json())
     name = sweep_filename(base_ref, workload, fit.key, gpu_label(env))
-    return write_certificate(out_dir / name, cert)
+    return write_certificate(out_dir / name, cert, key=load_key())
