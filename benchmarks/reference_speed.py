@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import itertools
 import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from _hostctx import HostContext  # noqa: E402  (shared with the tests)
 
 from graphcert.classes import parse_classes, sample_sizes
 from graphcert.workloads import memo, registry
@@ -31,47 +32,6 @@ BEFORE = "af4b39d"
 BUILTINS = ("scan", "join", "fixpoint", "decode", "resident", "chain", "converge")
 _MODULES = {"scan": "Scan", "join": "Join", "fixpoint": "Fixpoint", "decode": "Decode",
             "resident": "Resident", "chain": "Chain", "converge": "Converge"}
-_ptrs = itertools.count(1 << 20, 4096)
-
-
-class _Buffer:
-    def __init__(self, nbytes: int):
-        self.ptr = next(_ptrs)
-        self._host = np.zeros(max(nbytes, 16), dtype=np.uint8)
-
-    def array(self, dtype: Any, count: int | None = None) -> np.ndarray:
-        a = self._host.view(dtype)
-        return a if count is None else a[:count]
-
-    def free(self) -> None:
-        pass
-
-
-class _Kernel:
-    def prepare(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-class HostContext:
-    """What setup() needs from a RunContext, on the host: seeded generators; uploads dropped."""
-
-    def __init__(self, seed: int):
-        self.seed = seed
-
-    def rng(self, salt: int = 0) -> np.random.Generator:
-        return np.random.default_rng([self.seed, salt])
-
-    def alloc(self, nbytes: int) -> _Buffer:
-        return _Buffer(16)
-
-    def upload(self, array: np.ndarray) -> _Buffer:
-        return _Buffer(16)
-
-    def pinned(self, nbytes: int, *, mapped: bool = False) -> _Buffer:
-        return _Buffer(nbytes)
-
-    def kernel(self, source: str, name: str) -> _Kernel:
-        return _Kernel()
 
 
 def old_workload(name: str) -> Any:

@@ -6,12 +6,12 @@ runs against a context whose uploads are dropped.
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import _refs_oracle as oracle
 import numpy as np
 import pytest
+from _hostctx import HostContext
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,46 +22,6 @@ from graphcert.workloads.decode import Decode
 from graphcert.workloads.fixpoint import label_graph, labels_after
 from graphcert.workloads.join import join_prefix_reference, join_reference
 from graphcert.workloads.registry import load
-
-_ptrs = itertools.count(1 << 20, 4096)
-
-
-class _Buffer:
-    def __init__(self, nbytes: int):
-        self.ptr = next(_ptrs)
-        self._host = np.zeros(max(nbytes, 16), dtype=np.uint8)
-
-    def array(self, dtype: Any, count: int | None = None) -> np.ndarray:
-        a = self._host.view(dtype)
-        return a if count is None else a[:count]
-
-    def free(self) -> None:
-        pass
-
-
-class _Kernel:
-    def prepare(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-class HostContext:
-    def __init__(self, seed: int):
-        self.seed = seed
-
-    def rng(self, salt: int = 0) -> np.random.Generator:
-        return np.random.default_rng([self.seed, salt])
-
-    def alloc(self, nbytes: int) -> _Buffer:
-        return _Buffer(16)
-
-    def upload(self, array: np.ndarray) -> _Buffer:
-        return _Buffer(16)
-
-    def pinned(self, nbytes: int, *, mapped: bool = False) -> _Buffer:
-        return _Buffer(nbytes)
-
-    def kernel(self, source: str, name: str) -> _Kernel:
-        return _Kernel()
 
 
 def _assert_same(new: dict[str, np.ndarray], old: dict[str, np.ndarray], where: str) -> None:
