@@ -19,7 +19,6 @@ from graphcert.model.io import (
     SNAPSHOT_SCHEMA_VERSION,
     load_snapshot,
     save_snapshot,
-    snapshot_from_dict,
     snapshot_from_json,
     snapshot_to_json,
 )
@@ -72,7 +71,6 @@ __all__ = [
     "load_snapshot",
     "node_signature",
     "save_snapshot",
-    "snapshot_from_dict",
     "snapshot_from_json",
     "snapshot_from_raw",
     "snapshot_to_json",

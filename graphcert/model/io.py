@@ -284,7 +284,6 @@ def _from_json(d: Any) -> GraphSnapshot:
 
 
 # The name other layers look for when turning an embedded snapshot document back into one.
-snapshot_from_dict = snapshot_from_json
 
 
 def save_snapshot(path: str | os.PathLike[str], s: GraphSnapshot) -> Path:
@@ -318,7 +317,6 @@ __all__ = [
     "SNAPSHOT_SCHEMA_VERSION",
     "load_snapshot",
     "save_snapshot",
-    "snapshot_from_dict",
     "snapshot_from_json",
     "snapshot_to_json",
 ]
