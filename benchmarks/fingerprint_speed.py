@@ -24,6 +24,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from _graphs import butterfly_edges, reduction_tree_edges  # noqa: E402  (shared with the tests)
 
 from graphcert.model import (  # noqa: E402
     NodeKind,
@@ -47,29 +50,16 @@ def chain(n: int) -> RawGraph:
                     tuple((i, i + 1) for i in range(n - 1)))
 
 
+def _labelled(n: int, edges: list[tuple[int, int]], name: str) -> RawGraph:
+    return RawGraph(tuple(kernel(i, name) for i in range(n)), tuple(edges))
+
+
 def reduction_tree(leaves: int) -> RawGraph:
-    edges, level, nxt = [], list(range(leaves)), leaves
-    while len(level) > 1:
-        new = []
-        for a, b in zip(level[::2], level[1::2], strict=True):
-            edges += [(a, nxt), (b, nxt)]
-            new.append(nxt)
-            nxt += 1
-        level = new
-    return RawGraph(tuple(kernel(i, "k_reduce") for i in range(nxt)), tuple(edges))
+    return _labelled(*reduction_tree_edges(leaves), "k_reduce")
 
 
 def butterfly(width: int, stages: int) -> RawGraph:
-    """Node (s, i) after (s-1, i) and (s-1, i xor 2^((s-1) mod log2 width))."""
-    bits = width.bit_length() - 1
-    edges = set()
-    for s in range(1, stages + 1):
-        for i in range(width):
-            partner = i ^ (1 << ((s - 1) % bits))
-            edges |= {((s - 1) * width + i, s * width + i),
-                      ((s - 1) * width + partner, s * width + i)}
-    n = width * (stages + 1)
-    return RawGraph(tuple(kernel(i, "k_exchange") for i in range(n)), tuple(sorted(edges)))
+    return _labelled(*butterfly_edges(width, stages), "k_exchange")
 
 
 def median_of(repeat: int, fn: Callable[[], object]) -> float:

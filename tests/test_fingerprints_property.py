@@ -12,6 +12,7 @@ import random
 from typing import Any
 
 import pytest
+from _graphs import butterfly_edges, reduction_tree_edges
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -46,26 +47,12 @@ def graph(n: int, edges: list[tuple[int, int]], name: str = "k_a") -> RawGraph:
 
 def reduction_tree(leaves: int) -> RawGraph:
     """A binary reduction: each node combines two nodes of the level before."""
-    edges, level, nxt = [], list(range(leaves)), leaves
-    while len(level) > 1:
-        new = []
-        for a, b in zip(level[::2], level[1::2], strict=True):
-            edges += [(a, nxt), (b, nxt)]
-            new.append(nxt)
-            nxt += 1
-        level = new
-    return graph(nxt, edges)
+    return graph(*reduction_tree_edges(leaves))
 
 
 def butterfly(width: int, stages: int) -> RawGraph:
     """All-reduce butterfly: node (s, i) after (s-1, i) and (s-1, i xor 2^(s-1))."""
-    edges = []
-    for s in range(1, stages + 1):
-        for i in range(width):
-            partner = i ^ (1 << ((s - 1) % max(width.bit_length() - 1, 1)))
-            edges += [((s - 1) * width + i, s * width + i),
-                      ((s - 1) * width + partner, s * width + i)]
-    return graph(width * (stages + 1), sorted(set(edges)))
+    return graph(*butterfly_edges(width, stages))
 
 
 def crown(n: int) -> RawGraph:
