@@ -115,6 +115,7 @@ struct Options {
     int samples = 200;
     std::vector<int> nodes{1000, 16};
     int bare = 20000;
+    int release_delay_us = 0;  // wait this long after enqueueing a sample before releasing
 };
 
 static Options parse(int argc, char** argv) {
@@ -127,6 +128,8 @@ static Options parse(int argc, char** argv) {
             o.flush_l2 = true;
         } else if (a == "--samples" && i + 1 < argc) {
             o.samples = std::max(3, std::atoi(argv[++i]));
+        } else if (a == "--release-delay-us" && i + 1 < argc) {
+            o.release_delay_us = std::max(0, std::atoi(argv[++i]));
         } else if (a == "--bare" && i + 1 < argc) {
             o.bare = std::max(100, std::atoi(argv[++i]));
         } else if (a == "--nodes" && i + 1 < argc) {
@@ -144,7 +147,7 @@ static Options parse(int argc, char** argv) {
         } else {
             std::fprintf(stderr,
                          "usage: %s [--fresh] [--flush-l2] [--samples N] [--nodes 1000,16] "
-                         "[--bare COUNT]\n",
+                         "[--bare COUNT] [--release-delay-us US]\n",
                          argv[0]);
             std::exit(2);
         }
@@ -203,6 +206,13 @@ int main(int argc, char** argv) {
                 CHECK(cudaEventRecord(start, s));
                 work();
                 CHECK(cudaEventRecord(end, s));
+                // How long the host takes from enqueueing to releasing (Python is slower
+                // than this loop); the probe of whether that moves the figure.
+                if (opt.release_delay_us > 0) {
+                    const double until = now_s() + opt.release_delay_us * 1e-6;
+                    while (now_s() < until) {
+                    }
+                }
                 blocker.release();
                 CHECK(cudaStreamSynchronize(s));
                 if (!blocker.released()) {
@@ -235,9 +245,10 @@ int main(int argc, char** argv) {
 
         std::printf(
             "{\"nodes\": %d, \"state\": \"%s\", \"flush_l2\": %s, \"samples\": %d, "
+            "\"release_delay_us\": %d, "
             "\"graph_device_us_per_node\": %.4f, \"stream_device_us_per_kernel\": %.4f, "
             "\"graph_host_launch_us\": %.4f, \"stream_host_us_per_launch\": %.4f}\n",
-            n, state, flush ? "true" : "false", opt.samples, graph_dev / n * 1e6,
+            n, state, flush ? "true" : "false", opt.samples, opt.release_delay_us, graph_dev / n * 1e6,
             stream_dev / n * 1e6, graph_host * 1e6, stream_host / n * 1e6);
         std::fflush(stdout);
         CHECK(cudaGraphExecDestroy(exec));
