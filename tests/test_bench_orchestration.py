@@ -17,6 +17,8 @@ from graphcert.stats import StopRule
 
 # synthetic per-placement device medians (seconds) for the stream path; graph steady
 STREAM_DEVICE = [10e-6, 12e-6, 11e-6, 10.5e-6]
+# synthetic per-placement host medians of the bare loop of 4 launches (seconds per sample)
+BARE_HOST = [8e-6, 9e-6, 12e-6, 10e-6]
 
 
 @dataclass
@@ -56,6 +58,7 @@ class FakeHarness:
         self.settings = settings
         self.stream = type("S", (), {"synchronize": lambda self: None})()
         self.placement = -1
+        self.empty_kernel = "empty"
 
     def clock_mhz(self) -> float:
         return 1500.0
@@ -63,15 +66,19 @@ class FakeHarness:
     def hot_batch(self, weight: int) -> int:
         return 128 // weight
 
-    def measure_samples(self, enqueue: Any, ops: int, weight: int | None = None
-                        ) -> dict[str, Any]:
+    def measure_samples(self, enqueue: Any, ops: int, weight: int | None = None,
+                        bare: Any = None) -> dict[str, Any]:
         graph = ops == 1
         if not graph:
             self.placement += 1
         dev = 5e-6 if graph else STREAM_DEVICE[self.placement]
         one = lambda v: Sampled([v * 0.99, v, v * 1.01], Ended.NOISE_TARGET)  # noqa: E731
-        return {"host_enqueue": one(dev / 3), "end_to_end": one(dev * 2), "device": one(dev),
-                "hot_device": one(dev * 0.8)}
+        out = {"host_enqueue": one(dev / 3), "end_to_end": one(dev * 2), "device": one(dev),
+               "hot_device": one(dev * 0.8)}
+        if bare is not None:
+            assert bare == ("bare", "empty", ops)  # as many launches as the stream path
+            out["bare_host"] = one(BARE_HOST[self.placement])
+        return out
 
 
 @pytest.fixture
@@ -95,6 +102,7 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(bench_mod, "DeviceBuffer", Pad)
     monkeypatch.setattr(bench_mod, "graph_size", lambda handle: (4, 3))
+    monkeypatch.setattr(bench_mod, "bare_launches", lambda kernel, count: ("bare", kernel, count))
     monkeypatch.setattr(bench_mod.oplog, "recording", lambda: Recording())
     monkeypatch.setattr(bench_mod, "_upfront", lambda session, h, n: (
         session.build(h.stream, n), Upfront(1e-3, 1e-3, 1e-3)))
@@ -118,6 +126,9 @@ def test_placements_set_up_again_and_report_the_median(fakes: list[int]) -> None
     assert row.placements["graph"]["device"].rel_range == pytest.approx(0.0)
     # batches sized by queued work: 4 stream ops, a graph of 4 nodes (graph_size's fake)
     assert row.hot is not None and row.hot.batch == {"stream": 32, "graph": 32}
+    # the bare loop: median over placements of its per-sample medians, per launch (4 ops)
+    assert row.bare_host_per_op_s == pytest.approx(9.5e-6 / 4)
+    assert row.stream_host_per_op_s == pytest.approx(10.75e-6 / 3 / 4)
     hot = row.hot.get("graph")
     assert hot is not None and hot.median_s == pytest.approx(4e-6)
     assert row.stream_path == "prepacked" and row.stream_ops == 4

@@ -9,6 +9,7 @@ timing machinery is in run/harness.py.
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -37,7 +38,7 @@ from graphcert.cuda import oplog, telemetry
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.graph import GraphExec, graph_size, kernel_node_arguments
 from graphcert.cuda.memory import DeviceBuffer
-from graphcert.cuda.module import PackedArgs, time_bare_launches
+from graphcert.cuda.module import PackedArgs, bare_launches, time_bare_launches
 from graphcert.cuda.stream import Stream
 from graphcert.run.harness import SETTLE_LAUNCHES, BenchSettings, Harness, QueueUnavailable
 from graphcert.run.placements import Sampled, pad_bytes, pooled
@@ -115,7 +116,9 @@ def _measure_placement(session: WorkloadSession, h: Harness, n: int, built: Buil
         def stream_path(st: Stream) -> None:
             session.run_eager(st, n)
         op_count = max(node_count, 1)
-    stream = h.measure_samples(stream_path, op_count)
+    # The bare loop of as many launches, timed alternately with the stream path's host figure.
+    bare = bare_launches(h.empty_kernel, op_count) if replayable else None
+    stream = h.measure_samples(stream_path, op_count, bare=bare)
     graph = h.measure_samples(built.exe.launch, 1, weight=max(node_count, 1))
     return _Placement(stream, graph, node_count, "prepacked" if replayable else "record",
                       len(ops), op_count, {"stream": h.hot_batch(op_count),
@@ -187,7 +190,15 @@ def bench_size(session: WorkloadSession, h: Harness, n: int, capacity: int | Non
         node_count=first.node_count, throttled=throttled, clock_mhz=clock,
         stream_path=first.stream_path, stream_ops=first.stream_ops,
         stream_host_per_op_s=stream.host_enqueue.median_s / first.op_count,
+        bare_host_per_op_s=_bare_per_op([r.stream for r in runs], first.op_count),
         placements={"stream": s_spread, "graph": g_spread}, hot=hot)
+
+
+def _bare_per_op(per: Sequence[Measured], ops: int) -> float | None:
+    """The bare loop's host seconds per launch, median over placements (None: not timed)."""
+    medians = [got.timing().median_s for m in per
+               if isinstance(got := m.get("bare_host"), Sampled)]
+    return float(statistics.median(medians)) / ops if medians else None
 
 
 def throttle_check(before_mhz: float, after_mhz: float

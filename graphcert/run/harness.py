@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -59,6 +59,7 @@ class Harness:
             blocker = ctx.kernel("graphcert_runtime.cu", "gc_block_until_released")
             self.blocker = BlockingKernel(blocker, settings.blocker_timeout_s)
             self._calibrate = ctx.kernel("graphcert_runtime.cu", "gc_clock_calibrate")
+            self.empty_kernel = ctx.kernel("graphcert_runtime.cu", "gc_empty")
             # Owned here, not by the context: the context frees its buffers after every class.
             self._clock_out = DeviceBuffer(16)
             flush_bytes = 2 * max(ctx.device.info.l2_bytes, 1 << 20)
@@ -85,7 +86,7 @@ class Harness:
         come from the same state, whatever ran before. `--context fresh` skips this in a
         child process to time the other state.
         """
-        empty = self.ctx.kernel("graphcert_runtime.cu", "gc_empty").prepare(1, 1)
+        empty = self.empty_kernel.prepare(1, 1)
         with Stream() as other:
             for _ in range(SETTLE_LAUNCHES):
                 empty.enqueue(other)
@@ -110,25 +111,44 @@ class Harness:
 
     def host_samples(self, enqueue: Enqueue, ops: int) -> Sampled:
         """CPU clock around the launch calls only; the GPU drains between samples."""
+        return self._host_rounds((enqueue,), ops)[0]
+
+    def host_against(self, enqueue: Enqueue, reference: Enqueue, ops: int
+                     ) -> tuple[Sampled, Sampled]:
+        """host_samples of `enqueue` and of `reference` (a bare loop of as many launches),
+        one batch of each per round, so whatever drifts during a run (a virtual machine's
+        host, the CPU clock) moves both alike: a bare loop timed once at the end of the run
+        read 1.03x to 1.33x apart from the stream path on the same machines."""
+        ours, bare = self._host_rounds((enqueue, reference), ops)
+        return ours, bare
+
+    def _host_rounds(self, enqueues: Sequence[Enqueue], ops: int) -> list[Sampled]:
+        """Each round times k back-to-back calls of every enqueue in turn (k from the first,
+        so a sample spans >= 50 µs and queues at most max_queued_ops ops); the stop rule
+        reads the first one's samples."""
         s = self.stream
         s.synchronize()
         t0 = time.perf_counter()
-        enqueue(s)
+        enqueues[0](s)
         one = max(time.perf_counter() - t0, 1e-7)
         s.synchronize()
         k = int(min(max(1, math.ceil(50e-6 / one)), max(1, self.settings.max_queued_ops // ops)))
+        rows: list[list[float]] = [[] for _ in enqueues]
 
         def one_round() -> list[float]:
-            self._flush_l2()
-            s.synchronize()
-            t0 = time.perf_counter()
-            for _ in range(k):
-                enqueue(s)
-            t1 = time.perf_counter()
-            s.synchronize()
-            return [(t1 - t0) / k]
+            for enqueue, row in zip(enqueues, rows, strict=True):
+                self._flush_l2()
+                s.synchronize()
+                t0 = time.perf_counter()
+                for _ in range(k):
+                    enqueue(s)
+                t1 = time.perf_counter()
+                s.synchronize()
+                row.append((t1 - t0) / k)
+            return [rows[0][-1]]
 
-        return self._collect(one_round)
+        first = self._collect(one_round)
+        return [first, *(Sampled(row, first.ended) for row in rows[1:])]
 
     def _held(self, s: Stream, start: Event, end: Event, body: Callable[[], None],
               queued: int) -> float:
@@ -203,14 +223,18 @@ class Harness:
 
         return self._collect(one_round)
 
-    def measure_samples(self, enqueue: Enqueue, ops: int, weight: int | None = None
-                        ) -> dict[str, Sampled | Unavailable]:
+    def measure_samples(self, enqueue: Enqueue, ops: int, weight: int | None = None,
+                        bare: Enqueue | None = None) -> dict[str, Sampled | Unavailable]:
         """The three cold quantities of one way of launching, raw (device may be
-        Unavailable), and with settings.hot the hot device figure as `hot_device` (its
-        batch sized by `weight`, see hot_samples)."""
-        out: dict[str, Sampled | Unavailable] = {
-            "host_enqueue": self.host_samples(enqueue, ops),
-            "end_to_end": self.end_to_end_samples(enqueue, ops)}
+        Unavailable), with settings.hot the hot device figure as `hot_device` (its batch
+        sized by `weight`, see hot_samples), and with `bare` (a bare loop of as many
+        launches) its host samples as `bare_host`, taken alternately with host_enqueue's."""
+        out: dict[str, Sampled | Unavailable] = {}
+        if bare is None:
+            out["host_enqueue"] = self.host_samples(enqueue, ops)
+        else:
+            out["host_enqueue"], out["bare_host"] = self.host_against(enqueue, bare, ops)
+        out["end_to_end"] = self.end_to_end_samples(enqueue, ops)
         for key, take in (("device", lambda: self.device_samples(enqueue, ops)),
                           ("hot_device", lambda: self.hot_samples(enqueue, ops, weight)[0])):
             if key == "hot_device" and not self.settings.hot:

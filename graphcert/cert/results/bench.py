@@ -166,6 +166,9 @@ class SizeResult:
     stream_path: str | None = None  # prepacked | record
     stream_ops: int | None = None
     stream_host_per_op_s: float | None = None
+    # A bare cuLaunchKernel loop of as many launches per sample, timed alternately with the
+    # stream path's host figure: the floor its host cost per launch is compared with.
+    bare_host_per_op_s: float | None = None
     # The cold figures above are medians over these buffer placements (None: one placement,
     # recorded before graphcert measured several).
     placements: Placements | None = None
@@ -184,6 +187,7 @@ class SizeResult:
         extra = {"clock_mhz": dict(self.clock_mhz) if self.clock_mhz is not None else None,
                  "stream_path": self.stream_path, "stream_ops": self.stream_ops,
                  "stream_host_per_op_s": self.stream_host_per_op_s,
+                 "bare_host_per_op_s": self.bare_host_per_op_s,
                  "placements": placements_to_json(self.placements)
                  if self.placements is not None else None,
                  "hot": self.hot.to_json() if self.hot is not None else None}
@@ -199,7 +203,7 @@ class SizeResult:
                    Upfront.from_json(doc["upfront"]), doc.get("break_even_launches"),
                    int(doc["node_count"]), bool(doc["throttled"]), doc.get("clock_mhz"),
                    doc.get("stream_path"), doc.get("stream_ops"),
-                   doc.get("stream_host_per_op_s"),
+                   doc.get("stream_host_per_op_s"), doc.get("bare_host_per_op_s"),
                    placements_from_json(doc["placements"]) if doc.get("placements") else None,
                    HotTimings.from_json(doc["hot"]) if doc.get("hot") else None)
 
