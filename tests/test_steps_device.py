@@ -124,3 +124,16 @@ def test_bucket_facts_survive_the_device_path() -> None:
     (cls,) = result.classes
     assert isinstance(cls, ClassResult) and cls.bucket is not None
     assert cls.bucket.framework == fake.FRAMEWORK_DEVICE and cls.bucket.graph_memory == {}
+
+
+def test_a_device_comparison_that_raises_leaves_the_verdict_to_the_host() -> None:
+    class Raising(fake.DeviceCompareFake):
+        def all_close(self, *args: object, **kw: object) -> bool | None:
+            raise TypeError("synthetic: no float64 for this dtype")
+
+    adapter = Raising()
+    result = verify_step(_on_device(fake.UNSAFE), "batch_mean", graphcert_buckets("4"),
+                         samples=2, adapter=adapter)
+    assert result.verdict.status is Status.FAIL
+    assert "output 0 row 0 differs" in result.classes[0].reasons[0]
+    assert "raised" not in result.classes[0].reasons[0]
