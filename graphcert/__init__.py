@@ -98,12 +98,12 @@ def step(fn: Callable[..., Any], make_inputs: Callable[[int], Any], *,
 
 
 def verify_step(step: Step, classes: str = "vllm:64", *, samples: int = 4, seed: int = 0,
-                ref: str | None = None) -> VerifyResult:
-    """Verify a step over `classes` (a range, a bucket list or a preset) in this process: the
-    typed VerifyResult with its verdict. FrameworkMissing (an InputError) when its framework
-    cannot run here."""
+                ref: str | None = None, device: int = 0) -> VerifyResult:
+    """Verify a step over `classes` (a range, a bucket list or a preset) in this process, on
+    GPU number `device`: the typed VerifyResult with its verdict. FrameworkMissing (an
+    InputError) when its framework cannot run here."""
     from graphcert.classes import parse_buckets
     from graphcert.run.steps import verify_step as run
 
     return run(step, ref or step.name, parse_buckets(classes), samples=samples, seed=seed,
-               classes_spec=classes)
+               classes_spec=classes, device=device)

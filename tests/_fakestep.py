@@ -17,6 +17,7 @@ from graphcert.model import GraphSnapshot, NodeKind, RawGraph, RawNode, snapshot
 from graphcert.workloads.steps import Step, as_tuple, register_adapter
 
 FRAMEWORK = "synthetic"
+FRAMEWORK_DEVICE = "synthetic-device"  # the same, comparing "on the device"
 STATE = {"capturing": False, "captures": 0}
 
 
@@ -59,7 +60,17 @@ class FakeCaptured:
 
 
 class FakeAdapter:
+    """The synthetic framework on synthetic device number `device` (recorded, nothing else);
+    it counts its memory reads and host copies so tests can see what graphcert asked for."""
+
     framework = FRAMEWORK
+    made: list[FakeAdapter] = []  # every adapter built, newest last
+
+    def __init__(self, device: int = 0) -> None:
+        self.device = device
+        self.memory_reads = 0
+        self.host_copies = 0
+        FakeAdapter.made.append(self)
 
     def prepare(self) -> None:
         from graphcert.model.canonical import warm
@@ -98,6 +109,7 @@ class FakeAdapter:
                             time.perf_counter() - t0)
 
     def to_numpy(self, array: Any) -> np.ndarray:
+        self.host_copies += 1
         return np.asarray(array)
 
     def snapshot(self, captured: Any, name: str) -> GraphSnapshot:
@@ -112,11 +124,43 @@ class FakeAdapter:
         pass
 
     def graph_memory(self) -> dict[str, int]:
+        self.memory_reads += 1
         return {}
+
+
+class DeviceCompareFake(FakeAdapter):
+    """The synthetic framework with the optional device comparison (numpy stands in for the
+    device; `verdicts` records what all_close answered). `say` forces an answer."""
+
+    framework = FRAMEWORK_DEVICE
+
+    def __init__(self, device: int = 0, say: bool | None | str = "compute") -> None:
+        super().__init__(device)
+        self.say = say
+        self.verdicts: list[bool | None] = []
+
+    def clone(self, array: Any) -> Any:
+        return np.array(array, copy=True)
+
+    def all_close(self, got: Sequence[Any], want: Sequence[Any], rtol: float,
+                  atol: float) -> bool | None:
+        verdict: bool | None
+        if self.say != "compute":
+            verdict = self.say  # type: ignore[assignment]
+        elif len(got) != len(want) or any(np.shape(g) != np.shape(w)
+                                          for g, w in zip(got, want, strict=True)):
+            verdict = None
+        else:
+            verdict = all(bool(np.isclose(np.asarray(g, np.float64), np.asarray(w, np.float64),
+                                          rtol=rtol, atol=atol, equal_nan=True).all())
+                          for g, w in zip(got, want, strict=True))
+        self.verdicts.append(verdict)
+        return verdict
 
 
 def register() -> None:
     register_adapter(FRAMEWORK, FakeAdapter)
+    register_adapter(FRAMEWORK_DEVICE, DeviceCompareFake)
 
 
 # Steps over the synthetic framework: 2-D float inputs, batched along dim 0.

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _certfactory import certificate
+from _certfactory import certificate, topology_results
 
 from graphcert.cert.document import write_certificate
 from graphcert.gate import UnusableInput, parse_policy, run_gate
@@ -151,7 +151,7 @@ def test_options_are_part_of_the_source_digest() -> None:
 
 
 def test_every_method_file_exists() -> None:
-    for kind in ("topology", "bench"):
+    for kind in ("topology", "bench", "sweep", "topology+step", "bench+step"):
         for _, path in sources.method_files(kind):
             assert path.is_file(), path
     labels = [label for label, _ in sources.method_files("bench")]
@@ -198,3 +198,45 @@ def test_show_staleness_names_a_changed_method() -> None:
     assert staleness(cert, registry.source_digest) == "current"
     cert["workload"]["source_digest"] = "0" * 64
     assert shown() == "stale"
+
+
+def test_editing_frameworks_py_makes_step_certificates_stale_and_built_ins_fresh(
+        tree: Path, tmp_path: Path) -> None:
+    """The framework-step code is in a step certificate's method ("topology+step"), not in
+    a built-in workload's: editing it re-certifies steps only."""
+    from graphcert.cert.document import compute_digest
+    from graphcert.cert.store import method_kind_of
+
+    source_of, method_of = _digests(tree)
+    reports = tmp_path / "reports"
+    _certify(tree, reports, "topology")  # built-in scan
+    user = tmp_path / "mystep.py"
+    user.write_text("STEP = None  # a synthetic step module: only its bytes are digested\n")
+    ref = f"{user}:STEP"
+    results = {**topology_results(), "settings": {"framework": "synthetic"}}
+    cert = certificate("topology", ref=ref, digest=source_of(ref),  # type: ignore[operator]
+                       results=results)
+    assert method_kind_of(cert) == "topology+step"
+    cert["workload"]["method_digest"] = method_of("topology+step")  # type: ignore[operator]
+    cert["digest"] = compute_digest(cert)
+    write_certificate(reports / "topology-mystep-TEST-GPU.json", cert, key=None)
+    assert _gate(tree, reports).passed
+    step_before = method_of("topology+step")  # type: ignore[operator]
+    _append(tree / "graphcert" / "workloads" / "frameworks.py", "# a changed adapter")
+    assert method_of("topology+step") != step_before  # type: ignore[operator]
+    with pytest.raises(UnusableInput) as info:
+        _gate(tree, reports)
+    (problem,) = info.value.problems  # the built-in scan certificate stays current
+    assert "topology-mystep" in problem and "stale: graphcert's topology method" in problem
+
+
+def test_step_method_files_are_in_no_built_in_method() -> None:
+    step_only = {p for _, p in sources.METHOD_FILES["step"] + sources.METHOD_FILES["step:bench"]}
+    for kind in ("topology", "bench", "sweep"):
+        labels = {label for label, _ in sources.method_files(kind)}
+        assert not any(label.endswith(p) for label in labels for p in step_only), kind
+    labels = {label for label, _ in sources.method_files("bench+step")}
+    assert {"graphcert/run/steps_bench.py", "graphcert/workloads/frameworks.py",
+            "graphcert/run/bench.py"} <= labels
+    assert "graphcert/run/steps_bench.py" not in {
+        label for label, _ in sources.method_files("topology+step")}

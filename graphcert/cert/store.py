@@ -27,7 +27,26 @@ from graphcert.fileio import JSONProblem, parse_json
 from graphcert.model.io import SNAPSHOT_KIND
 
 DigestOf = Callable[[str], "str | None"]  # workload ref -> its source digest now
-MethodOf = Callable[[str], "str | None"]  # certificate kind -> graphcert's method digest now
+MethodOf = Callable[[str], "str | None"]  # method kind -> graphcert's method digest now
+# A framework step's topology or bench certificate has method kind "<kind>+step": its
+# method also covers graphcert's framework-step code (graphcert.workloads.sources).
+STEP_SUFFIX = "+step"
+
+
+def method_kind(kind: str, settings: Mapping[str, Any] | None) -> str:
+    """The method kind a certificate's method digest is taken for: its kind, plus "+step"
+    for a framework step's topology or bench certificate (its results' settings name the
+    framework). The writer and the gate both derive it this way."""
+    if kind in ("topology", "bench") and settings and settings.get("framework"):
+        return kind + STEP_SUFFIX
+    return kind
+
+
+def method_kind_of(cert: Mapping[str, Any]) -> str:
+    """method_kind of a certificate document."""
+    results = cert.get("results")
+    settings = results.get("settings") if isinstance(results, Mapping) else None
+    return method_kind(str(cert["kind"]), settings if isinstance(settings, Mapping) else None)
 
 
 def read_document(path: Path | str) -> Any:
@@ -156,12 +175,12 @@ def check_stale(cert: Mapping[str, Any], path: Path | str, digest_of: DigestOf,
 
 
 def method_changed(cert: Mapping[str, Any], method_of: MethodOf | None) -> bool:
-    """True when graphcert's method for the certificate's kind differs from the recorded one
-    (`method_of(kind)`, passed in by the caller; None: not checked)."""
+    """True when graphcert's method for the certificate's method kind differs from the
+    recorded one (`method_of(method_kind)`, passed in by the caller; None: not checked)."""
     if method_of is None:
         return False
     try:
-        current = method_of(str(cert["kind"]))
+        current = method_of(method_kind_of(cert))
     except (GraphcertError, OSError):
         current = None  # graphcert's own files unreadable: nothing to compare with
     return current is not None and current != cert["workload"].get("method_digest")

@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from graphcert.cuda.device import device_count
 from graphcert.cuda.memory import DeviceBuffer
-from graphcert.errors import FrameworkMissing
+from graphcert.errors import FrameworkMissing, InputError, NoDriverError
 
 
 def as_tuple(value: Any) -> tuple[Any, ...]:
@@ -72,8 +73,9 @@ class CoreCaptured:
 
 
 class CudaCoreAdapter:
-    """cuda.core: a stream of its own on device 0, GraphBuilder capture in global mode (so an
-    allocation or synchronisation inside the step is refused, as it would be in production)."""
+    """cuda.core: a stream of its own on device number `device` (made current), GraphBuilder
+    capture in global mode (so an allocation or synchronisation inside the step is refused,
+    as it would be in production)."""
 
     framework = "cuda.core"
 
@@ -83,6 +85,15 @@ class CudaCoreAdapter:
         except ImportError as exc:
             raise FrameworkMissing(f"cuda.core is not installed ({exc})",
                                    hint="pip install cuda-core") from None
+        try:
+            count = device_count()
+        except NoDriverError as exc:
+            raise FrameworkMissing(f"cuda.core has no CUDA device to use: {exc.one_line()}",
+                                   hint="run on a machine with a GPU") from None
+        if not 0 <= device < count:
+            raise InputError(f"--device {device} is not a GPU cuda.core sees ({count} visible)",
+                             hint=f"use --device 0..{count - 1}" if count else
+                             "run on a machine with a GPU")
         self.device_index = device
         self.dev = Device(device)
         self.dev.set_current()

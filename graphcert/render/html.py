@@ -27,6 +27,7 @@ from graphcert.render.bench import LABELS
 from graphcert.render.inventory import counts_line, short_hash
 from graphcert.render.report import headline
 from graphcert.render.sweep import sweep_svg
+from graphcert.render.verify import BUCKET_COLUMNS, bucket_rows
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:2rem;
@@ -134,6 +135,10 @@ def _topology(cert: Mapping[str, Any]) -> str:
     out = ["<h3>Capacity classes</h3>",
            _table(("capacity", "status", "nodes", "counts", "topology", "shape", "padding",
                    "samples ok", "reason"), rows, frozenset({0, 2}))]
+    buckets = bucket_rows(result.classes)
+    if buckets:
+        out += ["<h3>Buckets (framework step)</h3>",
+                _table(BUCKET_COLUMNS, buckets, frozenset({0, 2, 3, 4, 5, 6, 7, 8}))]
     if result.transitions:
         trows = [(f"{a:,}", f"{b:,}", _Html(f"<b>{_e(change)}</b>")
                   if change != "parameters only" else change)

@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from graphcert.cert.compare import short_hash
-from graphcert.cert.results import AnyClass, ClassResult, SampleResult, Transition, VerifyResult
+from graphcert.cert.results import (
+    AnyClass,
+    ClassResult,
+    SampleResult,
+    StepBucket,
+    Transition,
+    VerifyResult,
+)
+from graphcert.render.inventory import format_bytes
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -80,17 +88,70 @@ def breakdown_table(phases: Mapping[str, float]) -> Table:
     t = Table(title="time")
     for col in ("phase", "seconds"):
         t.add_column(col, justify="right" if col == "seconds" else "left")
-    order = ("compile", "setup", "capture", "instantiate", "update", "replay", "compare")
+    order = ("compile", "setup", "capture", "instantiate", "update", "replay", "compare",
+             "release")
     for phase in sorted(phases, key=lambda p: order.index(p) if p in order else len(order)):
         t.add_row(phase, f"{phases[phase]:.3f}")
     t.add_row("total", f"{sum(phases.values()):.3f}")
     return t
 
 
+BUCKET_COLUMNS = ("bucket", "framework", "capture ms", "instantiate ms", "pool",
+                  "graph memory (used / reserved, high)", "replay us", "eager us",
+                  "eager/replay", "cache key")
+
+
+def _scaled(seconds: float | None, scale: float, digits: int) -> str:
+    return "-" if seconds is None else f"{seconds * scale:,.{digits}f}"
+
+
+def _graph_memory(memory: Mapping[str, int]) -> str:
+    if "used_high" not in memory and "reserved_high" not in memory:
+        return "-"
+    return (f"{format_bytes(memory.get('used_high'))} / "
+            f"{format_bytes(memory.get('reserved_high'))}")
+
+
+def bucket_rows(classes: Sequence[AnyClass]) -> list[tuple[str, ...]]:
+    """One row of BUCKET_COLUMNS per class with framework-step facts (the terminal and the
+    HTML report draw the same cells): capture and instantiate time, the framework pool's
+    bytes, the driver's graph memory high marks, replay and eager time (medians), their
+    ratio, and the graph cache key's first digits."""
+    rows: list[tuple[str, ...]] = []
+    for c in classes:
+        b: StepBucket | None = c.bucket if isinstance(c, ClassResult) else None
+        if b is None:
+            continue
+        speedup = b.speedup
+        key = b.cache_key.get("key") if b.cache_key else None
+        rows.append((f"{c.capacity:,}", b.framework, _scaled(b.capture_s, 1e3, 2),
+                     _scaled(b.instantiate_s, 1e3, 2), format_bytes(b.pool_bytes),
+                     _graph_memory(b.graph_memory), _scaled(b.replay_s, 1e6, 1),
+                     _scaled(b.eager_s, 1e6, 1), "-" if speedup is None else f"{speedup:.1f}x",
+                     short_hash(key) if isinstance(key, str) else "-"))
+    return rows
+
+
+def bucket_table(classes: Sequence[AnyClass]) -> Table | None:
+    """The framework-step facts per bucket (None when no class has them)."""
+    rows = bucket_rows(classes)
+    if not rows:
+        return None
+    t = Table(title="buckets (framework step)")
+    for col in BUCKET_COLUMNS:
+        t.add_column(col, justify="left" if col in ("framework", "cache key") else "right")
+    for row in rows:
+        t.add_row(*row)
+    return t
+
+
 def verify_view(ref: str, result: VerifyResult) -> list[RenderableType]:
     """Everything drawn for one verified workload (the verdict's reasons are the caller's)."""
-    out: list[RenderableType] = [class_table(f"verify {ref}", result.classes),
-                                 transitions_table(result.transitions)]
+    out: list[RenderableType] = [class_table(f"verify {ref}", result.classes)]
+    buckets = bucket_table(result.classes)
+    if buckets is not None:
+        out.append(buckets)
+    out.append(transitions_table(result.transitions))
     if result.timings_s:
         out.append(breakdown_table(result.timings_s))
     return out

@@ -58,7 +58,7 @@ def capture_snapshot(ref: str, size: int, mode: str = "global", device: int = 0)
     if is_step(workload):
         from graphcert.run.steps import capture_step
 
-        (result,) = capture_step(workload, ref, [size], lambda n: n)
+        (result,) = capture_step(workload, ref, [size], lambda n: n, device=device)
         return result.snapshot
     with RunContext.open(device) as ctx:
         session = WorkloadSession(ctx, ref, workload)

@@ -17,12 +17,14 @@ from graphcert.cert.document import (
 from graphcert.cert.results import BenchResult, SweepFit, VerifyResult
 from graphcert.cert.results.fleet import CERT_NAME_ENV, short_uuid
 from graphcert.cert.signing import load_key
+from graphcert.cert.store import method_kind
 from graphcert.workloads import registry
 
 
 def workload_identity(ref: str, workload: Any, kind: str) -> dict[str, Any]:
     """Reference, name, options, the digest of the sources and of graphcert's method for
-    `kind` (the gate recomputes both the same way; see graphcert.workloads.sources)."""
+    method kind `kind` (the gate recomputes both the same way; see
+    graphcert.workloads.sources and graphcert.cert.store.method_kind)."""
     return {"ref": ref, "name": str(workload.name), "source_digest": registry.source_digest(ref),
             "method_digest": registry.method_digest(kind),
             "options": dict(registry.parse_ref(ref).options)}
@@ -81,7 +83,8 @@ def write(result: VerifyResult | BenchResult, out_dir: Path, ref: str, workload:
     and write it atomically; returns its path. With $GRAPHCERT_CERT_NAME=uuid (set for the
     workers of a several-GPU run) the name carries the GPU's short UUID."""
     kind = "topology" if isinstance(result, VerifyResult) else "bench"
-    cert = certificate_of(result, workload=workload_identity(ref, workload, kind),
+    method = method_kind(kind, result.settings)  # "+step" for a framework step
+    cert = certificate_of(result, workload=workload_identity(ref, workload, method),
                           environment=env)
     name = certificate_filename(cert["kind"], labelled(ref, workload), gpu_label(env))
     return write_certificate(out_dir / name, cert, key=load_key())

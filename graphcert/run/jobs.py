@@ -83,7 +83,7 @@ def verify_workloads(refs: Sequence[str], capacities: Sequence[int], *, samples:
             if is_step(workload):  # captured by its framework, padded per bucket
                 result = verify_step(workload, ref, capacities, samples=samples, seed=seed,
                                      classes_spec=classes_spec, on_class=each,
-                                     on_progress=on_progress)
+                                     on_progress=on_progress, device=device)
             else:
                 result = verify(ctx, ref, capacities, samples=samples, seed=seed, mode=mode,
                                 workload=workload, classes_spec=classes_spec, on_class=each,
@@ -124,7 +124,7 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
                      if settings.context in ("fresh", "both") and not is_step(workload)
                      else None)
             if is_step(workload):  # replay against the eager call (run/steps_bench.py)
-                result = bench_step(workload, ref, sizes, settings.rule,
+                result = bench_step(workload, ref, sizes, settings.rule, device=device,
                                     on_progress=on_progress)
             elif fresh is not None and settings.context == "fresh":
                 result = fresh
@@ -185,7 +185,7 @@ def capture_workload(ref: str, sizes: list[int], *, mode: str = "global", device
     if is_step(workload):
         from graphcert.run.steps import capture_step
 
-        for result in capture_step(workload, ref, sizes, capacity_of):
+        for result in capture_step(workload, ref, sizes, capacity_of, device=device):
             files = write_outputs(result, out_dir, str(workload.name))
             rows.append(replace(result, files=tuple(str(f) for f in files)))
         return rows

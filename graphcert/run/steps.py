@@ -16,8 +16,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from graphcert.cert.results import (
     AnyClass,
     CaptureResult,
@@ -31,6 +29,7 @@ from graphcert.classes import Buckets, padding_waste, sample_sizes
 from graphcert.errors import FrameworkMissing, GraphcertError, InputError
 from graphcert.model.io import SNAPSHOT_SCHEMA_VERSION
 from graphcert.render.dot import snapshot_to_dot
+from graphcert.run.steps_compare import RowCompare, first_mismatch  # noqa: F401 - re-exported
 from graphcert.run.verify import transitions
 from graphcert.workloads.registry import parse_ref
 from graphcert.workloads.steps import (
@@ -39,7 +38,6 @@ from graphcert.workloads.steps import (
     Step,
     adapter_for,
     as_tuple,
-    first_rows,
 )
 
 # Replay and eager launches timed per bucket for the certificate's replay_s / eager_s.
@@ -52,13 +50,15 @@ class StepCaptureError(InputError):
 
 # Who each phase's seconds belong to (benchmarks/steps_overhead.py reports them so).
 # The framework's and the step's own: the step's make_inputs, the warm-up calls, capture and
-# instantiate, replays and the eager reference run, each waited for.
-FRAMEWORK_PHASES = ("inputs", "warmup", "capture", "replay", "eager")
+# instantiate, replays and the eager reference run, each waited for, and freeing the graph
+# and its pool (release).
+FRAMEWORK_PHASES = ("inputs", "warmup", "capture", "replay", "eager", "release")
 # graphcert's, per bucket: filling the static buffers and padding, reading the graph
-# (snapshot, fingerprints), the pool's and the driver's memory figures, copying the rows
-# that belong to n to the host and comparing them.
+# (snapshot, fingerprints), the pool's and the driver's memory figures, keeping the eager
+# rows of n and comparing them with the graph's (on the device where the adapter can).
 OWN_PHASES = ("pad", "snapshot", "memory", "compare")
-# graphcert's, once per run before the first bucket: the reader's imports and driver set-up.
+# graphcert's, once per run before the first bucket: the reader's imports and driver set-up,
+# and the first memory reads' one-time costs.
 ONCE_PHASES = ("setup",)
 
 
@@ -85,39 +85,6 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
 
-def _num(value: Any) -> str:
-    try:
-        return f"{float(value):.6g}"
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-def first_mismatch(got: Sequence[np.ndarray], want: Sequence[np.ndarray], rtol: float,
-                   atol: float) -> str | None:
-    """The first output and row where the graph's rows differ from the eager ones, or None."""
-    if len(got) != len(want):
-        return f"the graph gave {len(got)} outputs, the eager call {len(want)}"
-    for i, (g, w) in enumerate(zip(got, want, strict=True)):
-        if g.shape != w.shape:
-            return f"output {i} has shape {g.shape} from the graph but {w.shape} eagerly"
-        if g.size == 0:
-            continue
-        if g.dtype.kind in "fc" or w.dtype.kind in "fc":
-            bad = ~np.isclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=atol,
-                              equal_nan=True)
-        else:
-            bad = g != w
-        if bad.any():
-            rows = bad.reshape(bad.shape[0], -1).any(axis=1) if bad.ndim else bad.reshape(1)
-            row = int(np.argmax(rows))
-            gv, wv = (np.ravel(g[row] if g.ndim else g)[0], np.ravel(w[row] if w.ndim else w)[0])
-            worst = float(np.max(np.abs(g.astype(np.float64) - w.astype(np.float64))))
-            return (f"output {i} row {row} differs from the eager result (graph {_num(gv)}, "
-                    f"eager {_num(wv)}; max abs difference {worst:.3g}, rtol {rtol:g}, "
-                    f"atol {atol:g})")
-    return None
-
-
 class StepVerifier:
     """Captures and checks one step over its buckets."""
 
@@ -125,6 +92,7 @@ class StepVerifier:
         self.step = step
         self.ref = ref
         self.adapter = adapter
+        self.rows = RowCompare(step, adapter)
         self.samples = samples
         self.seed = seed
         self.phases = Phases()
@@ -132,11 +100,17 @@ class StepVerifier:
         self._prepared = False
 
     def prepare(self) -> None:
-        """graphcert's one-time set-up (the reader's imports and driver bindings), timed as
-        phase "setup" so that no bucket is charged with it. Idempotent."""
+        """graphcert's one-time set-up (the reader's imports and driver bindings, the first
+        memory reads), timed as phase "setup" so that no bucket is charged with it.
+        Idempotent."""
         if not self._prepared:
             self._prepared = True
-            self.phases.timed("setup", self.adapter.prepare)
+
+            def setup() -> None:
+                self.adapter.prepare()
+                self.adapter.graph_memory()  # the first read's driver set-up is one-time
+
+            self.phases.timed("setup", setup)
 
     def _where(self, capacity: int) -> str:
         return f"step {self.step.name}, bucket {capacity:,}"
@@ -167,7 +141,6 @@ class StepVerifier:
     def verify_bucket(self, capacity: int, lower: int | None) -> AnyClass:
         sizes = sample_sizes(capacity, self.samples, self.seed, lower=lower)
         self.prepare()
-        memory_before = self.phases.timed("memory", self.adapter.graph_memory)
         try:
             captured, static = self.capture(capacity)
         except GraphcertError as exc:
@@ -178,7 +151,7 @@ class StepVerifier:
         try:
             snap = self.phases.timed("snapshot", lambda: self.adapter.snapshot(
                 captured, f"{self.step.name}-b{capacity}"))
-            memory = self.phases.timed("memory", self.adapter.graph_memory) or memory_before
+            memory = self.phases.timed("memory", self.adapter.graph_memory)  # graph alive
             replay_s, eager_s = self._time_both(captured, static)
             for n in sizes:
                 row = self._sample(captured, static, capacity, n)
@@ -188,7 +161,7 @@ class StepVerifier:
                 if self.on_progress:
                     self.on_progress(1, f"{self.ref} bucket {capacity:,}")
         finally:
-            captured.release()
+            self.phases.timed("release", captured.release)  # the framework frees its pool
         options = dict(parse_ref(self.ref).options)
         facts = StepBucket(self.adapter.framework, captured.capture_s, captured.instantiate_s,
                            captured.pool_bytes, memory, replay_s, eager_s,
@@ -219,21 +192,13 @@ class StepVerifier:
         self.phases.add("eager", eager_s * TIMED_LAUNCHES)
         return replay_s, eager_s
 
-    def _rows(self, outputs: Sequence[Any], n: int) -> list[np.ndarray]:
-        """The part of each output that belongs to n, on the host. With the default `rows`
-        only the first n rows are copied back, not the whole padded output."""
-        if self.step.rows is first_rows:
-            return [first_rows(self.adapter.to_numpy(self.adapter.head(o, n)), n)
-                    for o in outputs]
-        return [self.step.rows(self.adapter.to_numpy(o), n) for o in outputs]
-
     def _sample(self, captured: Captured, static: Sequence[Any], capacity: int,
                 n: int) -> SampleResult:
         where = f"{self._where(capacity)}, n={n:,}"
         try:
             values = self.phases.timed("inputs", lambda: as_tuple(self.step.make_inputs(n)))
             want = self.phases.timed("eager", lambda: self.adapter.eager(self.step, values))
-            want_rows = self.phases.timed("compare", lambda: self._rows(want, n))
+            kept = self.phases.timed("compare", lambda: self.rows.keep(want, n))
             self.phases.timed("pad", lambda: self.adapter.pad_into(static, values, n,
                                                                    self.step.pad_value))
 
@@ -242,9 +207,8 @@ class StepVerifier:
                 self.adapter.synchronize()
 
             self.phases.timed("replay", replay)
-            got_rows = self.phases.timed("compare", lambda: self._rows(captured.outputs, n))
-            problem = self.phases.timed("compare", lambda: first_mismatch(
-                got_rows, want_rows, self.step.rtol, self.step.atol))
+            problem = self.phases.timed("compare", lambda: self.rows.mismatch(
+                captured.outputs, kept, n))
         except GraphcertError:
             raise
         except Exception as exc:  # the step's own code failed at this size
@@ -258,10 +222,11 @@ class StepVerifier:
         return SampleResult(n, output_equal=False, error=f"{where}: {problem}{cause}")
 
 
-def open_adapter(step: Step) -> Adapter:
-    """The step's framework adapter; FrameworkMissing (its reason) when it cannot run."""
+def open_adapter(step: Step, device: int = 0) -> Adapter:
+    """The step's framework adapter on device number `device`; FrameworkMissing (its reason)
+    when it cannot run."""
     try:
-        return adapter_for(step.framework)
+        return adapter_for(step.framework, device)
     except FrameworkMissing:
         raise
     except GraphcertError:
@@ -274,10 +239,11 @@ def verify_step(step: Step, ref: str, capacities: Sequence[int], *, samples: int
                 seed: int = 0, classes_spec: str | None = None,
                 on_class: Callable[[AnyClass], None] | None = None,
                 on_progress: Callable[..., None] | None = None,
-                adapter: Adapter | None = None) -> VerifyResult:
-    """Verify a framework step over its buckets: the typed result with its verdict, as
-    `verify` makes for a workload (so certificates, the gate, show and diff take it)."""
-    verifier = StepVerifier(step, ref, adapter or open_adapter(step), samples, seed)
+                adapter: Adapter | None = None, device: int = 0) -> VerifyResult:
+    """Verify a framework step over its buckets on device number `device`: the typed result
+    with its verdict, as `verify` makes for a workload (so certificates, the gate, show and
+    diff take it)."""
+    verifier = StepVerifier(step, ref, adapter or open_adapter(step, device), samples, seed)
     verifier.on_progress = on_progress
     verifier.prepare()
     classes: list[AnyClass] = []
@@ -298,10 +264,11 @@ def verify_step(step: Step, ref: str, capacities: Sequence[int], *, samples: int
 
 
 def capture_step(step: Step, ref: str, sizes: Sequence[int],
-                 capacity_of: Callable[[int], int], *, adapter: Adapter | None = None
-                 ) -> list[CaptureResult]:
-    """Capture the step once per bucket of `sizes` (for `capture` and `inventory`)."""
-    verifier = StepVerifier(step, ref, adapter or open_adapter(step), 2, 0)
+                 capacity_of: Callable[[int], int], *, adapter: Adapter | None = None,
+                 device: int = 0) -> list[CaptureResult]:
+    """Capture the step once per bucket of `sizes` on device number `device` (for `capture`
+    and `inventory`)."""
+    verifier = StepVerifier(step, ref, adapter or open_adapter(step, device), 2, 0)
     out = []
     for n in sizes:
         capacity = capacity_of(n)

@@ -73,10 +73,11 @@ def _way(rule: StopRule, launch: Callable[[], None], wait: Callable[[], None]
 
 
 def bench_step(step: Step, ref: str, sizes: Sequence[int], rule: StopRule, *,
-               adapter: Adapter | None = None,
+               adapter: Adapter | None = None, device: int = 0,
                on_progress: Callable[..., None] | None = None) -> BenchResult:
-    """Time replay and eager call of the step at each size's bucket (its inputs padded)."""
-    verifier = StepVerifier(step, ref, adapter or open_adapter(step), 2, 0)
+    """Time replay and eager call of the step at each size's bucket (its inputs padded), on
+    device number `device`."""
+    verifier = StepVerifier(step, ref, adapter or open_adapter(step, device), 2, 0)
     a = verifier.adapter
     rows = []
     for n in sizes:

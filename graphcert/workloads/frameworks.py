@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from graphcert.errors import InputError
 from graphcert.workloads.steps import FrameworkMissing, Step, as_tuple
 
 # Errors frameworks raise when the captured work synchronises with the host or allocates.
@@ -37,18 +38,34 @@ def graph_memory(device: int) -> dict[str, int]:
         return {}
 
 
+def _check_device(label: str, device: int, count: int) -> None:
+    """--device must name a GPU the framework sees."""
+    if not 0 <= device < count:
+        raise InputError(f"--device {device} is not a GPU {label} sees ({count} visible)",
+                         hint=f"use --device 0..{count - 1}" if count else
+                         "run on a machine with a GPU")
+
+
 class _ArrayAdapter:
     """What the PyTorch and CuPy adapters share: the reader's one-time set-up, device-side
-    slicing, reading a captured graph, and translating a capture error (each says what its
-    framework does wrong during capture in `_capture_advice`)."""
+    slicing and copies, reading a captured graph, the driver's graph memory of the adapter's
+    device, and translating a capture error (each says what its framework does wrong during
+    capture in `_capture_advice`)."""
 
     _label = ""
     _capture_advice = ""
+    device = 0
 
     def prepare(self) -> None:
         from graphcert.sources import prepare_reader
 
         prepare_reader()
+
+    def clone(self, array: Any) -> Any:
+        return array.copy()
+
+    def graph_memory(self) -> dict[str, int]:
+        return graph_memory(self.device)
 
     def head(self, array: Any, n: int) -> Any:
         return array if array.ndim == 0 else array[:n]
@@ -83,7 +100,8 @@ class TorchCaptured:
 
 
 class TorchAdapter(_ArrayAdapter):
-    """PyTorch: tensors on the current CUDA device."""
+    """PyTorch: tensors on CUDA device `device` (made the current one, so a step's
+    `device="cuda"` lands there)."""
 
     _label = "PyTorch"
     _capture_advice = ("the step synchronises with the host during capture (.item(), .cpu(), "
@@ -92,7 +110,7 @@ class TorchAdapter(_ArrayAdapter):
 
     framework = "torch"
 
-    def __init__(self) -> None:
+    def __init__(self, device: int = 0) -> None:
         try:
             import torch
         except ImportError as exc:
@@ -101,8 +119,42 @@ class TorchAdapter(_ArrayAdapter):
         if torch.version.cuda is None or not torch.cuda.is_available():
             raise FrameworkMissing(f"PyTorch {torch.__version__} has no CUDA device to use",
                                    hint="install a CUDA build of PyTorch on a GPU machine")
+        _check_device("PyTorch", device, torch.cuda.device_count())
+        torch.cuda.set_device(device)
+        self.device = device
         self.torch = torch
         self._numpy_floats = (torch.float16, torch.float32, torch.float64)
+
+    def prepare(self) -> None:
+        super().prepare()
+        # The allocator's first snapshot costs ~25 ms (one-time); pool_bytes reads it per
+        # bucket, so pay it here, not in the first bucket.
+        self.torch.cuda.memory_snapshot()
+
+    def clone(self, array: Any) -> Any:
+        return array.detach().clone()
+
+    def all_close(self, got: Sequence[Any], want: Sequence[Any], rtol: float,
+                  atol: float) -> bool | None:
+        """numpy's verdict on the device: floats upcast to float64 and torch.isclose (numpy's
+        formula, equal_nan), integers and bools equal; one host read for all outputs."""
+        torch = self.torch
+        if len(got) != len(want):
+            return None
+        flags = []
+        for g, w in zip(got, want, strict=True):
+            if not (isinstance(g, torch.Tensor) and isinstance(w, torch.Tensor)):
+                return None
+            if g.shape != w.shape or g.device != w.device or g.is_complex() or w.is_complex():
+                return None  # the host path says what differs
+            if g.numel() == 0:
+                continue
+            if g.dtype.is_floating_point or w.dtype.is_floating_point:
+                flags.append(torch.isclose(g.double(), w.double(), rtol=rtol, atol=atol,
+                                           equal_nan=True).all())
+            else:
+                flags.append(torch.eq(g, w).all())
+        return bool(torch.stack(flags).all().item()) if flags else True
 
     def static_inputs(self, values: Sequence[Any]) -> tuple[Any, ...]:
         return tuple(v.clone() for v in values)
@@ -175,9 +227,6 @@ class TorchAdapter(_ArrayAdapter):
     def synchronize(self) -> None:
         self.torch.cuda.synchronize()
 
-    def graph_memory(self) -> dict[str, int]:
-        return graph_memory(self.torch.cuda.current_device())
-
 
 @dataclass
 class CupyCaptured:
@@ -198,7 +247,8 @@ class CupyCaptured:
 
 
 class CupyAdapter(_ArrayAdapter):
-    """CuPy: arrays on the current device; capture on a non-blocking stream."""
+    """CuPy: arrays on device `device` (made the current one); capture on a non-blocking
+    stream."""
 
     _label = "CuPy"
     _capture_advice = ("the step allocates or synchronises during capture: make every output "
@@ -208,18 +258,49 @@ class CupyAdapter(_ArrayAdapter):
 
     framework = "cupy"
 
-    def __init__(self) -> None:
+    def __init__(self, device: int = 0) -> None:
         try:
             import cupy
         except ImportError as exc:
             raise FrameworkMissing(f"CuPy is not installed ({exc})",
                                    hint="pip install cupy-cuda13x") from None
         try:
-            if cupy.cuda.runtime.getDeviceCount() < 1:
+            count = cupy.cuda.runtime.getDeviceCount()
+            if count < 1:
                 raise FrameworkMissing("CuPy sees no CUDA device")
         except cupy.cuda.runtime.CUDARuntimeError as exc:
             raise FrameworkMissing(f"CuPy cannot reach a CUDA device: {exc}") from None
+        _check_device("CuPy", device, count)
+        cupy.cuda.Device(device).use()
+        self.device = device
         self.cp = cupy
+
+    def all_close(self, got: Sequence[Any], want: Sequence[Any], rtol: float,
+                  atol: float) -> bool | None:
+        """numpy's verdict on the device: floats upcast to float64 and numpy's isclose
+        formula (equal_nan), integers and bools equal; one host read for all outputs."""
+        cp = self.cp
+        if len(got) != len(want):
+            return None
+        flags = []
+        for g, w in zip(got, want, strict=True):
+            if not (isinstance(g, cp.ndarray) and isinstance(w, cp.ndarray)):
+                return None
+            if g.shape != w.shape or "c" in (g.dtype.kind, w.dtype.kind):
+                return None  # the host path says what differs
+            if g.size == 0:
+                continue
+            if "f" in (g.dtype.kind, w.dtype.kind):
+                x, y = g.astype(cp.float64), w.astype(cp.float64)
+                # numpy's isclose as numpy writes it, one operation per kernel (cupy.isclose
+                # is one kernel, where the compiler may fuse a multiply-add and round apart)
+                close = (cp.abs(x - y) <= atol + rtol * cp.abs(y)) & cp.isfinite(y)
+                close |= x == y
+                close |= cp.isnan(x) & cp.isnan(y)
+                flags.append(close.all())
+            else:
+                flags.append((g == w).all())
+        return bool(cp.stack(flags).all().item()) if flags else True
 
     def static_inputs(self, values: Sequence[Any]) -> tuple[Any, ...]:
         return tuple(v.copy() for v in values)
@@ -269,6 +350,3 @@ class CupyAdapter(_ArrayAdapter):
 
     def synchronize(self) -> None:
         self.cp.cuda.Device().synchronize()
-
-    def graph_memory(self) -> dict[str, int]:
-        return graph_memory(int(self.cp.cuda.runtime.getDevice()))

@@ -22,29 +22,34 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from graphcert.cert.store import STEP_SUFFIX
 from graphcert.paths import kernels_dir
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 # graphcert's method per certificate kind: the one place that says which of graphcert's own
 # files decide a result. ("pkg", p) is graphcert/<p>; ("kernels", k) is kernels/<k>, with
-# the headers it includes. A test checks every entry exists.
+# the headers it includes. A test checks every entry exists. A framework step's certificate
+# has method kind "<kind>+step" (graphcert.cert.store.method_kind): its kind's files plus
+# "step" (and "step:<kind>"), the framework-step code no built-in workload's result uses.
 METHOD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
     "common": (("pkg", "run/jobs.py"), ("pkg", "run/session.py"), ("pkg", "run/outputs.py"),
-               ("pkg", "cert/results/verdict.py"), ("pkg", "workloads/steps.py"),
-               ("pkg", "workloads/frameworks.py"), ("pkg", "cuda/core_step.py"),
-               ("kernels", "graphcert_runtime.cu")),
-    "topology": (("pkg", "run/verify.py"), ("pkg", "run/capture.py"), ("pkg", "run/steps.py"),
+               ("pkg", "cert/results/verdict.py"), ("kernels", "graphcert_runtime.cu")),
+    "topology": (("pkg", "run/verify.py"), ("pkg", "run/capture.py"),
                  ("pkg", "cert/results/verify.py"), ("pkg", "cert/results/capture.py"),
                  ("pkg", "cert/results/steps.py"), ("pkg", "classes.py"),
                  ("pkg", "model/canonical.py"), ("pkg", "model/kinds.py")),
     "bench": (("pkg", "run/bench.py"), ("pkg", "run/harness.py"), ("pkg", "run/placements.py"),
-              ("pkg", "run/fresh.py"), ("pkg", "run/steps_bench.py"),
-              ("pkg", "cert/results/bench.py"), ("pkg", "cert/results/measure.py"),
-              ("pkg", "stats.py")),
+              ("pkg", "run/fresh.py"), ("pkg", "cert/results/bench.py"),
+              ("pkg", "cert/results/measure.py"), ("pkg", "stats.py")),
+    "step": (("pkg", "workloads/steps.py"), ("pkg", "workloads/frameworks.py"),
+             ("pkg", "cuda/core_step.py"), ("pkg", "run/steps.py"),
+             ("pkg", "run/steps_compare.py")),
+    "step:bench": (("pkg", "run/steps_bench.py"),),
 }
 # A sweep is bench runs plus the fit over them.
 METHOD_FILES["sweep"] = (*METHOD_FILES["bench"], ("pkg", "cert/results/sweep.py"))
+
 
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 _KERNEL_NAME = re.compile(r"^[^\n\0]{1,255}\.(cu|cuh|h|hpp)$")
@@ -194,10 +199,14 @@ def workload_files(module_file: Path, search_root: Path, local_dir: Path,
 
 def method_files(kind: str, *, package_dir: Path | None = None,
                  kernel_dir: Path | None = None) -> list[tuple[str, Path]]:
-    """(label, path) of graphcert's own files that decide a certificate of `kind`."""
+    """(label, path) of graphcert's own files that decide a certificate of method kind `kind`
+    ("topology", "bench", "sweep"; "topology+step" or "bench+step" for a framework step)."""
     pkg = package_dir or PACKAGE_DIR
     kdir = kernel_dir or kernels_dir()
-    entries = METHOD_FILES["common"] + METHOD_FILES.get(kind, ())
+    base, plus, variant = kind.partition("+")
+    entries = METHOD_FILES["common"] + METHOD_FILES.get(base, ())
+    if plus and f"+{variant}" == STEP_SUFFIX:
+        entries += METHOD_FILES["step"] + METHOD_FILES.get(f"step:{base}", ())
     python = [pkg / p for where, p in entries if where == "pkg"]
     kernels = include_closure([kdir / k for where, k in entries if where == "kernels"], [kdir])
     roots = [("kernels", kdir), ("graphcert", pkg)]

@@ -105,7 +105,8 @@ class Adapter(Protocol):
 
     def prepare(self) -> None:
         """graphcert's one-time set-up before the first bucket (its graph reader's imports
-        and driver bindings), so per-bucket figures hold only per-bucket work."""
+        and driver bindings, the first memory read's one-time cost), so per-bucket figures
+        hold only per-bucket work."""
 
     def static_inputs(self, values: Sequence[Any]) -> tuple[Any, ...]:
         """Buffers the graph reads, filled with the bucket-sized inputs."""
@@ -140,33 +141,59 @@ class Adapter(Protocol):
         """Wait for all the framework's work on the device."""
 
     def graph_memory(self) -> dict[str, int]:
-        """The driver's graph memory attributes for the device ({} where not readable)."""
+        """The driver's graph memory attributes for the adapter's device ({} where not
+        readable)."""
 
 
-_ADAPTERS: dict[str, Callable[[], Adapter]] = {}
+class DeviceCompare(Protocol):
+    """Optional adapter methods (PyTorch, CuPy) that compare on the device, so a sample that
+    matches copies nothing to the host. Used only with the default `rows` (first_rows)."""
+
+    def clone(self, array: Any) -> Any:
+        """A device copy of an array (the eager rows, before a replay may overwrite them)."""
+
+    def all_close(self, got: Sequence[Any], want: Sequence[Any], rtol: float,
+                  atol: float) -> bool | None:
+        """True when every output is close (numpy's isclose, equal_nan) or equal (integers),
+        with one host read; None when the device cannot say (complex, other shapes)."""
 
 
-def register_adapter(framework: str, factory: Callable[[], Adapter]) -> None:
-    """Make `framework` available to steps (the built-in ones are registered lazily)."""
+def device_compare(adapter: Adapter) -> DeviceCompare | None:
+    """The adapter's device comparison, or None where it has none (the host path runs)."""
+    if callable(getattr(adapter, "all_close", None)) and callable(getattr(adapter, "clone",
+                                                                          None)):
+        return adapter  # type: ignore[return-value]
+    return None
+
+
+# A factory takes the device index (--device) the adapter's framework works on.
+AdapterFactory = Callable[[int], Adapter]
+_ADAPTERS: dict[str, AdapterFactory] = {}
+
+
+def register_adapter(framework: str, factory: AdapterFactory) -> None:
+    """Make `framework` available to steps (the built-in ones are registered lazily);
+    `factory(device)` builds its adapter for a device index."""
     _ADAPTERS[framework] = factory
 
 
-def adapter_for(framework: str) -> Adapter:
-    """The adapter for a framework; FrameworkMissing (a reason) when it is not installed."""
+def adapter_for(framework: str, device: int = 0) -> Adapter:
+    """The adapter for a framework on device number `device`; FrameworkMissing (a reason)
+    when it is not installed."""
     if framework in _ADAPTERS:
-        return _ADAPTERS[framework]()
+        return _ADAPTERS[framework](device)
     if framework == "torch":
         from graphcert.workloads.frameworks import TorchAdapter
 
-        return TorchAdapter()
+        return TorchAdapter(device)
     if framework == "cupy":
         from graphcert.workloads.frameworks import CupyAdapter
 
-        return CupyAdapter()
+        return CupyAdapter(device)
     if framework == "cuda.core":
         from graphcert.cuda.core_step import CudaCoreAdapter
 
-        return CudaCoreAdapter()
+        return CudaCoreAdapter(device)
     raise InputError(f"no adapter for step framework {framework!r}",
                      hint=f"use one of {', '.join(FRAMEWORKS)}")
 
@@ -180,5 +207,6 @@ def as_tuple(value: Any) -> tuple[Any, ...]:
     return (value,)
 
 
-__all__ = ["FRAMEWORKS", "Adapter", "Captured", "FrameworkMissing", "Step", "adapter_for",
-           "as_tuple", "first_rows", "is_step", "register_adapter", "step"]
+__all__ = ["FRAMEWORKS", "Adapter", "AdapterFactory", "Captured", "DeviceCompare",
+           "FrameworkMissing", "Step", "adapter_for", "as_tuple", "device_compare", "first_rows",
+           "is_step", "register_adapter", "step"]

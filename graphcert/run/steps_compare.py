@@ -1,0 +1,89 @@
+"""Comparing a step's replayed rows with its eager rows: on the device where the adapter can
+(one host read per sample, nothing copied when they match), otherwise, and always to say
+what differs, on the host with numpy (first_mismatch is authoritative)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from graphcert.workloads.steps import Adapter, Step, device_compare, first_rows
+
+
+def _num(value: Any) -> str:
+    try:
+        return f"{float(value):.6g}"
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def first_mismatch(got: Sequence[np.ndarray], want: Sequence[np.ndarray], rtol: float,
+                   atol: float) -> str | None:
+    """The first output and row where the graph's rows differ from the eager ones, or None."""
+    if len(got) != len(want):
+        return f"the graph gave {len(got)} outputs, the eager call {len(want)}"
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        if g.shape != w.shape:
+            return f"output {i} has shape {g.shape} from the graph but {w.shape} eagerly"
+        if g.size == 0:
+            continue
+        if g.dtype.kind in "fc" or w.dtype.kind in "fc":
+            bad = ~np.isclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=atol,
+                              equal_nan=True)
+        else:
+            bad = g != w
+        if bad.any():
+            rows = bad.reshape(bad.shape[0], -1).any(axis=1) if bad.ndim else bad.reshape(1)
+            row = int(np.argmax(rows))
+            gv, wv = (np.ravel(g[row] if g.ndim else g)[0], np.ravel(w[row] if w.ndim else w)[0])
+            worst = float(np.max(np.abs(g.astype(np.float64) - w.astype(np.float64))))
+            return (f"output {i} row {row} differs from the eager result (graph {_num(gv)}, "
+                    f"eager {_num(wv)}; max abs difference {worst:.3g}, rtol {rtol:g}, "
+                    f"atol {atol:g})")
+    return None
+
+
+class RowCompare:
+    """The rows of n of a step's outputs, kept and compared. With the default `rows` and an
+    adapter that compares on the device, the eager rows are device copies and a matching
+    sample copies nothing to the host; otherwise the rows are copied to the host."""
+
+    def __init__(self, step: Step, adapter: Adapter):
+        self.step = step
+        self.adapter = adapter
+        self.device = device_compare(adapter) if step.rows is first_rows else None
+
+    def host_rows(self, outputs: Sequence[Any], n: int) -> list[np.ndarray]:
+        """The part of each output that belongs to n, on the host. With the default `rows`
+        only the first n rows are copied back, not the whole padded output."""
+        a = self.adapter
+        if self.step.rows is first_rows:
+            return [first_rows(a.to_numpy(a.head(o, n)), n) for o in outputs]
+        return [self.step.rows(a.to_numpy(o), n) for o in outputs]
+
+    def keep(self, outputs: Sequence[Any], n: int) -> list[Any]:
+        """The eager rows of n, copied right after the eager run and before any replay (a
+        step may write into a buffer of its closure that the graph writes too): on the
+        device where it compares there, else on the host."""
+        if self.device is not None:
+            return [self.device.clone(self.adapter.head(o, n)) for o in outputs]
+        return self.host_rows(outputs, n)
+
+    def mismatch(self, outputs: Sequence[Any], kept: Sequence[Any], n: int) -> str | None:
+        """What differs between the graph's outputs and the kept eager rows, or None."""
+        rtol, atol = self.step.rtol, self.step.atol
+        if self.device is None:
+            return first_mismatch(self.host_rows(outputs, n), kept, rtol, atol)
+        got = [self.adapter.head(o, n) for o in outputs]
+        try:
+            verdict = self.device.all_close(got, kept, rtol, atol)
+        except Exception:  # noqa: BLE001 - e.g. a dtype the device cannot upcast
+            verdict = None  # not the step's failure: the host path decides
+        if verdict is True:
+            return None
+        # the device says "differs" or cannot say: the host path decides and words it
+        a = self.adapter
+        return first_mismatch([first_rows(a.to_numpy(g), n) for g in got],
+                              [first_rows(a.to_numpy(w), n) for w in kept], rtol, atol)

@@ -1,0 +1,139 @@
+"""Framework steps on the CPU (the synthetic framework of tests/_fakestep.py): the optional
+device comparison (trusted only when it says "all close"; the host path words every failure),
+the phases a bucket is charged with (release; one graph-memory read per bucket, the first
+in the one-time set-up), and --device reaching the step's adapter. The real frameworks'
+comparison is tested in tests/gpu/test_steps_compare_gpu.py."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import graphcert
+from graphcert.cert.results import ClassResult, Status
+from graphcert.run.steps import FRAMEWORK_PHASES, StepVerifier, verify_step
+from graphcert.workloads.steps import adapter_for, device_compare
+
+TESTS = Path(__file__).resolve().parent
+sys.path.insert(0, str(TESTS))
+import _fakestep as fake  # noqa: E402
+
+
+def _on_device(step: graphcert.Step) -> graphcert.Step:
+    """The same step over the synthetic framework that compares "on the device"."""
+    from dataclasses import replace
+
+    return replace(step, framework=fake.FRAMEWORK_DEVICE)
+
+
+def test_only_adapters_with_both_methods_compare_on_the_device() -> None:
+    assert device_compare(fake.FakeAdapter()) is None
+    adapter = fake.DeviceCompareFake()
+    assert device_compare(adapter) is adapter
+
+
+def test_a_matching_sample_copies_nothing_to_the_host() -> None:
+    adapter = fake.DeviceCompareFake()
+    result = verify_step(_on_device(fake.SAFE), "safe", graphcert_buckets("4,8"), samples=3,
+                         adapter=adapter)
+    assert result.verdict.status is Status.PASS, result.verdict.reasons
+    assert adapter.verdicts == [True] * 6
+    assert adapter.host_copies == 0
+
+
+def test_a_device_mismatch_is_worded_by_the_host_path_exactly_as_before() -> None:
+    host = graphcert.verify_step(fake.UNSAFE, "4,8", samples=4)
+    adapter = fake.DeviceCompareFake()
+    device = verify_step(_on_device(fake.UNSAFE), "batch_mean", graphcert_buckets("4,8"),
+                         samples=4, adapter=adapter, classes_spec="4,8")
+    assert device.verdict.status is Status.FAIL
+    assert [c.reasons for c in device.classes] == [c.reasons for c in host.classes]
+    assert False in adapter.verdicts and adapter.host_copies > 0
+    # only the failing samples were copied: two rows (graph, eager) per output each
+    assert adapter.host_copies == 2 * adapter.verdicts.count(False)
+
+
+@pytest.mark.parametrize("say", [None, False])
+def test_a_device_that_cannot_say_or_disagrees_leaves_the_verdict_to_the_host(
+        say: bool | None) -> None:
+    adapter = fake.DeviceCompareFake(say=say)
+    result = verify_step(_on_device(fake.SAFE), "safe", graphcert_buckets("4"), samples=2,
+                         adapter=adapter)
+    assert result.verdict.status is Status.PASS, result.verdict.reasons
+    assert adapter.verdicts == [say, say] and adapter.host_copies == 4
+
+
+def test_a_custom_rows_function_never_compares_on_the_device() -> None:
+    step = graphcert.step(fake.rowwise, fake.make_inputs, framework=fake.FRAMEWORK_DEVICE,
+                          rows=lambda out, n: out[:n, :1], name="first_column")
+    adapter = fake.DeviceCompareFake()
+    result = verify_step(step, "first_column", graphcert_buckets("4"), samples=2,
+                         adapter=adapter)
+    assert result.verdict.status is Status.PASS
+    assert adapter.verdicts == [] and adapter.host_copies == 4
+
+
+def test_release_is_the_frameworks_and_memory_is_read_once_per_bucket() -> None:
+    adapter = fake.FakeAdapter()
+    verifier = StepVerifier(fake.SAFE, "safe", adapter, 2, 0)
+    verifier.prepare()
+    assert adapter.memory_reads == 1  # the first read's one-time cost, in "setup"
+    for capacity in (4, 8, 16):
+        verifier.verify_bucket(capacity, None)
+    assert adapter.memory_reads == 1 + 3
+    assert "release" in FRAMEWORK_PHASES and "release" in verifier.phases.seconds
+    assert {"setup", "memory", "compare"} <= set(verifier.phases.seconds)
+
+
+def test_adapter_factories_take_the_device() -> None:
+    assert adapter_for(fake.FRAMEWORK, 3).device == 3  # type: ignore[attr-defined]
+    assert adapter_for(fake.FRAMEWORK).device == 0  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("command", ["verify", "bench", "capture"])
+def test_device_reaches_the_steps_adapter_from_the_cli(command: str, tmp_path: Path) -> None:
+    from graphcert.cli import cli
+
+    user = tmp_path / "mystep.py"
+    user.write_text(f"import sys\nsys.path.insert(0, {str(TESTS)!r})\n"
+                    "from _fakestep import SAFE\n")
+    extra = {"verify": ["--samples", "2", "--no-certificate"],
+             "bench": ["--max-noise", "1.0", "--min-samples", "3", "--min-time", "0",
+                       "--timeout", "0.1", "--no-certificate"],
+             "capture": ["--out", str(tmp_path / "shots")]}[command]
+    before = len(fake.FakeAdapter.made)
+    done = CliRunner().invoke(cli, [command, f"{user}:SAFE", "--classes", "4",
+                                    "--device", "2", *extra])
+    assert done.exit_code == 0, done.output
+    made = fake.FakeAdapter.made[before:]
+    assert made and {a.device for a in made} == {2}
+
+
+def graphcert_buckets(text: str) -> object:
+    from graphcert.classes import parse_buckets
+
+    return parse_buckets(text)
+
+
+def test_bucket_facts_survive_the_device_path() -> None:
+    result = verify_step(_on_device(fake.SAFE), "safe", graphcert_buckets("4"), samples=2,
+                         adapter=fake.DeviceCompareFake())
+    (cls,) = result.classes
+    assert isinstance(cls, ClassResult) and cls.bucket is not None
+    assert cls.bucket.framework == fake.FRAMEWORK_DEVICE and cls.bucket.graph_memory == {}
+
+
+def test_a_device_comparison_that_raises_leaves_the_verdict_to_the_host() -> None:
+    class Raising(fake.DeviceCompareFake):
+        def all_close(self, *args: object, **kw: object) -> bool | None:
+            raise TypeError("synthetic: no float64 for this dtype")
+
+    adapter = Raising()
+    result = verify_step(_on_device(fake.UNSAFE), "batch_mean", graphcert_buckets("4"),
+                         samples=2, adapter=adapter)
+    assert result.verdict.status is Status.FAIL
+    assert "output 0 row 0 differs" in result.classes[0].reasons[0]
+    assert "raised" not in result.classes[0].reasons[0]
