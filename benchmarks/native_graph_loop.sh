@@ -1,44 +1,67 @@
 #!/usr/bin/env bash
 # Fidelity against a native C++ loop, in one run on one machine (needs a GPU and nvcc):
-#   1. builds benchmarks/native_graph_loop.cu and runs it (1,000 and 16 chain nodes, the
-#      several-streams state, L2 not cleared; then the fresh single-stream state);
-#   2. runs `graphcert bench chain[kernels=N]` with the same state and L2 setting;
-#   3. prints graph device time per node of both and their ratio (target: within 1%), and the
-#      stream path's host cost per launch against the bare cuLaunchKernel loops (target:
-#      <= 1.15x graphcert's own bare loop, bare_launch_s in the certificate).
-#   bash benchmarks/native_graph_loop.sh [ARCH]      (ARCH defaults to sm_90)
+#   1. builds benchmarks/native_graph_loop.cu;
+#   2. ROUNDS times, alternately, one fresh process of the native loop and one of
+#      `graphcert bench chain[kernels=N]` per N (1,000 and 16 nodes), both in the
+#      several-streams state with L2 not cleared and one buffer placement;
+#   3. prints each tool's graph device time per node in every process, the median over
+#      processes and their ratio (target: within 1%), and each tool's own spread between
+#      processes (at 16 nodes a fresh process moves the figure by a few per cent, in both
+#      tools: one process of each cannot show 1%);
+#   4. the stream path's host cost per launch against the bare cuLaunchKernel loop timed
+#      alternately with it (bare_host_per_op_s; target <= 1.15x), and against the native loop.
+#   Then the native loop once in the fresh single-stream state, for reference.
+#   bash benchmarks/native_graph_loop.sh [ARCH] [ROUNDS]      (sm_90, 5)
 set -euo pipefail
 arch=${1:-sm_90}
+rounds=${2:-5}
 here=$(cd "$(dirname "$0")" && pwd)
 build=${BUILD_DIR:-$here/../build/native}
 mkdir -p "$build"
+rm -f "$build"/native_*.jsonl "$build"/graphcert_*.json
 nvcc -O2 -std=c++17 -arch="$arch" "$here/native_graph_loop.cu" -o "$build/native_graph_loop"
-"$build/native_graph_loop" --nodes 1000,16 --samples 300 | tee "$build/native.jsonl"
-"$build/native_graph_loop" --fresh --nodes 1000,16 --samples 300 | tee "$build/native_fresh.jsonl"
-for n in 1000 16; do
-  python3 -m graphcert bench "chain[kernels=$n]" --size 1 --no-certificate --json \
-    --no-flush-l2 --placements 1 --no-hot --timeout 2 > "$build/graphcert_$n.json"
+for r in $(seq "$rounds"); do
+  for n in 1000 16; do
+    "$build/native_graph_loop" --nodes "$n" --samples 300 > "$build/native_${n}_$r.jsonl"
+    python3 -m graphcert bench "chain[kernels=$n]" --size 1 --no-certificate --json \
+      --no-flush-l2 --placements 1 --no-hot --timeout 2 > "$build/graphcert_${n}_$r.json"
+  done
 done
-python3 - "$build" <<'PY'
-import json, sys
+"$build/native_graph_loop" --fresh --nodes 1000,16 --samples 300 | tee "$build/native_fresh.jsonl"
+python3 - "$build" "$rounds" <<'PY'
+import json, statistics, sys
 from pathlib import Path
 
-build = Path(sys.argv[1])
-native = [json.loads(line) for line in (build / "native.jsonl").read_text().splitlines()]
-loops = {d["nodes"]: d for d in native if "nodes" in d}
-bare = next(d for d in native if "bare_culaunchkernel_host_us" in d)
-for n, row in sorted(loops.items(), reverse=True):
-    doc = json.loads((build / f"graphcert_{n}.json").read_text())["runs"][0]["results"]
-    size = doc["sizes"][0]
-    ours = size["graph"]["device"]["median_s"] / n * 1e6
-    theirs = row["graph_device_us_per_node"]
-    print(f"{n:5d} nodes  graph device per node: graphcert {ours:.4f} us, native "
-          f"{theirs:.4f} us, ratio {ours / theirs:.4f} (target within 1%)")
-    per_op = size.get("stream_host_per_op_s")
-    if per_op and doc.get("bare_launch_s"):
-        print(f"{n:5d} kernels stream host per launch {per_op * 1e6:.3f} us: "
-              f"{per_op / doc['bare_launch_s']:.3f}x graphcert's bare Python cuLaunchKernel loop "
-              f"({doc['bare_launch_s'] * 1e6:.3f} us; target <= 1.15x), "
-              f"{per_op * 1e6 / bare['bare_culaunchkernel_host_us']:.3f}x the native one "
-              f"({bare['bare_culaunchkernel_host_us']:.3f} us)")
+build, rounds = Path(sys.argv[1]), int(sys.argv[2])
+
+
+def spread(xs):
+    return f"{min(xs):.4f}-{max(xs):.4f}, {100 * (max(xs) - min(xs)) / statistics.median(xs):.1f}%"
+
+
+for n in (1000, 16):
+    ours, theirs, host, bare, native_host, native_bare = [], [], [], [], [], []
+    for r in range(1, rounds + 1):
+        lines = [json.loads(x) for x in (build / f"native_{n}_{r}.jsonl").read_text().splitlines()]
+        loop = next(d for d in lines if d.get("nodes") == n)
+        theirs.append(loop["graph_device_us_per_node"])
+        native_host.append(loop["stream_host_us_per_launch"])
+        native_bare.append(next(d for d in lines if "bare_culaunchkernel_host_us" in d)
+                           ["bare_culaunchkernel_host_us"])
+        size = json.loads((build / f"graphcert_{n}_{r}.json").read_text())["runs"][0]["results"]["sizes"][0]
+        ours.append(size["graph"]["device"]["median_s"] / n * 1e6)
+        host.append(size["stream_host_per_op_s"] * 1e6)
+        bare.append((size.get("bare_host_per_op_s") or float("nan")) * 1e6)
+    print(f"{n:5d} nodes, graph device per node, {rounds} processes each:")
+    print("        graphcert " + " ".join(f"{x:.4f}" for x in ours) + f"  ({spread(ours)})")
+    print("        native    " + " ".join(f"{x:.4f}" for x in theirs) + f"  ({spread(theirs)})")
+    mo, mt = statistics.median(ours), statistics.median(theirs)
+    print(f"        median over processes: graphcert {mo:.4f} us, native {mt:.4f} us, "
+          f"ratio {mo / mt:.4f} (target within 1%)")
+    ratios = [h / b for h, b in zip(host, bare)]
+    print(f"{n:5d} kernels, stream host per launch: graphcert " + " ".join(f"{x:.3f}" for x in host)
+          + " us; bare loop alongside " + " ".join(f"{x:.3f}" for x in bare)
+          + f" us; ratios " + " ".join(f"{x:.3f}" for x in ratios)
+          + f" (median {statistics.median(ratios):.3f}x; target <= 1.15x); native loop "
+          f"{statistics.median(native_host):.3f} us, native bare {statistics.median(native_bare):.3f} us")
 PY
