@@ -22,6 +22,15 @@ sys.path.insert(0, str(TESTS))
 import _fakestep as fake  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def rows_on_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests compare on the "device" whatever the rows' size (the synthetic rows are
+    small, and small rows go to the host by default: see the last test)."""
+    from graphcert.run import steps_compare
+
+    monkeypatch.setattr(steps_compare, "DEVICE_COMPARE_MIN_BYTES", 0)
+
+
 def _on_device(step: graphcert.Step) -> graphcert.Step:
     """The same step over the synthetic framework that compares "on the device"."""
     from dataclasses import replace
@@ -137,3 +146,20 @@ def test_a_device_comparison_that_raises_leaves_the_verdict_to_the_host() -> Non
     assert result.verdict.status is Status.FAIL
     assert "output 0 row 0 differs" in result.classes[0].reasons[0]
     assert "raised" not in result.classes[0].reasons[0]
+
+
+def test_small_rows_are_compared_on_the_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphcert.run import steps_compare
+
+    monkeypatch.setattr(steps_compare, "DEVICE_COMPARE_MIN_BYTES", 8 << 20)
+    adapter = fake.DeviceCompareFake()
+    result = verify_step(_on_device(fake.SAFE), "safe", graphcert_buckets("4"), samples=2,
+                         adapter=adapter)
+    assert result.verdict.status is Status.PASS
+    assert adapter.verdicts == [] and adapter.host_copies == 4
+    # rows at the threshold go to the device
+    monkeypatch.setattr(steps_compare, "DEVICE_COMPARE_MIN_BYTES", 1)
+    adapter = fake.DeviceCompareFake()
+    verify_step(_on_device(fake.SAFE), "safe", graphcert_buckets("4"), samples=2,
+                adapter=adapter)
+    assert adapter.verdicts == [True, True] and adapter.host_copies == 0

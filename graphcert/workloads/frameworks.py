@@ -64,6 +64,9 @@ class _ArrayAdapter:
     def clone(self, array: Any) -> Any:
         return array.copy()
 
+    def nbytes(self, array: Any) -> int:
+        return int(array.nbytes)
+
     def graph_memory(self) -> dict[str, int]:
         return graph_memory(self.device)
 
@@ -133,6 +136,9 @@ class TorchAdapter(_ArrayAdapter):
 
     def clone(self, array: Any) -> Any:
         return array.detach().clone()
+
+    def nbytes(self, array: Any) -> int:
+        return int(array.numel() * array.element_size())
 
     def all_close(self, got: Sequence[Any], want: Sequence[Any], rtol: float,
                   atol: float) -> bool | None:

@@ -152,6 +152,9 @@ class DeviceCompare(Protocol):
     def clone(self, array: Any) -> Any:
         """A device copy of an array (the eager rows, before a replay may overwrite them)."""
 
+    def nbytes(self, array: Any) -> int:
+        """The array's size in bytes (small rows are compared on the host: cheaper)."""
+
     def all_close(self, got: Sequence[Any], want: Sequence[Any], rtol: float,
                   atol: float) -> bool | None:
         """True when every output is close (numpy's isclose, equal_nan) or equal (integers),
@@ -160,8 +163,7 @@ class DeviceCompare(Protocol):
 
 def device_compare(adapter: Adapter) -> DeviceCompare | None:
     """The adapter's device comparison, or None where it has none (the host path runs)."""
-    if callable(getattr(adapter, "all_close", None)) and callable(getattr(adapter, "clone",
-                                                                          None)):
+    if all(callable(getattr(adapter, m, None)) for m in ("all_close", "clone", "nbytes")):
         return adapter  # type: ignore[return-value]
     return None
 

@@ -34,6 +34,14 @@ def _adapter(framework: str, device: int = 0) -> Any:
         pytest.skip(exc.one_line())
 
 
+@pytest.fixture
+def rows_on_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compare on the device whatever the rows' size (by default small rows go to the host)."""
+    from graphcert.run import steps_compare
+
+    monkeypatch.setattr(steps_compare, "DEVICE_COMPARE_MIN_BYTES", 0)
+
+
 def _host_rows(out: Any, n: int) -> Any:
     """Not first_rows: the same rows, but through the host path."""
     return out[:n]
@@ -100,7 +108,8 @@ def test_cupy_all_close_is_numpys_verdict(gpu_ctx: object) -> None:
         is None
 
 
-def test_torch_device_and_host_paths_give_the_same_reasons(gpu_ctx: object) -> None:
+def test_torch_device_and_host_paths_give_the_same_reasons(gpu_ctx: object,
+                                                          rows_on_device: None) -> None:
     _adapter("torch")
     ref = f"{EXAMPLES / 'torch_unsafe.py'}:UNSAFE"
     step = load(ref)
@@ -118,13 +127,24 @@ def test_torch_device_and_host_paths_give_the_same_reasons(gpu_ctx: object) -> N
         "step torch_unsafe, bucket 8, n=5: output 0 row 0 differs")
 
 
-def test_a_passing_torch_step_copies_nothing_to_the_host(gpu_ctx: object) -> None:
+def test_a_passing_torch_step_copies_nothing_to_the_host(gpu_ctx: object,
+                                                         rows_on_device: None) -> None:
     adapter = _adapter("torch")
     calls = _counting(adapter)
     ref = f"{EXAMPLES / 'torch_decode.py'}:DECODE"
     result = verify_step(load(ref), ref, parse_buckets("1,2,4,8"), samples=3, adapter=adapter)
     assert result.verdict.status is Status.PASS, result.verdict.reasons
     assert calls[0] == 0
+
+
+def test_small_rows_are_compared_on_the_host_by_default(gpu_ctx: object) -> None:
+    adapter = _adapter("torch")
+    calls = _counting(adapter)
+    ref = f"{EXAMPLES / 'torch_decode.py'}:DECODE"
+    result = verify_step(load(ref), ref, parse_buckets("1,2,8"), samples=2, adapter=adapter)
+    assert result.verdict.status is Status.PASS, result.verdict.reasons
+    sampled = sum(len(c.samples) for c in result.classes if isinstance(c, ClassResult))
+    assert sampled >= 3 and calls[0] == 2 * sampled  # one output: graph and eager rows each
 
 
 WIDTH = 256
@@ -168,7 +188,7 @@ def _batch(n: int) -> tuple[Any]:
 
 @pytest.mark.parametrize("rows", ["device", "host"])
 def test_cupy_closure_buffer_steps_are_judged_against_their_own_eager_rows(
-        gpu_ctx: object, rows: str) -> None:
+        gpu_ctx: object, rows_on_device: None, rows: str) -> None:
     _adapter("cupy")
     extra: dict[str, Any] = {} if rows == "device" else {"rows": _host_rows}
     safe = graphcert.step(_doubles, _batch, framework="cupy", name="doubles", rtol=0, atol=0,
