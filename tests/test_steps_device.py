@@ -163,3 +163,25 @@ def test_small_rows_are_compared_on_the_host(monkeypatch: pytest.MonkeyPatch) ->
     verify_step(_on_device(fake.SAFE), "safe", graphcert_buckets("4"), samples=2,
                 adapter=adapter)
     assert adapter.verdicts == [True, True] and adapter.host_copies == 0
+
+
+def test_the_host_fast_path_agrees_with_numpys_isclose() -> None:
+    """first_mismatch's cheap check may only ever say "all close" where np.isclose does:
+    tolerance edges, infinities (5 against inf passes |x - y| <= rtol * inf), NaN."""
+    import numpy as np
+
+    from graphcert.run.steps_compare import first_mismatch
+
+    rng = np.random.default_rng(11)
+    want = rng.standard_normal((32, 4))
+    allowed = 1e-3 + 1e-3 * np.abs(want)
+    cases = [(want, want), (want + allowed * 0.999, want), (want + allowed * 1.001, want),
+             (np.array([[5.0]]), np.array([[np.inf]])), (np.array([[np.inf]]),) * 2,
+             (np.array([[-np.inf]]), np.array([[np.inf]])), (np.array([[np.nan]]),) * 2,
+             (np.array([[1.0]]), np.array([[np.nan]]))]
+    for got, ref in cases:
+        for dtype in (np.float64, np.float32, np.float16):
+            g, w = got.astype(dtype), ref.astype(dtype)
+            close = np.isclose(g.astype(np.float64), w.astype(np.float64), rtol=1e-3,
+                               atol=1e-3, equal_nan=True).all()
+            assert (first_mismatch([g], [w], 1e-3, 1e-3) is None) == close, (got, ref, dtype)

@@ -31,6 +31,8 @@ def first_mismatch(got: Sequence[np.ndarray], want: Sequence[np.ndarray], rtol: 
         if g.size == 0:
             continue
         if g.dtype.kind in "fc" or w.dtype.kind in "fc":
+            if _all_close_finite(g, w, rtol, atol):
+                continue
             bad = ~np.isclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=atol,
                               equal_nan=True)
         else:
@@ -51,6 +53,18 @@ def first_mismatch(got: Sequence[np.ndarray], want: Sequence[np.ndarray], rtol: 
 # fp16): the device comparison's dozen small kernels and one host read cost ~0.7 ms a
 # sample, copying the rows and numpy's isclose ~0.1 ms; copying only wins for large rows.
 DEVICE_COMPARE_MIN_BYTES = 8 << 20
+
+
+def _all_close_finite(g: np.ndarray, w: np.ndarray, rtol: float, atol: float) -> bool:
+    """The first term of numpy's isclose, |g - w| <= atol + rtol * |w| with w finite, in
+    float64, holding everywhere: then isclose is all true too (an inf or NaN fails it and
+    takes np.isclose's slower path, which handles them). Several times cheaper on small
+    rows than np.isclose."""
+    if g.dtype.kind == "c" or w.dtype.kind == "c":
+        return False
+    x, y = g.astype(np.float64, copy=False), w.astype(np.float64, copy=False)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return bool(np.all((np.abs(x - y) <= atol + rtol * np.abs(y)) & np.isfinite(y)))
 
 
 @dataclass(frozen=True)
