@@ -185,3 +185,23 @@ def test_the_host_fast_path_agrees_with_numpys_isclose() -> None:
             close = np.isclose(g.astype(np.float64), w.astype(np.float64), rtol=1e-3,
                                atol=1e-3, equal_nan=True).all()
             assert (first_mismatch([g], [w], 1e-3, 1e-3) is None) == close, (got, ref, dtype)
+
+
+def test_the_float16_fast_path_never_passes_what_numpy_fails() -> None:
+    """Random float16 pairs packed at the tolerance edge (synthetic): the float32 check may
+    send a close pair on to np.isclose but must never pass one np.isclose fails."""
+    import numpy as np
+
+    from graphcert.run.steps_compare import _all_close_finite
+
+    rng = np.random.default_rng(12)
+    for rtol, atol in ((1e-3, 1e-3), (1e-2, 0.0), (0.0, 1e-4), (0.0, 0.0)):
+        w = (rng.standard_normal(4000) * 10.0 ** rng.integers(-6, 4, 4000)).astype(np.float16)
+        step = (atol + rtol * np.abs(w.astype(np.float64))) * rng.uniform(0.9, 1.1, w.size)
+        g = (w.astype(np.float64) + step * rng.choice([-1.0, 1.0], w.size)).astype(np.float16)
+        close = np.isclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=atol)
+        fast = np.array([_all_close_finite(g[i:i + 1], w[i:i + 1], rtol, atol)
+                         for i in range(w.size)])  # each element's verdict on its own
+        assert not (fast & ~close).any(), (rtol, atol, np.flatnonzero(fast & ~close)[:5])
+        assert fast.sum() >= 0.9 * close.sum()  # and it passes nearly all of the close ones
+        assert _all_close_finite(w, w.copy(), rtol, atol)  # equal rows pass

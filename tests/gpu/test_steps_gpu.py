@@ -157,3 +157,25 @@ def test_torch_step_that_synchronises_in_capture_is_one_line(gpu_ctx: object) ->
     assert why.startswith("step syncs, bucket 8: "), why
     assert "\n" not in why
     torch.cuda.synchronize()  # the device is still usable afterwards
+
+
+def test_torch_pool_bytes_are_the_private_pools_segments(gpu_ctx: object) -> None:
+    """pool_bytes is the allocator's reserved growth over the capture; it must equal the
+    segments the allocator's snapshot lists for the graph's private pool."""
+    _ready("torch")
+    import torch
+
+    from graphcert.workloads.steps import as_tuple
+
+    _, step = _example("torch_decode.py", "DECODE")
+    adapter = adapter_for("torch")
+    adapter.prepare()
+    static = adapter.static_inputs(as_tuple(step.make_inputs(64)))
+    captured = adapter.capture(step, static)
+    try:
+        pool = tuple(captured.pool)  # type: ignore[attr-defined]
+        mine = [s for s in torch.cuda.memory_snapshot()
+                if tuple(s.get("segment_pool_id", ())) == pool]
+        assert captured.pool_bytes == sum(s["total_size"] for s in mine) > 0
+    finally:
+        captured.release()
