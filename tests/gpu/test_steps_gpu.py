@@ -160,8 +160,9 @@ def test_torch_step_that_synchronises_in_capture_is_one_line(gpu_ctx: object) ->
 
 
 def test_torch_pool_bytes_are_the_private_pools_segments(gpu_ctx: object) -> None:
-    """pool_bytes is the allocator's reserved growth over the capture; it must equal the
-    segments the allocator's snapshot lists for the graph's private pool."""
+    """pool_bytes is what the allocator's snapshot lists for the graph's private pool, also
+    for a bucket captured after an earlier bucket's pool was released (its cached segments
+    are taken without reserving more: reserved growth alone read 0 there on an H100)."""
     _ready("torch")
     import torch
 
@@ -170,7 +171,9 @@ def test_torch_pool_bytes_are_the_private_pools_segments(gpu_ctx: object) -> Non
     _, step = _example("torch_decode.py", "DECODE")
     adapter = adapter_for("torch")
     adapter.prepare()
-    static = adapter.static_inputs(as_tuple(step.make_inputs(64)))
+    earlier = adapter.capture(step, adapter.static_inputs(as_tuple(step.make_inputs(64))))
+    earlier.release()
+    static = adapter.static_inputs(as_tuple(step.make_inputs(32)))
     captured = adapter.capture(step, static)
     try:
         pool = tuple(captured.pool)  # type: ignore[attr-defined]
