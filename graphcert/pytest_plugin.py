@@ -8,7 +8,8 @@ The fixture verifies the step (capture per bucket, padded replay against the eag
 fails the test with the failing bucket, size, node and reason; a framework that is not
 installed, or has no device, skips the test with that reason. With `--graphcert-out DIR` (or
 the ini key `graphcert_out`) each verified step's topology certificate is written there, for
-`graphcert gate`. `graphcert_classes` / `graphcert_samples` set the defaults.
+`graphcert gate`. `graphcert_classes` / `graphcert_samples` set the defaults. Steps run on
+`--graphcert-device N`, else $GRAPHCERT_DEVICE, else GPU 0 (a call's `device=` overrides).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--graphcert-out", dest="graphcert_out", default=None,
                     help="write the topology certificate of each step graphcert_verify "
                          "checks into this folder")
+    group.addoption("--graphcert-device", dest="graphcert_device", default=None, type=int,
+                    metavar="N", help="GPU the steps run on (default: $GRAPHCERT_DEVICE or 0)")
     parser.addini("graphcert_out", "folder for graphcert_verify's topology certificates",
                   default="")
     parser.addini("graphcert_classes", "default buckets of graphcert_verify", default="vllm:64")
@@ -80,23 +83,37 @@ class StepVerify:
         self.samples = int(config.getini("graphcert_samples") or 4)
         self.written: list[Path] = []
 
+    def device(self) -> int:
+        """--graphcert-device, else $GRAPHCERT_DEVICE, else 0 (a bad variable: a usage error
+        naming it, as the CLI's exit 2)."""
+        from graphcert.commands._options import resolve_device
+        from graphcert.errors import InputError
+
+        try:
+            return resolve_device(self.config.getoption("graphcert_device"))
+        except InputError as exc:
+            raise pytest.UsageError(f"graphcert: {exc.one_line()}") from None
+
     def __call__(self, step: Any, classes: str | None = None, *, samples: int | None = None,
-                 seed: int = 0, ref: str | None = None) -> VerifyResult:
-        """Verify `step` over `classes` (a range, bucket list or preset); fail the test with
-        the failing bucket, size, node and reason; skip when its framework cannot run."""
+                 seed: int = 0, ref: str | None = None, device: int | None = None
+                 ) -> VerifyResult:
+        """Verify `step` over `classes` (a range, bucket list or preset) on GPU `device`;
+        fail the test with the failing bucket, size, node and reason; skip when its
+        framework cannot run."""
         from graphcert.classes import parse_buckets
         from graphcert.errors import FrameworkMissing
         from graphcert.run.steps import verify_step
 
         spec = classes or self.classes
         ref = ref or _reference(step)
+        gpu = self.device() if device is None else device
         try:
-            result = verify_step(step, ref, parse_buckets(spec),
-                                 samples=samples or self.samples, seed=seed, classes_spec=spec)
+            result = verify_step(step, ref, parse_buckets(spec), samples=samples or self.samples,
+                                 seed=seed, classes_spec=spec, device=gpu)
         except FrameworkMissing as exc:
             pytest.skip(f"graphcert: {exc.one_line()}")
         if self.out_dir is not None:
-            self.written.append(self._write(result, ref, step))
+            self.written.append(self._write(result, ref, step, gpu))
         if not result.verdict.passed:
             lines = failure_lines(result)
             pytest.fail(f"graphcert: step {step.name} is not graph-safe over {spec} "
@@ -104,13 +121,14 @@ class StepVerify:
                         pytrace=False)
         return result
 
-    def _write(self, result: VerifyResult, ref: str, step: Any) -> Path:
+    def _write(self, result: VerifyResult, ref: str, step: Any, device: int) -> Path:
         from graphcert.fileio import ensure_writable_dir
         from graphcert.run import environment
 
         assert self.out_dir is not None
         ensure_writable_dir(self.out_dir)
-        return environment.write(result, self.out_dir, ref, step, environment.environment(0))
+        return environment.write(result, self.out_dir, ref, step,
+                                 environment.environment(device))
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ with its reason, and the certificate is written where told."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,47 @@ def test_ini_key_sets_the_folder(user_tests: pytest.Pytester) -> None:
     result = user_tests.runpytest_subprocess(*PLUGIN, "-k", "safe and not un")
     assert result.parseoutcomes().get("passed") == 1, result.stdout.str()
     assert len(list((user_tests.path / "inicerts").glob("topology-rowwise-*.json"))) == 1
+
+
+DEVICE_TEST = """
+    import _fakestep
+    from _fakestep import SAFE
+
+    def test_device(graphcert_verify):
+        graphcert_verify(SAFE, "4", samples=2)
+        print("DEVICE", _fakestep.FakeAdapter.made[-1].device)
+
+    def test_call_overrides(graphcert_verify):
+        graphcert_verify(SAFE, "4", samples=2, device=5)
+        print("DEVICE", _fakestep.FakeAdapter.made[-1].device)
+"""
+
+
+@pytest.mark.parametrize(("args", "env", "want"), [
+    ((), None, ["0", "5"]),
+    (("--graphcert-device=3",), None, ["3", "5"]),
+    ((), "2", ["2", "5"]),
+    (("--graphcert-device=1",), "2", ["1", "5"]),  # the option wins over the variable
+])
+def test_steps_run_on_the_device_asked_for(user_tests: pytest.Pytester,
+                                           monkeypatch: pytest.MonkeyPatch,
+                                           args: tuple[str, ...], env: str | None,
+                                           want: list[str]) -> None:
+    if env is None:
+        monkeypatch.delenv("GRAPHCERT_DEVICE", raising=False)
+    else:
+        monkeypatch.setenv("GRAPHCERT_DEVICE", env)
+    user_tests.makepyfile(test_device=DEVICE_TEST)
+    result = user_tests.runpytest_subprocess(*PLUGIN, *args, "-s", "test_device.py")
+    assert result.parseoutcomes().get("passed") == 2, result.stdout.str()
+    seen = re.findall(r"DEVICE (\d+)", result.stdout.str())
+    assert seen == want
+
+
+def test_a_bad_device_variable_is_one_usage_error(user_tests: pytest.Pytester,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAPHCERT_DEVICE", "gpu0")
+    user_tests.makepyfile(test_device=DEVICE_TEST)
+    result = user_tests.runpytest_subprocess(*PLUGIN, "test_device.py", "-k", "test_device")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*graphcert: $GRAPHCERT_DEVICE='gpu0' is not a device index*"])
