@@ -1,0 +1,43 @@
+"""benchmarks/spread_summary.py on the figures spread_vs_nvbench.sh printed on an H100 on
+2026-11-23 (benchmarks/NOTES.md), and on two synthetic cases."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "spread_summary.py"
+
+
+Rows = list[dict[str, float | str]]
+
+
+def _summary() -> Callable[[Rows], list[str]]:
+    spec = importlib.util.spec_from_file_location("spread_summary", SCRIPT)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    summary: Callable[[Rows], list[str]] = module.summary
+    return summary
+
+
+def _rows(ours: list[float], theirs: list[float]) -> Rows:
+    rows: Rows = [{"tool": "graphcert", "stream": v, "graph": 1.0} for v in ours]
+    return rows + [{"tool": "nvbench", "stream": v, "graph": 1.0} for v in theirs]
+
+
+def test_the_h100_run_of_2026_11_23() -> None:
+    lines = _summary()(_rows([2.0250, 1.9620, 1.9740, 2.1860], [2.0139, 2.1056, 1.9291, 2.1147]))
+    assert "graphcert 1.9620-2.1860 (11.2% of its median)" in lines[0]
+    assert "nvbench 1.9291-2.1147 (9.0%)" in lines[0]
+    assert lines[-1] == "stream range no wider than nvbench's: NO"
+
+
+def test_a_narrower_range_meets_the_target() -> None:  # synthetic figures
+    lines = _summary()(_rows([1.00, 1.01, 1.02], [1.00, 1.05, 1.10]))
+    assert lines[-1] == "stream range no wider than nvbench's: yes"
+
+
+def test_one_process_is_not_enough() -> None:  # synthetic figures
+    assert _summary()(_rows([1.0], [1.0, 1.1])) == ["need at least two processes of each tool"]
