@@ -90,20 +90,29 @@ def upfront_table(rows: Sequence[SizeResult]) -> Table:
     return t
 
 
+def host_cost_line(row: SizeResult, run_bare_s: float | None) -> str | None:
+    """The stream path's host cost per launch against the bare cuLaunchKernel loop (the one
+    timed alongside it at this size, else the run's), or None where the stream path is not
+    graphcert's prepacked launches."""
+    per_op = row.stream_host_per_op_s
+    floor = row.bare_host_per_op_s or run_bare_s
+    if row.stream_path != "prepacked" or not floor or per_op is None:
+        return None
+    how = ("as many launches, timed alternately" if row.bare_host_per_op_s
+           else "timed once per run")
+    return (f"stream path host cost per launch {per_op * 1e6:.2f} µs; bare cuLaunchKernel "
+            f"loop ({how}) {floor * 1e6:.2f} µs ({per_op / floor:.2f}×)")
+
+
 def bench_view(ref: str, result: BenchResult) -> list[RenderableType]:
     """Everything drawn for one benched workload: per size, then up-front costs and clock."""
     out: list[RenderableType] = []
     bare = result.bare_launch_s
     for row in result.sizes:
         out.append(size_table(ref, row))
-        per_op = row.stream_host_per_op_s
-        floor = row.bare_host_per_op_s or bare
-        if row.stream_path == "prepacked" and floor and per_op is not None:
-            how = ("as many launches, timed alternately" if row.bare_host_per_op_s
-                   else "timed once per run")
-            out.append(f"stream path host cost per launch {per_op * 1e6:.2f} µs; bare "
-                       f"cuLaunchKernel loop ({how}) {floor * 1e6:.2f} µs "
-                       f"({per_op / floor:.2f}×)")
+        line = host_cost_line(row, bare)
+        if line is not None:
+            out.append(line)
     out.append(upfront_table(result.sizes))
     out.extend(run_lines(result))
     before, after = result.clock.get("before_mhz"), result.clock.get("after_mhz")

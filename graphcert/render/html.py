@@ -23,7 +23,7 @@ from graphcert.cert.results import (
 )
 from graphcert.gate import GateReport, Status
 from graphcert.model import GraphSnapshot
-from graphcert.render.bench import LABELS
+from graphcert.render.bench import LABELS, host_cost_line
 from graphcert.render.inventory import counts_line, short_hash
 from graphcert.render.report import headline
 from graphcert.render.sweep import sweep_svg
@@ -169,13 +169,17 @@ def _speedup(iv: Interval | None) -> str:
 
 def _bench(cert: Mapping[str, Any]) -> str:
     out = ["<h3>Timings</h3>"]
-    for s in BenchResult.from_json(cert["results"]).sizes:
+    result = BenchResult.from_json(cert["results"])
+    for s in result.sizes:
         rows = [(label, _median(s.stream.get(q)), _median(s.graph.get(q)),
                  _speedup(s.speedup.get(q))) for q, label in LABELS.items()]
         out.append(f"<p class='meta'>n = {s.n:,} (capacity {s.capacity:,}), "
                    f"{s.node_count} nodes, stream path {_e(s.stream_path)}</p>")
         out.append(_table(("quantity", "stream launch", "graph launch", "speedup [interval]"),
                           rows, frozenset({1, 2, 3})))
+        host = host_cost_line(s, result.bare_launch_s)
+        if host is not None:
+            out.append(f"<p class='meta'>{_e(host)}</p>")
         up = s.upfront
         urow = [fmt_seconds(v) if v is not None else "-"
                 for v in (up.capture_s, up.instantiate_s, up.upload_s, up.first_launch_s,
