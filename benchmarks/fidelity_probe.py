@@ -198,6 +198,12 @@ def probe_trigger(k: int, trigger: str) -> dict[str, Any]:
             for _ in range(count):
                 empty.launch(other, 1, 1)
 
+        def queued_on_other(count: int) -> None:
+            # pending at once behind a blocking kernel, as a native loop's launches are
+            # (graphcert's settle launches from Python never queue up: NOTES.md, H200)
+            with h.blocker.holding(other):
+                kernels_on_other(count)
+
         def event_on_other() -> None:
             from graphcert.cuda.stream import Event
             e = Event()
@@ -212,6 +218,8 @@ def probe_trigger(k: int, trigger: str) -> dict[str, Any]:
             "100-kernels-other": lambda: kernels_on_other(100),
             "300-kernels-other": lambda: kernels_on_other(300),
             "1000-kernels-other": lambda: kernels_on_other(1000),
+            "2000-kernels-other": lambda: kernels_on_other(2000),
+            "1000-kernels-other-queued": lambda: queued_on_other(1000),
             "memset-other": lambda: scratch.memset_u32_async(0, 1 << 18, other),
             "event-other": event_on_other,
             "kernel-null-stream": lambda: empty.launch(Stream.borrow(0), 1, 1),
