@@ -205,7 +205,7 @@ def test_editing_frameworks_py_makes_step_certificates_stale_and_built_ins_fresh
     """The framework-step code is in a step certificate's method ("topology+step"), not in
     a built-in workload's: editing it re-certifies steps only."""
     from graphcert.cert.document import compute_digest
-    from graphcert.cert.store import method_kind_of
+    from graphcert.cert.method import method_kind_of
 
     source_of, method_of = _digests(tree)
     reports = tmp_path / "reports"

@@ -21,6 +21,7 @@ from graphcert.cert.document import (
     compute_digest,
     validate_certificate,
 )
+from graphcert.cert.method import method_kind_of
 from graphcert.cert.signing import SigningKey, signature_problem
 from graphcert.errors import GraphcertError
 from graphcert.fileio import JSONProblem, parse_json
@@ -28,25 +29,6 @@ from graphcert.model.io import SNAPSHOT_KIND
 
 DigestOf = Callable[[str], "str | None"]  # workload ref -> its source digest now
 MethodOf = Callable[[str], "str | None"]  # method kind -> graphcert's method digest now
-# A framework step's topology or bench certificate has method kind "<kind>+step": its
-# method also covers graphcert's framework-step code (graphcert.workloads.sources).
-STEP_SUFFIX = "+step"
-
-
-def method_kind(kind: str, settings: Mapping[str, Any] | None) -> str:
-    """The method kind a certificate's method digest is taken for: its kind, plus "+step"
-    for a framework step's topology or bench certificate (its results' settings name the
-    framework). The writer and the gate both derive it this way."""
-    if kind in ("topology", "bench") and settings and settings.get("framework"):
-        return kind + STEP_SUFFIX
-    return kind
-
-
-def method_kind_of(cert: Mapping[str, Any]) -> str:
-    """method_kind of a certificate document."""
-    results = cert.get("results")
-    settings = results.get("settings") if isinstance(results, Mapping) else None
-    return method_kind(str(cert["kind"]), settings if isinstance(settings, Mapping) else None)
 
 
 def read_document(path: Path | str) -> Any:

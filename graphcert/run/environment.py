@@ -14,17 +14,17 @@ from graphcert.cert.document import (
     make_certificate,
     write_certificate,
 )
+from graphcert.cert.method import method_kind
 from graphcert.cert.results import BenchResult, SweepFit, VerifyResult
 from graphcert.cert.results.fleet import CERT_NAME_ENV, short_uuid
 from graphcert.cert.signing import load_key
-from graphcert.cert.store import method_kind
 from graphcert.workloads import registry
 
 
 def workload_identity(ref: str, workload: Any, kind: str) -> dict[str, Any]:
     """Reference, name, options, the digest of the sources and of graphcert's method for
     method kind `kind` (the gate recomputes both the same way; see
-    graphcert.workloads.sources and graphcert.cert.store.method_kind)."""
+    graphcert.workloads.sources and graphcert.cert.method.method_kind)."""
     return {"ref": ref, "name": str(workload.name), "source_digest": registry.source_digest(ref),
             "method_digest": registry.method_digest(kind),
             "options": dict(registry.parse_ref(ref).options)}

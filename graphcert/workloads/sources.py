@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from graphcert.cert.store import STEP_SUFFIX
+from graphcert.cert.method import STEP_SUFFIX
 from graphcert.paths import kernels_dir
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -30,7 +30,7 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]
 # graphcert's method per certificate kind: the one place that says which of graphcert's own
 # files decide a result. ("pkg", p) is graphcert/<p>; ("kernels", k) is kernels/<k>, with
 # the headers it includes. A test checks every entry exists. A framework step's certificate
-# has method kind "<kind>+step" (graphcert.cert.store.method_kind): its kind's files plus
+# has method kind "<kind>+step" (graphcert.cert.method.method_kind): its kind's files plus
 # "step" (and "step:<kind>"), the framework-step code no built-in workload's result uses.
 METHOD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
     "common": (("pkg", "run/jobs.py"), ("pkg", "run/session.py"), ("pkg", "run/outputs.py"),

@@ -1,0 +1,28 @@
+"""Which of graphcert's method digests a certificate carries: its kind, plus "+step" for a
+framework step. Imports nothing heavy: graphcert.workloads.sources (at every run's start)
+and the gate both read it. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+# A framework step's topology or bench certificate has method kind "<kind>+step": its
+# method also covers graphcert's framework-step code (graphcert.workloads.sources).
+STEP_SUFFIX = "+step"
+
+
+def method_kind(kind: str, settings: Mapping[str, Any] | None) -> str:
+    """The method kind a certificate's method digest is taken for: its kind, plus "+step"
+    for a framework step's topology or bench certificate (its results' settings name the
+    framework). The writer and the gate both derive it this way."""
+    if kind in ("topology", "bench") and settings and settings.get("framework"):
+        return kind + STEP_SUFFIX
+    return kind
+
+
+def method_kind_of(cert: Mapping[str, Any]) -> str:
+    """method_kind of a certificate document."""
+    results = cert.get("results")
+    settings = results.get("settings") if isinstance(results, Mapping) else None
+    return method_kind(str(cert["kind"]), settings if isinstance(settings, Mapping) else None)
