@@ -220,6 +220,8 @@ def probe_trigger(k: int, trigger: str) -> dict[str, Any]:
             "1000-kernels-other": lambda: kernels_on_other(1000),
             "2000-kernels-other": lambda: kernels_on_other(2000),
             "1000-kernels-other-queued": lambda: queued_on_other(1000),
+            # bench's own settle (run/harness.py): SETTLE_LAUNCHES queued in batches
+            "harness-settle": lambda: Harness._settle_context(h),
             "memset-other": lambda: scratch.memset_u32_async(0, 1 << 18, other),
             "event-other": event_on_other,
             "kernel-null-stream": lambda: empty.launch(Stream.borrow(0), 1, 1),

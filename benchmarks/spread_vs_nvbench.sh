@@ -5,14 +5,14 @@
 # (bench --placements, default 4). Prints each process's figures, then each tool's range
 # between processes as a share of its median (target: graphcert's stream range no wider
 # than nvbench's in the same run).
-#   bash benchmarks/spread_vs_nvbench.sh [ROUNDS]
+#   [PLACEMENTS=4] bash benchmarks/spread_vs_nvbench.sh [ROUNDS]
 set -euo pipefail
 rounds=${1:-4}
 here=$(cd "$(dirname "$0")" && pwd)
 figures=$(mktemp)
 trap 'rm -f "$figures"' EXIT
 for _ in $(seq "$rounds"); do
-  python3 -m graphcert bench chain --size 1 --no-certificate --json --timeout 2 | python3 -c "
+  python3 -m graphcert bench chain --size 1 --no-certificate --json --timeout 2 --placements "${PLACEMENTS:-4}" | python3 -c "
 import json, sys
 r = json.load(sys.stdin)['runs'][0]['results']['sizes'][0]
 p = r.get('placements') or {}
