@@ -21,10 +21,8 @@ from graphcert.run.placements import Sampled
 from graphcert.stats import StopRule
 
 Enqueue = Callable[[Stream], None]
-# Launches on a second stream that move the context into its several-streams state (below),
-# queued SETTLE_BATCH at a time behind a blocking kernel so that they are pending at once.
+# Launches on a second stream that move the context into its several-streams state (below).
 SETTLE_LAUNCHES = 2000
-SETTLE_BATCH = 250
 # The hot figure queues at most this many launches of one path behind one blocking kernel.
 HOT_MAX_BATCH = 100
 # Set on a RunContext once it has been settled (the several-streams state never goes back).
@@ -87,18 +85,12 @@ class Harness:
         or nvbench's own stream would switch it mid-run; switching it first makes every figure
         come from the same state, whatever ran before. `--context fresh` skips this in a
         child process to time the other state.
-
-        The launches are queued behind the blocking kernel, SETTLE_BATCH at a time (well
-        under the driver's pending-launch limit), so they are pending at once as a native
-        program's are: launched one by one from Python (~3 µs apart) they never queue up, and
-        on an H200 the graph figure then settled 7% below a native loop's (NOTES.md).
         """
         empty = self.empty_kernel.prepare(1, 1)
         with Stream() as other:
-            for start in range(0, SETTLE_LAUNCHES, SETTLE_BATCH):
-                with self.blocker.holding(other):
-                    for _ in range(min(SETTLE_BATCH, SETTLE_LAUNCHES - start)):
-                        empty.enqueue(other)
+            for _ in range(SETTLE_LAUNCHES):
+                empty.enqueue(other)
+            other.synchronize()
 
     def _flush_l2(self) -> None:
         if self._flush is not None:
