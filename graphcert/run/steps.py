@@ -14,6 +14,7 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from graphcert.cert.results import (
@@ -112,6 +113,11 @@ class StepVerifier:
 
             self.phases.timed("setup", setup)
 
+    @cached_property
+    def _options(self) -> dict[str, Any]:
+        """The ref's options, part of every bucket's cache key (parsed once)."""
+        return dict(parse_ref(self.ref).options)
+
     def _where(self, capacity: int) -> str:
         return f"step {self.step.name}, bucket {capacity:,}"
 
@@ -162,10 +168,9 @@ class StepVerifier:
                     self.on_progress(1, f"{self.ref} bucket {capacity:,}")
         finally:
             self.phases.timed("release", captured.release)  # the framework frees its pool
-        options = dict(parse_ref(self.ref).options)
         facts = StepBucket(self.adapter.framework, captured.capture_s, captured.instantiate_s,
                            captured.pool_bytes, memory, replay_s, eager_s,
-                           cache_key(self.ref, options, capacity, snap.topology_hash,
+                           cache_key(self.ref, self._options, capacity, snap.topology_hash,
                                      SNAPSHOT_SCHEMA_VERSION))
         if len(failures) > 1:  # the first wrong size names the row; the rest are counted
             failures[1:] = [f"{len(failures) - 1} more sampled size(s) of bucket "

@@ -1,15 +1,17 @@
-"""PyTorch and CuPy adapters for framework steps. Each imports its framework when built, so
-importing this module imports neither.
+"""The PyTorch adapter for framework steps, and what it shares with CuPy's
+(workloads/cupy_adapter.py). Each imports its framework when built, so importing this module
+imports neither.
 
 PyTorch: warm up on a side stream, then `torch.cuda.graph` into a CUDAGraph(keep_graph=True)
 with a private pool (`torch.cuda.graph_pool_handle()`), as PyTorch's CUDA Graphs notes say.
-CuPy: stream capture on a non-blocking stream; `end_capture()` also instantiates.
 """
 
 from __future__ import annotations
 
+import inspect
+import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +40,7 @@ def graph_memory(device: int) -> dict[str, int]:
         return {}
 
 
-def _check_device(label: str, device: int, count: int) -> None:
+def check_device(label: str, device: int, count: int) -> None:
     """--device must name a GPU the framework sees."""
     if not 0 <= device < count:
         raise InputError(f"--device {device} is not a GPU {label} sees ({count} visible)",
@@ -46,7 +48,7 @@ def _check_device(label: str, device: int, count: int) -> None:
                          "run on a machine with a GPU")
 
 
-class _ArrayAdapter:
+class ArrayAdapter:
     """What the PyTorch and CuPy adapters share: the reader's one-time set-up, device-side
     slicing and copies, reading a captured graph, the driver's graph memory of the adapter's
     device, and translating a capture error (each says what its framework does wrong during
@@ -72,6 +74,46 @@ class _ArrayAdapter:
 
     def head(self, array: Any, n: int) -> Any:
         return array if array.ndim == 0 else array[:n]
+
+    _array: Any = None  # for the device comparisons: the framework's array type
+
+    def _stack(self, flags: list[Any]) -> Any:
+        raise NotImplementedError
+
+    def _unlike(self, g: Any, w: Any) -> bool:
+        raise NotImplementedError
+
+    def _close(self, g: Any, w: Any, rtol: float, atol: float) -> Any:
+        raise NotImplementedError
+
+    def _verdict(self, got: Sequence[Any], want: Sequence[Any],
+                 test: Callable[[Any, Any], Any]) -> bool | None:
+        """test(g, w), a device bool, over all output pairs, read once; None: the host says."""
+        if len(got) != len(want):
+            return None
+        flags = []
+        for g, w in zip(got, want, strict=True):
+            if not (isinstance(g, self._array) and isinstance(w, self._array)):
+                return None
+            if g.shape != w.shape or self._unlike(g, w):
+                return None
+            if math.prod(g.shape) == 0:
+                continue
+            flags.append(test(g, w))
+        return bool(self._stack(flags).all().item()) if flags else True
+
+    def all_close(self, got: Sequence[Any], want: Sequence[Any], rtol: float,
+                  atol: float) -> bool | None:
+        """numpy's verdict on the device (isclose with equal_nan for floats, upcast to
+        float64; integers and bools equal), one host read for all outputs."""
+        return self._verdict(got, want, lambda g, w: self._close(g, w, rtol, atol))
+
+    def equal(self, got: Sequence[Any], want: Sequence[Any]) -> bool | None:
+        """Equal dtypes and values (a NaN is unequal: the host decides), one host read."""
+        if any(getattr(g, "dtype", None) != getattr(w, "dtype", None)
+               for g, w in zip(got, want, strict=False)):
+            return None
+        return self._verdict(got, want, lambda g, w: (g == w).all())
 
     def snapshot(self, captured: Any, name: str) -> Any:
         from graphcert.sources import snapshot_of
@@ -103,7 +145,7 @@ class TorchCaptured:
         self.keep.clear()
 
 
-class TorchAdapter(_ArrayAdapter):
+class TorchAdapter(ArrayAdapter):
     """PyTorch: tensors on CUDA device `device` (made the current one, so a step's
     `device="cuda"` lands there)."""
 
@@ -123,17 +165,23 @@ class TorchAdapter(_ArrayAdapter):
         if torch.version.cuda is None or not torch.cuda.is_available():
             raise FrameworkMissing(f"PyTorch {torch.__version__} has no CUDA device to use",
                                    hint="install a CUDA build of PyTorch on a GPU machine")
-        _check_device("PyTorch", device, torch.cuda.device_count())
+        check_device("PyTorch", device, torch.cuda.device_count())
         torch.cuda.set_device(device)
         self.device = device
         self.torch = torch
+        self._array = torch.Tensor
         self._numpy_floats = (torch.float16, torch.float32, torch.float64)
 
     def prepare(self) -> None:
         super().prepare()
         # The allocator's first snapshot costs ~25 ms (one-time); pool_bytes reads it per
-        # bucket, so pay it here, not in the first bucket.
-        self.torch.cuda.memory_snapshot()
+        # bucket, so pay it here, not in the first bucket. Where torch can, the per-bucket
+        # read takes only the graph's pool and no allocation traces.
+        snap = self.torch.cuda.memory_snapshot
+        params = inspect.signature(snap).parameters
+        self._lean = {"include_traces": False} if "include_traces" in params else {}
+        self._by_pool = "mempool_id" in params
+        snap(**self._lean)
 
     def clone(self, array: Any) -> Any:
         return array.detach().clone()
@@ -141,27 +189,19 @@ class TorchAdapter(_ArrayAdapter):
     def nbytes(self, array: Any) -> int:
         return int(array.numel() * array.element_size())
 
-    def all_close(self, got: Sequence[Any], want: Sequence[Any], rtol: float,
-                  atol: float) -> bool | None:
-        """numpy's verdict on the device: floats upcast to float64 and torch.isclose (numpy's
-        formula, equal_nan), integers and bools equal; one host read for all outputs."""
+    def _close(self, g: Any, w: Any, rtol: float, atol: float) -> Any:
+        """Floats upcast to float64 and torch.isclose (numpy's formula, equal_nan)."""
         torch = self.torch
-        if len(got) != len(want):
-            return None
-        flags = []
-        for g, w in zip(got, want, strict=True):
-            if not (isinstance(g, torch.Tensor) and isinstance(w, torch.Tensor)):
-                return None
-            if g.shape != w.shape or g.device != w.device or g.is_complex() or w.is_complex():
-                return None  # the host path says what differs
-            if g.numel() == 0:
-                continue
-            if g.dtype.is_floating_point or w.dtype.is_floating_point:
-                flags.append(torch.isclose(g.double(), w.double(), rtol=rtol, atol=atol,
-                                           equal_nan=True).all())
-            else:
-                flags.append(torch.eq(g, w).all())
-        return bool(torch.stack(flags).all().item()) if flags else True
+        if g.dtype.is_floating_point or w.dtype.is_floating_point:
+            return torch.isclose(g.double(), w.double(), rtol=rtol, atol=atol,
+                                 equal_nan=True).all()
+        return torch.eq(g, w).all()
+
+    def _unlike(self, g: Any, w: Any) -> bool:
+        return bool(g.is_complex() or w.is_complex() or g.device != w.device)
+
+    def _stack(self, flags: list[Any]) -> Any:
+        return self.torch.stack(flags)
 
     def static_inputs(self, values: Sequence[Any]) -> tuple[Any, ...]:
         return tuple(v.clone() for v in values)
@@ -229,7 +269,9 @@ class TorchAdapter(_ArrayAdapter):
         cached, and a later pool takes them without reserving more (an H100 run read 0
         for buckets 1..32 that way)."""
         try:
-            segments = self.torch.cuda.memory_snapshot()
+            pool_only = {"mempool_id": pool} if getattr(self, "_by_pool", False) else {}
+            segments = self.torch.cuda.memory_snapshot(**pool_only,
+                                                       **getattr(self, "_lean", {}))
             mine = [s for s in segments if tuple(s.get("segment_pool_id", ())) == tuple(pool)]
             if mine:
                 return int(sum(s["total_size"] for s in mine))
@@ -247,127 +289,3 @@ class TorchAdapter(_ArrayAdapter):
 
     def synchronize(self) -> None:
         self.torch.cuda.synchronize()
-
-
-@dataclass
-class CupyCaptured:
-    graph: Any
-    stream: Any
-    outputs: tuple[Any, ...]
-    capture_s: float
-    instantiate_s: float | None
-    pool_bytes: int | None
-    keep: list[Any] = field(default_factory=list)
-
-    def launch(self) -> None:
-        self.graph.launch(self.stream)
-
-    def release(self) -> None:
-        self.keep.clear()
-        self.graph = None
-
-
-class CupyAdapter(_ArrayAdapter):
-    """CuPy: arrays on device `device` (made the current one); capture on a non-blocking
-    stream."""
-
-    _label = "CuPy"
-    _capture_advice = ("the step allocates or synchronises during capture: make every output "
-                       "and temporary before capturing and write into it with out= "
-                       "(cp.add(x, y, out=z)), and keep host reads (.get(), float(), "
-                       "cp.asnumpy) out of the step")
-
-    framework = "cupy"
-
-    def __init__(self, device: int = 0) -> None:
-        try:
-            import cupy
-        except ImportError as exc:
-            raise FrameworkMissing(f"CuPy is not installed ({exc})",
-                                   hint="pip install cupy-cuda13x") from None
-        try:
-            count = cupy.cuda.runtime.getDeviceCount()
-            if count < 1:
-                raise FrameworkMissing("CuPy sees no CUDA device")
-        except cupy.cuda.runtime.CUDARuntimeError as exc:
-            raise FrameworkMissing(f"CuPy cannot reach a CUDA device: {exc}") from None
-        _check_device("CuPy", device, count)
-        cupy.cuda.Device(device).use()
-        self.device = device
-        self.cp = cupy
-
-    def all_close(self, got: Sequence[Any], want: Sequence[Any], rtol: float,
-                  atol: float) -> bool | None:
-        """numpy's verdict on the device: floats upcast to float64 and numpy's isclose
-        formula (equal_nan), integers and bools equal; one host read for all outputs."""
-        cp = self.cp
-        if len(got) != len(want):
-            return None
-        flags = []
-        for g, w in zip(got, want, strict=True):
-            if not (isinstance(g, cp.ndarray) and isinstance(w, cp.ndarray)):
-                return None
-            if g.shape != w.shape or "c" in (g.dtype.kind, w.dtype.kind):
-                return None  # the host path says what differs
-            if g.size == 0:
-                continue
-            if "f" in (g.dtype.kind, w.dtype.kind):
-                x, y = g.astype(cp.float64), w.astype(cp.float64)
-                # numpy's isclose as numpy writes it, one operation per kernel (cupy.isclose
-                # is one kernel, where the compiler may fuse a multiply-add and round apart)
-                close = (cp.abs(x - y) <= atol + rtol * cp.abs(y)) & cp.isfinite(y)
-                close |= x == y
-                close |= cp.isnan(x) & cp.isnan(y)
-                flags.append(close.all())
-            else:
-                flags.append((g == w).all())
-        return bool(cp.stack(flags).all().item()) if flags else True
-
-    def static_inputs(self, values: Sequence[Any]) -> tuple[Any, ...]:
-        return tuple(v.copy() for v in values)
-
-    def pad_into(self, static: Sequence[Any], values: Sequence[Any], n: int,
-                 pad_value: float) -> None:
-        for dst, src in zip(static, values, strict=True):
-            dst[:n] = src
-            dst[n:] = pad_value
-        self.cp.cuda.Device().synchronize()
-
-    def call(self, step: Step, values: Sequence[Any]) -> None:
-        step.fn(*values)
-
-    def eager(self, step: Step, values: Sequence[Any]) -> tuple[Any, ...]:
-        out = as_tuple(step.fn(*values))
-        self.cp.cuda.Device().synchronize()
-        return out
-
-    def capture(self, step: Step, static: Sequence[Any]) -> CupyCaptured:
-        cp = self.cp
-        stream = cp.cuda.Stream(non_blocking=True)
-        pool = cp.get_default_memory_pool()
-        used = pool.total_bytes()
-        with stream:
-            for _ in range(step.warmup):  # loads the kernels: nothing compiles in capture
-                step.fn(*static)
-            stream.synchronize()
-            t0 = time.perf_counter()
-            stream.begin_capture()
-            try:
-                outputs = as_tuple(step.fn(*static))
-            except BaseException:
-                try:
-                    stream.end_capture()
-                except Exception:  # noqa: BLE001 - the step's own error is the one to report
-                    pass
-                raise
-            t1 = time.perf_counter()
-            graph = stream.end_capture()  # ends the capture and instantiates
-            t2 = time.perf_counter()
-        return CupyCaptured(graph, stream, outputs, t1 - t0, t2 - t1,
-                            max(pool.total_bytes() - used, 0), list(static))
-
-    def to_numpy(self, array: Any) -> np.ndarray:
-        return np.asarray(self.cp.asnumpy(array))
-
-    def synchronize(self) -> None:
-        self.cp.cuda.Device().synchronize()

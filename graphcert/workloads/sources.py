@@ -43,7 +43,8 @@ METHOD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
               ("pkg", "run/fresh.py"), ("pkg", "cert/results/bench.py"),
               ("pkg", "cert/results/measure.py"), ("pkg", "stats.py")),
     "step": (("pkg", "workloads/steps.py"), ("pkg", "workloads/frameworks.py"),
-             ("pkg", "cuda/core_step.py"), ("pkg", "run/steps.py"),
+             ("pkg", "workloads/cupy_adapter.py"), ("pkg", "cuda/core_step.py"),
+             ("pkg", "run/steps.py"),
              ("pkg", "run/steps_compare.py")),
     "step:bench": (("pkg", "run/steps_bench.py"),),
 }
