@@ -130,8 +130,7 @@ class FakeAdapter:
 
 class DeviceCompareFake(FakeAdapter):
     """The synthetic framework with the optional device comparison (numpy stands in for the
-    device; `verdicts` records what all_close answered, `equalities` what equal did). `say`
-    forces both answers."""
+    device; `verdicts` records what all_close answered). `say` forces an answer."""
 
     framework = FRAMEWORK_DEVICE
 
@@ -139,7 +138,6 @@ class DeviceCompareFake(FakeAdapter):
         super().__init__(device)
         self.say = say
         self.verdicts: list[bool | None] = []
-        self.equalities: list[bool | None] = []
 
     def clone(self, array: Any) -> Any:
         return np.array(array, copy=True)
@@ -160,18 +158,6 @@ class DeviceCompareFake(FakeAdapter):
                                           rtol=rtol, atol=atol, equal_nan=True).all())
                           for g, w in zip(got, want, strict=True))
         self.verdicts.append(verdict)
-        return verdict
-
-    def equal(self, got: Sequence[Any], want: Sequence[Any]) -> bool | None:
-        verdict: bool | None
-        if self.say != "compute":
-            verdict = self.say  # type: ignore[assignment]
-        elif len(got) != len(want):
-            verdict = None
-        else:
-            verdict = all(np.asarray(g).dtype == np.asarray(w).dtype
-                          and np.array_equal(g, w) for g, w in zip(got, want, strict=True))
-        self.equalities.append(verdict)
         return verdict
 
 

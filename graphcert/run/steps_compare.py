@@ -80,11 +80,10 @@ def _differing(g: np.ndarray, w: np.ndarray
     return flat_g[where], flat_w[where], where
 
 
-# Rows of this size or more (both sides together) are compared for closeness on the device;
-# smaller ones only for equality there, then on the host. Measured on an H100 (PyTorch MLP,
-# rows of 1-136 x 512 fp16): the closeness test's dozen small kernels and one host read cost
-# ~0.7 ms a sample, copying the rows and numpy's isclose ~0.1 ms; one equality kernel and one
-# read cost less than the two copies, and a replay usually repeats the eager rows exactly.
+# Rows smaller than this (both sides together) are compared on the host even where the
+# adapter can compare on the device. Measured on an H100 (PyTorch MLP, rows of 1-136 x 512
+# fp16): the device comparison's dozen small kernels and one host read cost ~0.7 ms a
+# sample, copying the rows and numpy's isclose ~0.1 ms; copying only wins for large rows.
 DEVICE_COMPARE_MIN_BYTES = 8 << 20
 
 
@@ -116,19 +115,16 @@ def _all_close_finite(g: np.ndarray, w: np.ndarray, rtol: float, atol: float) ->
 
 @dataclass(frozen=True)
 class Kept:
-    """The eager rows of n, kept before the replay: device copies or host arrays. `close`:
-    device copies of rows large enough for the device's closeness test (else equality)."""
+    """The eager rows of n, kept before the replay: device copies or host arrays."""
 
     rows: list[Any]
     on_device: bool
-    close: bool = False
 
 
 class RowCompare:
-    """The rows of n of a step's outputs, kept and compared. With the default `rows` and an
-    adapter that compares on the device, the eager rows are device copies and a matching
-    sample copies nothing to the host: rows of DEVICE_COMPARE_MIN_BYTES or more are tested
-    for closeness there, smaller ones for equality (then, if unequal, on the host);
+    """The rows of n of a step's outputs, kept and compared. With the default `rows`, an
+    adapter that compares on the device and rows of DEVICE_COMPARE_MIN_BYTES or more, the
+    eager rows are device copies and a matching sample copies nothing to the host;
     otherwise the rows are copied to the host."""
 
     def __init__(self, step: Step, adapter: Adapter):
@@ -147,11 +143,11 @@ class RowCompare:
     def keep(self, outputs: Sequence[Any], n: int) -> Kept:
         """The eager rows of n, copied right after the eager run and before any replay (a
         step may write into a buffer of its closure that the graph writes too): on the
-        device where it compares there, else on the host."""
+        device where it compares there and the rows are large, else on the host."""
         if self.device is not None:
             heads = [self.adapter.head(o, n) for o in outputs]
-            large = 2 * sum(self.device.nbytes(h) for h in heads) >= DEVICE_COMPARE_MIN_BYTES
-            return Kept([self.device.clone(h) for h in heads], True, large)
+            if 2 * sum(self.device.nbytes(h) for h in heads) >= DEVICE_COMPARE_MIN_BYTES:
+                return Kept([self.device.clone(h) for h in heads], True)
         return Kept(self.host_rows(outputs, n), False)
 
     def mismatch(self, outputs: Sequence[Any], kept: Kept, n: int) -> str | None:
@@ -161,8 +157,7 @@ class RowCompare:
             return first_mismatch(self.host_rows(outputs, n), kept.rows, rtol, atol)
         got = [self.adapter.head(o, n) for o in outputs]
         try:
-            verdict = (self.device.all_close(got, kept.rows, rtol, atol) if kept.close
-                       else self.device.equal(got, kept.rows))
+            verdict = self.device.all_close(got, kept.rows, rtol, atol)
         except Exception:  # noqa: BLE001 - e.g. a dtype the device cannot upcast
             verdict = None  # not the step's failure: the host path decides
         if verdict is True:

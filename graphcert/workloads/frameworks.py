@@ -108,13 +108,6 @@ class ArrayAdapter:
         float64; integers and bools equal), one host read for all outputs."""
         return self._verdict(got, want, lambda g, w: self._close(g, w, rtol, atol))
 
-    def equal(self, got: Sequence[Any], want: Sequence[Any]) -> bool | None:
-        """Equal dtypes and values (a NaN is unequal: the host decides), one host read."""
-        if any(getattr(g, "dtype", None) != getattr(w, "dtype", None)
-               for g, w in zip(got, want, strict=False)):
-            return None
-        return self._verdict(got, want, lambda g, w: (g == w).all())
-
     def snapshot(self, captured: Any, name: str) -> Any:
         from graphcert.sources import snapshot_of
 

@@ -160,17 +160,10 @@ class DeviceCompare(Protocol):
         """True when every output is close (numpy's isclose, equal_nan) or equal (integers),
         with one host read; None when the device cannot say (complex, other shapes)."""
 
-    def equal(self, got: Sequence[Any], want: Sequence[Any]) -> bool | None:
-        """True when every output has the same shape and dtype and equal values (a NaN is
-        unequal: the host path decides those), with one host read; None when the device
-        cannot say. The cheap first test for small rows: a replay usually repeats the
-        eager result exactly."""
-
 
 def device_compare(adapter: Adapter) -> DeviceCompare | None:
     """The adapter's device comparison, or None where it has none (the host path runs)."""
-    if all(callable(getattr(adapter, m, None)) for m in ("all_close", "equal", "clone",
-                                                          "nbytes")):
+    if all(callable(getattr(adapter, m, None)) for m in ("all_close", "clone", "nbytes")):
         return adapter  # type: ignore[return-value]
     return None
 
