@@ -9,6 +9,7 @@ need cuda-bench 0.3.0.
     python benchmarks/fidelity_probe.py [--matrix tools|upload] [--kernels 16,64,256]
     python benchmarks/fidelity_probe.py --one trigger 1000-kernels-other 64
     python benchmarks/fidelity_probe.py --one placement x 16
+    python benchmarks/fidelity_probe.py --one codeload x 16
 """
 
 from __future__ import annotations
@@ -276,6 +277,36 @@ def probe_placement(k: int, variant: str) -> dict[str, Any]:
     return out
 
 
+def probe_codeload(k: int, variant: str) -> dict[str, Any]:
+    """Stream-path device time per kernel with the kernel's module loaded several times in
+    one process (each load kept, so each lands at a new address), the marks in one buffer:
+    does where the code lands move the figure, as much as it moves between processes?"""
+    from graphcert.cuda import nvrtc
+    from graphcert.cuda.module import Module
+
+    with RunContext.open(0) as ctx:
+        h = Harness(ctx, BenchSettings(StopRule(min_time_s=0.3, timeout_s=2.0), flush_l2=True))
+        path = Path(tempfile.mkdtemp()) / "probe_mark.cu"
+        path.write_text(MARK)
+        cubin = nvrtc.build(path, ctx.arch).cubin
+        buf = ctx.alloc(4 << 20)
+        loads = [Module(cubin, "probe_mark.cu") for _ in range(6)]
+        out: dict[str, Any] = {}
+        for j, module in enumerate(loads):
+            mark = module.kernel("probe_mark")
+            launches = [mark.prepare(1, 1, buf, np.uint32(i), np.uint32(1)) for i in range(k)]
+
+            def stream_path(s: Stream, launches: list[Any] = launches) -> None:
+                for launch in launches:
+                    launch.enqueue(s)
+            out[f"load {j}"] = summarize(h.device_samples(stream_path, k).samples)[
+                "mean_s"] / k * 1e6
+        for module in loads:
+            module.unload()
+        h.close()
+    return out
+
+
 MATRIX = {
     "tools": (("ours", "default"), ("nvbench", "default"), ("nvbench", "same-stream"),
               ("nvbench", "no-blocker"), ("ours", "other-stream"), ("ours", "timestamps"),
@@ -316,7 +347,7 @@ def main() -> None:
     if args.one:
         tool, variant, k = args.one
         fn = {"ours": probe_ours, "nvbench": probe_nvbench, "trigger": probe_trigger,
-              "placement": probe_placement}[tool]
+              "placement": probe_placement, "codeload": probe_codeload}[tool]
         print(json.dumps(fn(int(k), variant)))
         return
     run_matrix([int(v) for v in args.kernels.split(",")], args.matrix)
