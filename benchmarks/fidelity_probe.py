@@ -10,6 +10,7 @@ need cuda-bench 0.3.0.
     python benchmarks/fidelity_probe.py --one trigger 1000-kernels-other 64
     python benchmarks/fidelity_probe.py --one placement x 16
     python benchmarks/fidelity_probe.py --one codeload x 16
+    python benchmarks/fidelity_probe.py --one contexts x 16
 """
 
 from __future__ import annotations
@@ -307,6 +308,34 @@ def probe_codeload(k: int, variant: str) -> dict[str, Any]:
     return out
 
 
+def probe_contexts(k: int, variant: str) -> dict[str, Any]:
+    """The stream path per kernel in five fresh primary contexts of one process, one after
+    another (the context reset between them): does a new context move the figure as a new
+    process does (codeload and placement showed that nothing within one context does)?"""
+    from cuda.bindings import driver
+
+    out: dict[str, Any] = {}
+    path = Path(tempfile.mkdtemp()) / "probe_mark.cu"
+    path.write_text(MARK)
+    for j in range(5):
+        with RunContext.open(0) as ctx:
+            h = Harness(ctx, BenchSettings(StopRule(min_time_s=0.3, timeout_s=2.0),
+                                           flush_l2=True))
+            mark = ctx.kernel(path, "probe_mark")
+            buf = ctx.alloc(4 << 20)
+            launches = [mark.prepare(1, 1, buf, np.uint32(i), np.uint32(1)) for i in range(k)]
+
+            def stream_path(s: Stream, launches: list[Any] = launches) -> None:
+                for launch in launches:
+                    launch.enqueue(s)
+            out[f"context {j}"] = summarize(h.device_samples(stream_path, k).samples)[
+                "mean_s"] / k * 1e6
+            h.close()
+        _, dev = driver.cuDeviceGet(0)
+        driver.cuDevicePrimaryCtxReset(dev)
+    return out
+
+
 MATRIX = {
     "tools": (("ours", "default"), ("nvbench", "default"), ("nvbench", "same-stream"),
               ("nvbench", "no-blocker"), ("ours", "other-stream"), ("ours", "timestamps"),
@@ -347,7 +376,8 @@ def main() -> None:
     if args.one:
         tool, variant, k = args.one
         fn = {"ours": probe_ours, "nvbench": probe_nvbench, "trigger": probe_trigger,
-              "placement": probe_placement, "codeload": probe_codeload}[tool]
+              "placement": probe_placement, "codeload": probe_codeload,
+              "contexts": probe_contexts}[tool]
         print(json.dumps(fn(int(k), variant)))
         return
     run_matrix([int(v) for v in args.kernels.split(",")], args.matrix)
