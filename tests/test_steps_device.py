@@ -205,3 +205,37 @@ def test_the_float16_fast_path_never_passes_what_numpy_fails() -> None:
         assert not (fast & ~close).any(), (rtol, atol, np.flatnonzero(fast & ~close)[:5])
         assert fast.sum() >= 0.9 * close.sum()  # and it passes nearly all of the close ones
         assert _all_close_finite(w, w.copy(), rtol, atol)  # equal rows pass
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32", "bool"])
+def test_only_differing_bits_are_compared_and_the_verdict_is_numpys(dtype: str) -> None:
+    """first_mismatch compares by value only the elements whose bits differ (synthetic
+    rows): its verdict and the row it names must be numpy's isclose (equal_nan) over the
+    whole rows, whether few elements differ (the picked-out path) or most do."""
+    import numpy as np
+
+    from graphcert.run.steps_compare import first_mismatch
+
+    rng = np.random.default_rng(13)
+    for trial in range(200):
+        want = (rng.standard_normal((9, 5)) * 4).astype(dtype)
+        got = want.copy()
+        share = rng.choice([0.0, 0.05, 0.5, 1.0])
+        hit = rng.random(want.shape) < share
+        if dtype == "bool":
+            got[hit] = ~got[hit]
+        elif dtype == "int32":
+            got[hit] += rng.integers(-1, 2, int(hit.sum())).astype(dtype)
+        else:
+            noise = rng.choice([1e-4, 1e-3, 1e-1, np.nan, np.inf], int(hit.sum()))
+            got[hit] = (got[hit].astype(np.float64) * (1 + noise)).astype(dtype)
+            if trial % 7 == 0:
+                want[0, 0] = got[0, 0] = np.nan  # equal bits: close under equal_nan
+        bad = ~np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-3,
+                          atol=1e-3, equal_nan=True)
+        said = first_mismatch([got], [want], 1e-3, 1e-3)
+        if not bad.any():
+            assert said is None, (trial, said)
+        else:
+            row = int(np.argmax(bad.any(axis=1)))
+            assert said is not None and f"output 0 row {row} differs" in said, (trial, said)
