@@ -249,6 +249,14 @@ extern "C" __global__ void probe_mark(unsigned int* marks, unsigned int step,
 """
 
 
+def _per_kernel(h: Harness, launches: list[Any], k: int) -> float:
+    """The stream path of prepared launches: device µs per kernel (mean of the samples)."""
+    def stream_path(s: Stream) -> None:
+        for launch in launches:
+            launch.enqueue(s)
+    return summarize(h.device_samples(stream_path, k).samples)["mean_s"] / k * 1e6
+
+
 def probe_placement(k: int, variant: str) -> dict[str, Any]:
     """Stream-path device time per kernel for a chain whose marks live in each of several
     buffers (one process, settled context): does where the one written line lands move it?
@@ -261,19 +269,13 @@ def probe_placement(k: int, variant: str) -> dict[str, Any]:
         empty = ctx.kernel("graphcert_runtime.cu", "gc_empty").prepare(1, 1)
         out: dict[str, Any] = {}
 
-        def per_kernel(launches: list[Any]) -> float:
-            def stream_path(s: Stream) -> None:
-                for launch in launches:
-                    launch.enqueue(s)
-            return summarize(h.device_samples(stream_path, k).samples)["mean_s"] / k * 1e6
-
-        out["empty"] = per_kernel([empty] * k)
+        out["empty"] = _per_kernel(h, [empty] * k, k)
         for j in range(6):
             buf = ctx.alloc(4 << 20)
             for stride in (1, 32):
                 launches = [mark.prepare(1, 1, buf, np.uint32(i), np.uint32(stride))
                             for i in range(k)]
-                out[f"buffer {j} stride {stride}"] = per_kernel(launches)
+                out[f"buffer {j} stride {stride}"] = _per_kernel(h, launches, k)
         h.close()
     return out
 
@@ -296,12 +298,7 @@ def probe_codeload(k: int, variant: str) -> dict[str, Any]:
         for j, module in enumerate(loads):
             mark = module.kernel("probe_mark")
             launches = [mark.prepare(1, 1, buf, np.uint32(i), np.uint32(1)) for i in range(k)]
-
-            def stream_path(s: Stream, launches: list[Any] = launches) -> None:
-                for launch in launches:
-                    launch.enqueue(s)
-            out[f"load {j}"] = summarize(h.device_samples(stream_path, k).samples)[
-                "mean_s"] / k * 1e6
+            out[f"load {j}"] = _per_kernel(h, launches, k)
         for module in loads:
             module.unload()
         h.close()
@@ -324,12 +321,7 @@ def probe_contexts(k: int, variant: str) -> dict[str, Any]:
             mark = ctx.kernel(path, "probe_mark")
             buf = ctx.alloc(4 << 20)
             launches = [mark.prepare(1, 1, buf, np.uint32(i), np.uint32(1)) for i in range(k)]
-
-            def stream_path(s: Stream, launches: list[Any] = launches) -> None:
-                for launch in launches:
-                    launch.enqueue(s)
-            out[f"context {j}"] = summarize(h.device_samples(stream_path, k).samples)[
-                "mean_s"] / k * 1e6
+            out[f"context {j}"] = _per_kernel(h, launches, k)
             h.close()
         _, dev = driver.cuDeviceGet(0)
         driver.cuDevicePrimaryCtxReset(dev)
