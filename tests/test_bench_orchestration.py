@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from graphcert.cert.results import Ended, Timing, Upfront
+from graphcert.cert.results import Ended, PlacementContexts, Timing, Upfront
 from graphcert.run import bench as bench_mod
 from graphcert.run.harness import BenchSettings
 from graphcert.run.placements import Sampled, pad_bytes
@@ -54,11 +54,18 @@ class FakeBuilt:
 
 
 class FakeHarness:
-    def __init__(self, settings: BenchSettings):
+    def __init__(self, settings: BenchSettings, events: list[str] | None = None,
+                 refusal: str | None = None):
         self.settings = settings
         self.stream = type("S", (), {"synchronize": lambda self: None})()
         self.placement = -1
         self.empty_kernel = "empty"
+        self.events = events if events is not None else []
+        self.refusal = refusal  # what renew_context answers (None: renewed)
+
+    def renew_context(self) -> str | None:
+        self.events.append("renew")
+        return self.refusal
 
     def clock_mhz(self) -> float:
         return 1500.0
@@ -143,3 +150,32 @@ def test_one_placement_allocates_no_pad(fakes: list[int]) -> None:
     assert fakes == [] and session.events.count("build") == 1
     assert row.placements is not None
     assert row.placements["stream"]["device"].medians_s == (10e-6,)
+
+
+def test_each_placement_after_the_first_runs_in_a_new_context(fakes: list[int]) -> None:
+    session = FakeSession()
+    h = FakeHarness(BenchSettings(StopRule(), placements=3), session.events)
+    row = bench_mod.bench_size(session, h, 100)  # type: ignore[arg-type]
+    assert row.contexts == PlacementContexts(3)
+    # the workload's buffers and graph are given back before the context is renewed
+    assert session.events == ["release", "prepare 128", "build", "destroy",
+                              "release", "renew", "prepare 128", "build", "destroy",
+                              "release", "renew", "prepare 128", "build", "destroy"]
+
+
+def test_a_refused_renewal_keeps_one_context_and_says_why(fakes: list[int]) -> None:
+    session = FakeSession()
+    why = "synthetic: a framework holds the primary context"
+    h = FakeHarness(BenchSettings(StopRule(), placements=4), session.events, refusal=why)
+    row = bench_mod.bench_size(session, h, 100)  # type: ignore[arg-type]
+    assert row.contexts == PlacementContexts(1, why)
+    assert session.events.count("renew") == 1  # not asked again once refused
+    assert session.events.count("build") == 4  # the placements are still measured
+
+
+def test_same_context_placements_never_renew(fakes: list[int]) -> None:
+    session = FakeSession()
+    h = FakeHarness(BenchSettings(StopRule(), placements=3, new_contexts=False),
+                    session.events)
+    row = bench_mod.bench_size(session, h, 100)  # type: ignore[arg-type]
+    assert "renew" not in session.events and row.contexts == PlacementContexts(1)

@@ -15,6 +15,7 @@ from graphcert.cert.results import (
     Context,
     Ended,
     HotTimings,
+    PlacementContexts,
     PlacementSpread,
     Telemetry,
     Unavailable,
@@ -53,14 +54,17 @@ def test_pads_differ_per_placement() -> None:
 
 
 def _enriched() -> BenchResult:
-    base = BenchResult.from_json(bench_results())
+    base = BenchResult.from_json(bench_results((256, 1024)))
     row = base.sizes[0]
     spread = {"stream": {"device": PlacementSpread((2e-6, 2.1e-6, 1.9e-6, 2.05e-6))},
               "graph": {"device": PlacementSpread((1e-6, 1e-6, 1.01e-6, 0.99e-6))}}
     device = row.graph.device
     assert not isinstance(device, Unavailable)
     hot = HotTimings(Unavailable("synthetic: not measured"), device, {"stream": 64, "graph": 100})
-    rows = (replace(row, placements=spread, hot=hot),) + base.sizes[1:]
+    rows = (replace(row, placements=spread, hot=hot, contexts=PlacementContexts(4)),
+            replace(base.sizes[1], contexts=PlacementContexts(2, "synthetic: a framework "
+                                                                 "holds the context")),
+            *base.sizes[2:])
     other = replace(base, sizes=rows, context=Context.FRESH)
     return replace(base, sizes=rows, context=Context.SEVERAL_STREAMS,
                    telemetry=Telemetry(120, 4096, 64, 2, 1), other_context=other)
@@ -89,7 +93,8 @@ def test_new_fields_round_trip_and_fit_the_schema() -> None:
 def test_old_certificates_read_without_the_new_fields() -> None:
     old = BenchResult.from_json(bench_results())
     assert old.context is None and old.telemetry is None and old.other_context is None
-    assert all(s.placements is None and s.hot is None for s in old.sizes)
+    assert all(s.placements is None and s.hot is None and s.contexts is None
+               for s in old.sizes)
 
 
 def test_telemetry_window_counts_only_inside() -> None:
@@ -113,7 +118,8 @@ def test_view_shows_placements_hot_state_and_telemetry() -> None:
     for item in bench_view("chain", _enriched()):
         console.print(item)
     text = console.export_text()
-    assert "placements=4" in text and "device hot (L2 warm, per launch)" in text
+    assert "placements=4 in 4 contexts" in text and "device hot (L2 warm, per launch)" in text
+    assert "in 2 contexts" in text and "one context: synthetic: a framework holds" in text
     assert "several-streams state (settled)" in text
     assert "fresh single-stream context (child process)" in text  # the other state, apart
     assert "120 synchronisations" in text and "4,096 B host→device" in text
@@ -132,8 +138,10 @@ def test_fresh_child_command_lines_and_result_read_back() -> None:
     assert one[1:5] == ["-m", "graphcert", "bench", "chain[kernels=16]"]
     assert one[one.index("--classes") + 1] == "1,2,4"
     for flag, value in (("--placements", "5"), ("--device", "1"), ("--min-samples", "12"),
-                        ("--max-noise", "0.01")):
+                        ("--max-noise", "0.01"), ("--placement-contexts", "new")):
         assert one[one.index(flag) + 1] == value
+    (same,) = child_argv("chain", [8], replace(settings, new_contexts=False), 0)
+    assert same[same.index("--placement-contexts") + 1] == "same"
     assert {"--no-flush-l2", "--no-hot", "--no-certificate", FRESH_CHILD_FLAG} <= set(one)
     assert [a[a.index("--size") + 1] for a in child_argv("scan", [8, 100], settings, 0)] == \
         ["8", "100"]

@@ -104,9 +104,17 @@ class FakeBuffer(_Made):
 
 
 class FakeCtx:
-    def __init__(self, fail_on: str | None = None):
+    def __init__(self, fail_on: str | None = None, refusal: str | None = None):
         self.fail_on = fail_on
+        self.refusal = refusal  # what renew() answers (None: renewed)
+        self.generation = 0
         self.device = type("D", (), {"info": type("I", (), {"l2_bytes": 1 << 20})()})()
+
+    def renew(self) -> str | None:
+        _Made.log.append("renew")
+        if self.refusal is None:
+            self.generation += 1
+        return self.refusal
 
     def kernel(self, source: str, name: str) -> Any:
         if name == self.fail_on:
@@ -142,6 +150,31 @@ def test_harness_settles_a_context_once(fake_cuda: list[str],
     Harness(other, BenchSettings())  # type: ignore[arg-type]
     assert settles == [1, 1]  # a new context is settled again
     assert Harness(FakeCtx(), BenchSettings(settle=False)).settled_launches == 0  # type: ignore[arg-type]
+
+
+def test_renewing_frees_everything_first_and_settles_the_new_context(
+        fake_cuda: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    settles: list[int] = []
+    monkeypatch.setattr(Harness, "_settle_context", lambda self: settles.append(1))
+    h = Harness(FakeCtx(), BenchSettings())  # type: ignore[arg-type]
+    made = ["make FakeStream", "make FakeBlocker", "make FakeBuffer", "make FakeBuffer"]
+    assert fake_cuda == made and settles == [1]
+    assert h.renew_context() is None
+    freed = ["free FakeBlocker", "free FakeBuffer", "free FakeBuffer", "free FakeStream"]
+    assert fake_cuda == [*made, *freed, "renew", *made]
+    assert settles == [1, 1]  # a new context starts in the single-stream state
+    h.close()
+    h.close()  # a second close frees nothing twice
+    assert fake_cuda == [*made, *freed, "renew", *made, *freed]
+
+
+def test_a_refused_renewal_keeps_the_settled_context(
+        fake_cuda: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    settles: list[int] = []
+    monkeypatch.setattr(Harness, "_settle_context", lambda self: settles.append(1))
+    h = Harness(FakeCtx(refusal="synthetic: held"), BenchSettings())  # type: ignore[arg-type]
+    assert h.renew_context() == "synthetic: held"
+    assert settles == [1] and h.settled_launches == SETTLE_LAUNCHES
 
 
 def test_an_unreadable_clock_is_never_a_pass() -> None:

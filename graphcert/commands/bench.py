@@ -38,6 +38,11 @@ from graphcert.commands._options import device_option, json_option, signing_key_
               help="Set the workload up this many times behind pad allocations of different "
                    "sizes; every figure is the median over placements (the stream path's "
                    "device time depends on where buffers land).")
+@click.option("--placement-contexts", "placement_contexts", type=click.Choice(["new", "same"]),
+              default="new", show_default=True,
+              help="new: each placement after the first in a new primary context, as a new "
+                   "process would have (the stream path's device time moves with the context "
+                   "as much as between processes); same: every placement in one context.")
 @click.option("--context", "context", type=click.Choice(["settled", "fresh", "both"]),
               default="settled", show_default=True,
               help="Driver state: settled = the several-streams state every multi-stream "
@@ -58,7 +63,8 @@ from graphcert.commands._options import device_option, json_option, signing_key_
 def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
             sweep: str | None, plot_path: Path | None, max_noise: float, min_samples: int,
             min_time: float, timeout: float, blocker_timeout: float, flush_l2: bool,
-            placements: int, context: str, hot: bool, fresh_child: bool,
+            placements: int, placement_contexts: str, context: str, hot: bool,
+            fresh_child: bool,
             out_dir: Path, no_certificate: bool, device: int, as_json: bool) -> None:
     """Time WORKLOAD launched kernel by kernel on a stream and as one graph: host enqueue,
     device time (queued behind a blocking kernel) and end to end, plus up-front costs."""
@@ -86,7 +92,8 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
     from graphcert.stats import StopRule
 
     settings = BenchSettings(StopRule(max_noise, min_samples, min_time, timeout), flush_l2,
-                             blocker_timeout, placements=placements, settle=not fresh_child,
+                             blocker_timeout, placements=placements,
+                             new_contexts=placement_contexts == "new", settle=not fresh_child,
                              hot=hot, context="settled" if fresh_child else context)
     out, err = stdout_console(), stderr_console()
 

@@ -26,9 +26,11 @@ class RunContext:
         self.seed = seed
         self.arch = nvrtc.arch_for(device.info.compute_capability)
         self._modules: dict[str, Module] = {}
+        self._cubins: dict[str, tuple[bytes, str]] = {}  # loaded again after renew()
         self._buffers: list[DeviceBuffer | PinnedBuffer] = []
         self.builds: list[nvrtc.Build] = []
         self.compile_s = 0.0
+        self.generation = 0  # how many times renew() gave this context a new one
 
     @classmethod
     def open(cls, device_index: int = 0, seed: int = 0) -> RunContext:
@@ -38,11 +40,13 @@ class RunContext:
         """The module for a kernel source (a name under kernels/ or a path), built once."""
         key = str(source)
         if key not in self._modules:
-            t0 = time.perf_counter()
-            build = nvrtc.build(source, self.arch)
-            self._modules[key] = Module(build.cubin, build.source.name)
-            self.compile_s += time.perf_counter() - t0
-            self.builds.append(build)
+            if key not in self._cubins:
+                t0 = time.perf_counter()
+                build = nvrtc.build(source, self.arch)
+                self._cubins[key] = (build.cubin, build.source.name)
+                self.compile_s += time.perf_counter() - t0
+                self.builds.append(build)
+            self._modules[key] = Module(*self._cubins[key])
         return self._modules[key]
 
     def kernel(self, source: str | os.PathLike[str], name: str) -> Kernel:
@@ -75,11 +79,26 @@ class RunContext:
         while self._buffers:
             self._buffers.pop().free()
 
-    def close(self) -> None:
-        self.release_buffers()
+    def _unload_modules(self) -> None:
         for module in self._modules.values():
             module.unload()
         self._modules.clear()
+
+    def renew(self) -> str | None:
+        """Free every buffer and module, give the primary context back and take a new one
+        (Device.renew): modules load again from their cubins when next asked for. Kernels,
+        buffers, streams and events made before are invalid after. None when renewed, else
+        the reason the same context was kept."""
+        self.release_buffers()
+        self._unload_modules()
+        reason = self.device.renew()
+        if reason is None:
+            self.generation += 1
+        return reason
+
+    def close(self) -> None:
+        self.release_buffers()
+        self._unload_modules()
         self.device.release()
 
     def __enter__(self) -> RunContext:

@@ -78,6 +78,27 @@ class Device:
         """Bind the context to the calling thread (each thread that launches needs this)."""
         check(driver.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
 
+    def renew(self) -> str | None:
+        """Give the primary context back and retain a new one, made current: the fresh
+        context a new process would get. Everything made in the old one must be freed first.
+        None when renewed; the reason, with the same context kept, where something else in
+        this process (a framework) still holds the primary context, which must not be reset
+        under it."""
+        check(driver.cuCtxSynchronize(), "cuCtxSynchronize")
+        self._released = True
+        check(driver.cuDevicePrimaryCtxRelease(self.handle), "cuDevicePrimaryCtxRelease")
+        # The driver destroys a primary context when its last reference is released.
+        _flags, active = check(driver.cuDevicePrimaryCtxGetState(self.handle),
+                               "cuDevicePrimaryCtxGetState")
+        self.context = check(driver.cuDevicePrimaryCtxRetain(self.handle),
+                             "cuDevicePrimaryCtxRetain")
+        self._released = False
+        self.make_current()
+        if active:
+            return ("another user of the device's primary context in this process (a "
+                    "framework or library) still holds it, so it was kept, not renewed")
+        return None
+
     def free_memory(self) -> tuple[int, int]:
         """(free, total) bytes of device memory now."""
         free, total = check(driver.cuMemGetInfo(), "cuMemGetInfo")

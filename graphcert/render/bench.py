@@ -32,14 +32,19 @@ def us(seconds: float | None) -> str:
 
 def size_table(ref: str, row: SizeResult) -> Table:
     """Stream vs graph for one size: median ± noise per quantity and the speedup interval, the
-    spread of each median over buffer placements, then the hot figure in its own row; a
+    spread of each median over buffer placements (and the contexts they ran in), then the hot
+    figure in its own row; a
     timing whose sampling ended on its timeout is marked, an unavailable one says so."""
     places = row.placements
     count = max((len(p.medians_s) for side in (places or {}).values() for p in side.values()),
                 default=1)
+    contexts = row.contexts
     t = Table(title=f"bench {ref}  n={row.n:,}  nodes={row.node_count}"
                     f"  stream path={row.stream_path or '-'}  placements={count}"
-                    + ("  [red]THROTTLED[/]" if row.throttled else ""))
+                    + (f" in {contexts.count} context{'s' * (contexts.count != 1)}"
+                       if contexts else "")
+                    + ("  [red]THROTTLED[/]" if row.throttled else ""),
+              caption=f"one context: {contexts.kept}" if contexts and contexts.kept else None)
     for col in ("quantity", "stream median", "stream noise", "graph median", "graph noise",
                 "speedup (95% CI)", "samples s/g", "placement spread s/g"):
         t.add_column(col, justify="left" if col == "quantity" else "right")

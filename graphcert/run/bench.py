@@ -2,8 +2,9 @@
 arguments packed once) and graph (one launch of the instantiated exec), each timed three ways
 that are never mixed: host enqueue, device time queued behind a blocking kernel, end to end;
 cold (L2 cleared, one sample per hold) and hot (back to back, L2 warm) reported apart; every
-figure the median over several placements of the workload's buffers. Runs on a GPU; the
-timing machinery is in run/harness.py.
+figure the median over several placements of the workload's buffers, each after the first in
+a new primary context (the stream path's device time moves with the context as much as it
+does between processes). Runs on a GPU; the timing machinery is in run/harness.py.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from graphcert.cert.results import (
     HotTimings,
     Interval,
     LineFit,
+    PlacementContexts,
     PlacementSpread,
     SizeResult,
     SweepFit,
@@ -149,23 +151,26 @@ def bench_size(session: WorkloadSession, h: Harness, n: int, capacity: int | Non
     """Everything measured for one workload at one size (set up at `capacity`, by default
     n's power-of-two class), over `placements` placements of its buffers (default: the
     settings'): the workload is set up again at each behind a pad allocation of a different
-    size, and every figure is the median over placements. Up-front costs come from the
-    first placement."""
+    size (after the first, in a new primary context unless the settings say otherwise or
+    something else holds the context: `contexts` says which), and every figure is the median
+    over placements. Up-front costs come from the first placement."""
     capacity = class_of(n) if capacity is None else capacity
     count = max(1, h.settings.placements if placements is None else placements)
-    s = h.stream
     clock_before = h.clock_mhz()
     runs: list[_Placement] = []
     upfront: Upfront | None = None
+    contexts = PlacementContexts(1)
     for k in range(count):
         session.release()
+        if k and h.settings.new_contexts and contexts.kept is None:
+            contexts = contexts.after_renewal(h.renew_context())
         pad = DeviceBuffer(pad_bytes(k)) if k else None
         try:
             session.prepare(capacity)
             if upfront is None:
                 built, upfront = _upfront(session, h, n)
             else:
-                built = session.build(s, n)
+                built = session.build(h.stream, n)
             try:
                 runs.append(_measure_placement(session, h, n, built))
             finally:
@@ -191,7 +196,7 @@ def bench_size(session: WorkloadSession, h: Harness, n: int, capacity: int | Non
         stream_path=first.stream_path, stream_ops=first.stream_ops,
         stream_host_per_op_s=stream.host_enqueue.median_s / first.op_count,
         bare_host_per_op_s=_bare_per_op([r.stream for r in runs], first.op_count),
-        placements={"stream": s_spread, "graph": g_spread}, hot=hot)
+        placements={"stream": s_spread, "graph": g_spread}, hot=hot, contexts=contexts)
 
 
 def _bare_per_op(per: Sequence[Measured], ops: int) -> float | None:
@@ -259,7 +264,7 @@ def _bench(session: WorkloadSession, ctx: RunContext, sizes: Sequence[int],
         {**settings.rule.to_json(), "flush_l2": settings.flush_l2,
          "blocker_timeout_s": settings.blocker_timeout_s,
          "context_settled_launches": h.settled_launches, "placements": settings.placements,
-         "hot": settings.hot},
+         "new_contexts": settings.new_contexts, "hot": settings.hot},
         bare, judge_sizes(rows),
         Context.SEVERAL_STREAMS if settings.settle else Context.FRESH)
 

@@ -28,6 +28,7 @@ def child_argv(ref: str, sizes: Sequence[int], settings: BenchSettings, device: 
               "--blocker-timeout", repr(settings.blocker_timeout_s),
               "--flush-l2" if settings.flush_l2 else "--no-flush-l2",
               "--placements", str(settings.placements),
+              "--placement-contexts", "new" if settings.new_contexts else "same",
               "--hot" if settings.hot else "--no-hot", "--device", str(device),
               "--no-certificate", "--json", FRESH_CHILD_FLAG]
     head = [sys.executable, "-m", "graphcert", "bench", ref]
@@ -68,10 +69,12 @@ def child_timeout_s(settings: BenchSettings, sizes: Sequence[int]) -> float:
     """A bound on one child's run, so that a stuck child cannot hang the parent. Each
     sampling loop (3 cold quantities and the hot one, on both sides) ends at the stop rule's
     timeout once it has 2 samples, and one sample holds a stream at most the blocker's
-    timeout; that per placement and size, plus 60 s for start-up and compiling."""
+    timeout; that per placement and size, plus 60 s for start-up and compiling, and 5 s per
+    placement for a new context (opening one, settling it and loading modules take < 1 s)."""
     loops = 2 * (3 + (1 if settings.hot else 0))
     per_loop = settings.rule.timeout_s + 2 * settings.blocker_timeout_s
-    return loops * per_loop * settings.placements * max(len(sizes), 1) + 60.0
+    renewal = 5.0 if settings.new_contexts else 0.0
+    return (loops * per_loop + renewal) * settings.placements * max(len(sizes), 1) + 60.0
 
 
 def bench_fresh(ref: str, sizes: Sequence[int], settings: BenchSettings, device: int,

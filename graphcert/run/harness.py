@@ -25,7 +25,8 @@ Enqueue = Callable[[Stream], None]
 SETTLE_LAUNCHES = 2000
 # The hot figure queues at most this many launches of one path behind one blocking kernel.
 HOT_MAX_BATCH = 100
-# Set on a RunContext once it has been settled (the several-streams state never goes back).
+# Set on a RunContext to the generation it was settled in (the several-streams state never
+# goes back, but a renewed context starts fresh).
 SETTLED_FLAG = "_graphcert_settled"
 
 
@@ -36,6 +37,9 @@ class BenchSettings:
     blocker_timeout_s: float = 5.0
     max_queued_ops: int = 256  # host loops enqueue at most this many ops between syncs
     placements: int = 4  # buffer placements per size (the figure is their median)
+    # Each placement after the first in a new primary context (RunContext.renew): the stream
+    # path's device time moves with the context as much as between processes.
+    new_contexts: bool = True
     settle: bool = True  # False: time the context's fresh single-stream state (a child)
     hot: bool = True  # also the hot figure (back to back, L2 warm)
     context: str = "settled"  # settled | fresh | both (run.jobs starts a child for fresh)
@@ -51,6 +55,10 @@ class Harness:
     def __init__(self, ctx: RunContext, settings: BenchSettings):
         self.ctx = ctx
         self.settings = settings
+        self._open()
+
+    def _open(self) -> None:
+        ctx, settings = self.ctx, self.settings
         self._events: list[Event] = []
         self._flush: DeviceBuffer | None = None
         self.settled_launches = 0
@@ -66,14 +74,23 @@ class Harness:
             self._flush = DeviceBuffer(flush_bytes) if settings.flush_l2 else None
             if settings.settle:
                 # The state switches for good: settle once per context, not per workload.
-                if not getattr(ctx, SETTLED_FLAG, False):
+                if getattr(ctx, SETTLED_FLAG, None) != ctx.generation:
                     self._settle_context()
-                    setattr(ctx, SETTLED_FLAG, True)
+                    setattr(ctx, SETTLED_FLAG, ctx.generation)
                 self.settled_launches = SETTLE_LAUNCHES
         except BaseException:
             with contextlib.suppress(Exception):  # the first error is the one to report
                 self.close()
             raise
+
+    def renew_context(self) -> str | None:
+        """Close, move the run to a new primary context (RunContext.renew: the caller has
+        freed the workload's buffers and graphs), and open again there, settled as before.
+        None when renewed, else the reason the same context was kept."""
+        self.close()
+        reason = self.ctx.renew()
+        self._open()
+        return reason
 
     def _settle_context(self) -> None:
         """Put the context in the state every real application is in before timing anything.
@@ -274,18 +291,20 @@ class Harness:
 
     def close(self) -> None:
         """Free what was made; also after an __init__ that failed part way (members it never
-        set are absent)."""
-        stream: Stream | None = getattr(self, "stream", None)
+        set are absent), and again (each member is taken off as it is freed)."""
+        made = vars(self)
+        stream: Stream | None = made.pop("stream", None)
         if stream is not None:
             stream.synchronize()
         for e in self._events:
             e.destroy()
-        blocker: BlockingKernel | None = getattr(self, "blocker", None)
+        self._events = []
+        blocker: BlockingKernel | None = made.pop("blocker", None)
         if blocker is not None:
             blocker.free()
-        clock_out: DeviceBuffer | None = getattr(self, "_clock_out", None)
-        for buf in (clock_out, self._flush):
+        for buf in (made.pop("_clock_out", None), self._flush):
             if buf is not None:
                 buf.free()
+        self._flush = None
         if stream is not None:
             stream.destroy()

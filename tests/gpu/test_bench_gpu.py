@@ -112,3 +112,66 @@ def test_context_both_reports_the_fresh_state_apart(gpu_ctx: RunContext, tmp_pat
     assert done.certificate is not None
     cert = load_certificate(done.certificate)
     assert cert["results"]["other_context"]["context"] == "fresh_single_stream"
+
+
+def test_renewed_context_loads_kernels_again_and_runs(gpu_ctx: RunContext) -> None:
+    from graphcert.cuda.stream import Stream
+
+    before = gpu_ctx.generation
+    gpu_ctx.kernel("graphcert_runtime.cu", "gc_empty")
+    compiled = len(gpu_ctx.builds)
+    reason = gpu_ctx.renew()
+    if reason is not None:  # something else in this test process holds the context
+        pytest.skip(f"the primary context is shared in this process: {reason}")
+    assert gpu_ctx.generation == before + 1
+    empty = gpu_ctx.kernel("graphcert_runtime.cu", "gc_empty")  # loaded again, not compiled
+    assert len(gpu_ctx.builds) == compiled
+    with Stream() as s:
+        empty.launch(s, 1, 1)
+        s.synchronize()
+
+
+def test_a_renewal_is_refused_while_another_holder_has_the_context(gpu_ctx: RunContext
+                                                                    ) -> None:
+    from graphcert.cuda.device import Device
+
+    other = Device(0)  # a second retain of the primary context, as a framework holds one
+    try:
+        before = gpu_ctx.generation
+        result = bench(gpu_ctx, "chain[kernels=8]", [1],
+                       BenchSettings(QUICK, placements=2, hot=False))
+        (row,) = result.sizes
+        assert row.contexts is not None and row.contexts.count == 1
+        assert row.contexts.kept is not None and "still holds it" in row.contexts.kept
+        assert gpu_ctx.generation == before
+        assert isinstance(row.stream.device, Timing)  # both placements still measured
+        assert row.placements is not None
+        assert len(row.placements["stream"]["device"].medians_s) == 2
+    finally:
+        other.release()
+    gpu_ctx.device.make_current()
+
+
+@pytest.mark.usefixtures("gpu_ctx")  # skips without a driver
+def test_each_placement_runs_in_a_new_context_in_a_fresh_process() -> None:
+    # A child process: in this one the test session's fixtures share the context.
+    import json
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (str(repo), os.environ.get("PYTHONPATH")) if p)}
+    done = subprocess.run(
+        [sys.executable, "-m", "graphcert", "bench", "chain[kernels=16]", "--size", "1",
+         "--placements", "3", "--no-hot", "--timeout", "0.5", "--min-time", "0.05",
+         "--no-certificate", "--json"], capture_output=True, text=True, env=env,
+        timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (run,) = json.loads(done.stdout)["runs"]
+    (row,) = run["results"]["sizes"]
+    assert row["contexts"] == {"count": 3, "kept": None}
+    assert run["results"]["settings"]["new_contexts"] is True
+    medians = row["placements"]["stream"]["device"]["medians_s"]
+    assert len(medians) == 3 and all(1e-7 < m < 1e-3 for m in medians)

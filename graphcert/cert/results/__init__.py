@@ -19,7 +19,13 @@ from graphcert.cert.results.bench import (
     WayTimings,
 )
 from graphcert.cert.results.capture import CaptureResult
-from graphcert.cert.results.measure import Context, HotTimings, PlacementSpread, Telemetry
+from graphcert.cert.results.measure import (
+    Context,
+    HotTimings,
+    PlacementContexts,
+    PlacementSpread,
+    Telemetry,
+)
 from graphcert.cert.results.steps import StepBucket, cache_key
 from graphcert.cert.results.sweep import LineFit, SweepFit
 from graphcert.cert.results.verdict import Status, Verdict
@@ -36,7 +42,7 @@ from graphcert.cert.results.verify import (
 
 __all__ = [
     "QUANTITIES", "SIDES", "AnyClass", "BenchResult", "CaptureResult", "ClassResult", "Context",
-    "Ended", "HotTimings", "PlacementSpread", "Telemetry",
+    "Ended", "HotTimings", "PlacementContexts", "PlacementSpread", "Telemetry",
     "Interval", "LineFit", "SampleResult", "SizeResult", "SkippedClass", "Status",
     "StepBucket", "SweepFit",
     "Timing", "Transition", "Unavailable", "UpdateOutcome", "Upfront", "Verdict",

@@ -12,6 +12,7 @@ from typing import Any
 from graphcert.cert.results.measure import (
     Context,
     HotTimings,
+    PlacementContexts,
     Placements,
     Telemetry,
     placements_from_json,
@@ -173,6 +174,8 @@ class SizeResult:
     # recorded before graphcert measured several).
     placements: Placements | None = None
     hot: HotTimings | None = None  # None: not measured (older certificates)
+    # The primary contexts the placements ran in (None: one, recorded before bench said).
+    contexts: PlacementContexts | None = None
 
     def way(self, side: str) -> WayTimings:
         return self.stream if side == "stream" else self.graph
@@ -190,7 +193,8 @@ class SizeResult:
                  "bare_host_per_op_s": self.bare_host_per_op_s,
                  "placements": placements_to_json(self.placements)
                  if self.placements is not None else None,
-                 "hot": self.hot.to_json() if self.hot is not None else None}
+                 "hot": self.hot.to_json() if self.hot is not None else None,
+                 "contexts": self.contexts.to_json() if self.contexts is not None else None}
         doc.update({k: v for k, v in extra.items() if v is not None})
         return doc
 
@@ -205,7 +209,8 @@ class SizeResult:
                    doc.get("stream_path"), doc.get("stream_ops"),
                    doc.get("stream_host_per_op_s"), doc.get("bare_host_per_op_s"),
                    placements_from_json(doc["placements"]) if doc.get("placements") else None,
-                   HotTimings.from_json(doc["hot"]) if doc.get("hot") else None)
+                   HotTimings.from_json(doc["hot"]) if doc.get("hot") else None,
+                   PlacementContexts.from_json(doc["contexts"]) if doc.get("contexts") else None)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
-"""Typed parts of a bench result beyond the cold figures: the spread over buffer placements,
-the hot (back to back, L2 warm) figures, the driver state, and host-side telemetry. Pure."""
+"""Typed parts of a bench result beyond the cold figures: the spread over buffer placements
+and the contexts they ran in, the hot (back to back, L2 warm) figures, the driver state, and
+host-side telemetry. Pure."""
 
 from __future__ import annotations
 
@@ -50,6 +51,29 @@ class PlacementSpread:
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> PlacementSpread:
         return cls(tuple(float(v) for v in doc["medians_s"]))
+
+
+@dataclass(frozen=True)
+class PlacementContexts:
+    """How many primary contexts one size's placements were measured in: with bench's
+    default each placement after the first gets a new one (as a new process would), since
+    the stream path's device time moves with the context; `kept` says why the rest stayed
+    in one (another user of the context in the process), None where nothing stopped it."""
+
+    count: int
+    kept: str | None = None
+
+    def after_renewal(self, refused: str | None) -> PlacementContexts:
+        """This after one more renewal: one more context, or the same with the reason."""
+        return PlacementContexts(self.count + 1) if refused is None else \
+            PlacementContexts(self.count, refused)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"count": self.count, "kept": self.kept}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> PlacementContexts:
+        return cls(int(doc["count"]), doc.get("kept"))
 
 
 # side -> quantity -> spread; a quantity unavailable at some placement is left out.
