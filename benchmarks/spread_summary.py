@@ -1,7 +1,8 @@
 """The summary benchmarks/spread_vs_nvbench.sh prints: each tool's range between fresh
 processes as a share of its median, per path, and whether graphcert's stream range is no
 wider than nvbench's. Reads the JSON lines the script collects ({"tool", "stream", "graph"},
-µs per kernel or node).
+µs per kernel or node; graphcert's also carry "stream_placements", the per-placement medians,
+from which it shows how far apart the processes would be by other estimators).
 
     python benchmarks/spread_summary.py FIGURES.jsonl
 """
@@ -12,6 +13,7 @@ import json
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def spread(values: list[float]) -> float:
@@ -19,7 +21,7 @@ def spread(values: list[float]) -> float:
     return (max(values) - min(values)) / statistics.median(values)
 
 
-def summary(rows: list[dict[str, float | str]]) -> list[str]:
+def summary(rows: list[dict[str, Any]]) -> list[str]:
     """One line per path, then the verdict on the stream path."""
     by_tool: dict[str, dict[str, list[float]]] = {}
     for row in rows:
@@ -35,8 +37,24 @@ def summary(rows: list[dict[str, float | str]]) -> list[str]:
         lines.append(f"{path:6} between {len(a)} processes: graphcert {min(a):.4f}-{max(a):.4f} "
                      f"({spread(a):.1%} of its median), nvbench {min(b):.4f}-{max(b):.4f} "
                      f"({spread(b):.1%})")
+    lines += _estimators([row for row in rows if row["tool"] == "graphcert"])
     met = spread(ours["stream"]) <= spread(theirs["stream"])
     lines.append(f"stream range no wider than nvbench's: {'yes' if met else 'NO'}")
+    return lines
+
+
+def _estimators(rows: list[dict[str, Any]]) -> list[str]:
+    """With each graphcert process's per-placement medians ("stream_placements"), how far
+    apart the processes would be had each reported the mean or the lowest of them instead
+    of their median: an estimator comparison, never the certified figure."""
+    per = [row.get("stream_placements") for row in rows]
+    if len(per) < 2 or not all(isinstance(p, list) and len(p) >= 2 for p in per):
+        return []
+    lines = []
+    for name, pick in (("median", statistics.median), ("mean", statistics.fmean),
+                       ("lowest", min)):
+        lines.append(f"stream, graphcert's processes by the {name} of their {len(per[0])} "
+                     f"placements: {spread([pick(p) for p in per]):.1%} apart")
     return lines
 
 

@@ -25,7 +25,9 @@ print('graphcert stream %.4f us/kernel  graph %.4f us/node  (median of %s placem
     stream, graph, len(p.get('stream', {}).get('device', {}).get('medians_s', [1])),
     (r.get('contexts') or {}).get('count', 1),
     *(('%.2f%%' % (100 * spread(s)) if spread(s) is not None else '-') for s in ('stream', 'graph'))))
-print(json.dumps({'tool': 'graphcert', 'stream': stream, 'graph': graph}), file=open('$figures', 'a'))"
+per = [m / 16 * 1e6 for m in p.get('stream', {}).get('device', {}).get('medians_s', [])]
+print(json.dumps({'tool': 'graphcert', 'stream': stream, 'graph': graph,
+                  'stream_placements': per}), file=open('$figures', 'a'))"
   python3 "$here/fidelity_probe.py" --one nvbench default 16 | tail -1 | python3 -c "
 import json, sys
 d = json.loads(sys.stdin.read())
