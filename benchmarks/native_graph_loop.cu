@@ -72,6 +72,33 @@ __global__ void chain_mark(unsigned int* marks, unsigned int step) { marks[step]
 
 __global__ void empty_kernel() {}
 
+// graphcert's gc_clock_calibrate: spin `cycles` SM cycles, report cycles and global-time ns.
+__global__ void clock_calibrate(unsigned long long cycles, unsigned long long* out) {
+    const unsigned long long t0 = globaltimer_ns();
+    const long long c0 = clock64();
+    long long c1 = c0;
+    while (static_cast<unsigned long long>(c1 - c0) < cycles) c1 = clock64();
+    out[0] = static_cast<unsigned long long>(c1 - c0);
+    out[1] = globaltimer_ns() - t0;
+}
+
+// The effective SM clock in MHz while a spin of `cycles` ran (a negative number: no time
+// passed on the global timer).
+static double sm_clock_mhz(unsigned long long cycles, unsigned long long* out_dev,
+                           cudaStream_t s) {
+    clock_calibrate<<<1, 1, 0, s>>>(cycles, out_dev);
+    unsigned long long host[2] = {0, 0};
+    CHECK(cudaMemcpyAsync(host, out_dev, sizeof(host), cudaMemcpyDeviceToHost, s));
+    CHECK(cudaStreamSynchronize(s));
+    return host[1] ? static_cast<double>(host[0]) / static_cast<double>(host[1]) * 1e3 : -1.0;
+}
+
+// graphcert's bench reads the SM clock with a 20,000,000-cycle spin (~10 ms) before each
+// size, which also raises a clock that idles low; --warm-clock does the same before each
+// node count. Every run reads the clock after its samples with a short spin.
+constexpr unsigned long long kWarmCycles = 20000000ull;
+constexpr unsigned long long kProbeCycles = 1000000ull;
+
 struct Blocker {
     unsigned int* flag_host = nullptr;
     unsigned int* flag_dev = nullptr;
@@ -116,6 +143,7 @@ struct Options {
     std::vector<int> nodes{1000, 16};
     int bare = 20000;
     int release_delay_us = 0;  // wait this long after enqueueing a sample before releasing
+    bool warm_clock = false;   // read the clock with graphcert's long spin before each count
 };
 
 static Options parse(int argc, char** argv) {
@@ -126,6 +154,8 @@ static Options parse(int argc, char** argv) {
             o.fresh = true;
         } else if (a == "--flush-l2") {
             o.flush_l2 = true;
+        } else if (a == "--warm-clock") {
+            o.warm_clock = true;
         } else if (a == "--samples" && i + 1 < argc) {
             o.samples = std::max(3, std::atoi(argv[++i]));
         } else if (a == "--release-delay-us" && i + 1 < argc) {
@@ -146,8 +176,8 @@ static Options parse(int argc, char** argv) {
             }
         } else {
             std::fprintf(stderr,
-                         "usage: %s [--fresh] [--flush-l2] [--samples N] [--nodes 1000,16] "
-                         "[--bare COUNT] [--release-delay-us US]\n",
+                         "usage: %s [--fresh] [--flush-l2] [--warm-clock] [--samples N] "
+                         "[--nodes 1000,16] [--bare COUNT] [--release-delay-us US]\n",
                          argv[0]);
             std::exit(2);
         }
@@ -175,6 +205,8 @@ int main(int argc, char** argv) {
     void* flush = nullptr;
     if (opt.flush_l2) CHECK(cudaMalloc(&flush, flush_bytes));
     Blocker blocker;
+    unsigned long long* clock_out = nullptr;
+    CHECK(cudaMalloc(&clock_out, 2 * sizeof(unsigned long long)));
     cudaEvent_t start, end;
     CHECK(cudaEventCreate(&start));
     CHECK(cudaEventCreate(&end));
@@ -196,6 +228,7 @@ int main(int argc, char** argv) {
         for (int i = 0; i < 10; ++i) CHECK(cudaGraphLaunch(exec, s));
         stream_path(s);
         CHECK(cudaStreamSynchronize(s));
+        const double clock_before = opt.warm_clock ? sm_clock_mhz(kWarmCycles, clock_out, s) : -1.0;
 
         // device time: one sample per blocking-kernel hold
         auto device_samples = [&](auto&& work) {
@@ -227,6 +260,7 @@ int main(int argc, char** argv) {
         };
         double graph_dev = device_samples([&] { CHECK(cudaGraphLaunch(exec, s)); });
         double stream_dev = device_samples([&] { stream_path(s); });
+        const double clock_after = sm_clock_mhz(kProbeCycles, clock_out, s);
 
         // host time around the launch calls only, the GPU drained between samples
         auto host_samples = [&](auto&& work) {
@@ -245,10 +279,12 @@ int main(int argc, char** argv) {
 
         std::printf(
             "{\"nodes\": %d, \"state\": \"%s\", \"flush_l2\": %s, \"samples\": %d, "
-            "\"release_delay_us\": %d, "
+            "\"release_delay_us\": %d, \"warm_clock\": %s, "
+            "\"sm_clock_mhz_before\": %.1f, \"sm_clock_mhz_after\": %.1f, "
             "\"graph_device_us_per_node\": %.4f, \"stream_device_us_per_kernel\": %.4f, "
             "\"graph_host_launch_us\": %.4f, \"stream_host_us_per_launch\": %.4f}\n",
-            n, state, flush ? "true" : "false", opt.samples, opt.release_delay_us, graph_dev / n * 1e6,
+            n, state, flush ? "true" : "false", opt.samples, opt.release_delay_us,
+            opt.warm_clock ? "true" : "false", clock_before, clock_after, graph_dev / n * 1e6,
             stream_dev / n * 1e6, graph_host * 1e6, stream_host / n * 1e6);
         std::fflush(stdout);
         CHECK(cudaGraphExecDestroy(exec));
@@ -290,6 +326,7 @@ int main(int argc, char** argv) {
     CHECK(cudaEventDestroy(start));
     CHECK(cudaEventDestroy(end));
     if (flush) CHECK(cudaFree(flush));
+    CHECK(cudaFree(clock_out));
     CHECK(cudaStreamDestroy(s));
     return 0;
 }

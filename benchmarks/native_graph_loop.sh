@@ -10,7 +10,11 @@
 #      tools: one process of each cannot show 1%);
 #   4. the stream path's host cost per launch against the bare cuLaunchKernel loop timed
 #      alternately with it (bare_host_per_op_s; target <= 1.15x), and against the native loop.
-#   Then the native loop once in the fresh single-stream state, for reference.
+#   Each round also runs the native loop with --warm-clock: the SM clock read first with
+#   graphcert's ~10 ms spin, as bench does before each size (a clock that idles low then rises
+#   before the samples); every native run reports the clock after its samples, graphcert's
+#   certificate the clock before and after. Then the native loop once in the fresh
+#   single-stream state, for reference.
 #   bash benchmarks/native_graph_loop.sh [ARCH] [ROUNDS]      (sm_90, 5)
 set -euo pipefail
 arch=${1:-sm_90}
@@ -23,6 +27,8 @@ nvcc -O2 -std=c++17 -arch="$arch" "$here/native_graph_loop.cu" -o "$build/native
 for r in $(seq "$rounds"); do
   for n in 1000 16; do
     "$build/native_graph_loop" --nodes "$n" --samples 300 > "$build/native_${n}_$r.jsonl"
+    "$build/native_graph_loop" --nodes "$n" --samples 300 --warm-clock \
+      > "$build/native_warm_${n}_$r.jsonl"
     python3 -m graphcert bench "chain[kernels=$n]" --size 1 --no-certificate --json \
       --no-flush-l2 --placements 1 --no-hot --timeout 2 > "$build/graphcert_${n}_$r.json"
   done
@@ -39,25 +45,50 @@ def spread(xs):
     return f"{min(xs):.4f}-{max(xs):.4f}, {100 * (max(xs) - min(xs)) / statistics.median(xs):.1f}%"
 
 
+def loop_of(name, n):
+    lines = [json.loads(x) for x in (build / name).read_text().splitlines()]
+    return lines, next(d for d in lines if d.get("nodes") == n)
+
+
+def mhz(xs):
+    got = [x for x in xs if x is not None and x > 0]
+    return f"{statistics.median(got):.0f}" if got else "-"
+
+
 for n in (1000, 16):
     ours, theirs, host, bare, native_host, native_bare = [], [], [], [], [], []
+    warmed, clocks = [], {"ours_before": [], "ours_after": [], "native_after": [],
+                          "warm_before": [], "warm_after": []}
     for r in range(1, rounds + 1):
-        lines = [json.loads(x) for x in (build / f"native_{n}_{r}.jsonl").read_text().splitlines()]
-        loop = next(d for d in lines if d.get("nodes") == n)
+        lines, loop = loop_of(f"native_{n}_{r}.jsonl", n)
         theirs.append(loop["graph_device_us_per_node"])
+        clocks["native_after"].append(loop.get("sm_clock_mhz_after"))
+        _, warm = loop_of(f"native_warm_{n}_{r}.jsonl", n)
+        warmed.append(warm["graph_device_us_per_node"])
+        clocks["warm_before"].append(warm.get("sm_clock_mhz_before"))
+        clocks["warm_after"].append(warm.get("sm_clock_mhz_after"))
         native_host.append(loop["stream_host_us_per_launch"])
         native_bare.append(next(d for d in lines if "bare_culaunchkernel_host_us" in d)
                            ["bare_culaunchkernel_host_us"])
         size = json.loads((build / f"graphcert_{n}_{r}.json").read_text())["runs"][0]["results"]["sizes"][0]
         ours.append(size["graph"]["device"]["median_s"] / n * 1e6)
+        clock = size.get("clock_mhz") or {}
+        clocks["ours_before"].append(clock.get("before"))
+        clocks["ours_after"].append(clock.get("after"))
         host.append(size["stream_host_per_op_s"] * 1e6)
         bare.append((size.get("bare_host_per_op_s") or float("nan")) * 1e6)
     print(f"{n:5d} nodes, graph device per node, {rounds} processes each:")
-    print("        graphcert " + " ".join(f"{x:.4f}" for x in ours) + f"  ({spread(ours)})")
-    print("        native    " + " ".join(f"{x:.4f}" for x in theirs) + f"  ({spread(theirs)})")
-    mo, mt = statistics.median(ours), statistics.median(theirs)
+    print("        graphcert " + " ".join(f"{x:.4f}" for x in ours) + f"  ({spread(ours)}; "
+          f"SM clock before/after {mhz(clocks['ours_before'])}/{mhz(clocks['ours_after'])} MHz)")
+    print("        native    " + " ".join(f"{x:.4f}" for x in theirs) + f"  ({spread(theirs)}; "
+          f"SM clock after {mhz(clocks['native_after'])} MHz)")
+    print("        native, clock read first as bench does (--warm-clock) "
+          + " ".join(f"{x:.4f}" for x in warmed) + f"  ({spread(warmed)}; SM clock "
+          f"before/after {mhz(clocks['warm_before'])}/{mhz(clocks['warm_after'])} MHz)")
+    mo, mt, mw = statistics.median(ours), statistics.median(theirs), statistics.median(warmed)
     print(f"        median over processes: graphcert {mo:.4f} us, native {mt:.4f} us, "
-          f"ratio {mo / mt:.4f} (target within 1%)")
+          f"ratio {mo / mt:.4f} (target within 1%); native --warm-clock {mw:.4f} us, "
+          f"ratio {mo / mw:.4f}")
     ratios = [h / b for h, b in zip(host, bare)]
     print(f"{n:5d} kernels, stream host per launch: graphcert " + " ".join(f"{x:.3f}" for x in host)
           + " us; bare loop alongside " + " ".join(f"{x:.3f}" for x in bare)
