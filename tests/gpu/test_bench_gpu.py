@@ -156,17 +156,15 @@ def test_a_renewal_is_refused_while_another_holder_has_the_context(gpu_ctx: RunC
 def test_each_placement_runs_in_a_new_context_in_a_fresh_process() -> None:
     # A child process: in this one the test session's fixtures share the context.
     import json
-    import os
     import subprocess
     import sys
 
-    repo = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        p for p in (str(repo), os.environ.get("PYTHONPATH")) if p)}
+    from tests._env import child_env
+
     done = subprocess.run(
         [sys.executable, "-m", "graphcert", "bench", "chain[kernels=16]", "--size", "1",
          "--placements", "3", "--no-hot", "--timeout", "0.5", "--min-time", "0.05",
-         "--no-certificate", "--json"], capture_output=True, text=True, env=env,
+         "--no-certificate", "--json"], capture_output=True, text=True, env=child_env(),
         timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     (run,) = json.loads(done.stdout)["runs"]
