@@ -64,8 +64,8 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
             sweep: str | None, plot_path: Path | None, max_noise: float, min_samples: int,
             min_time: float, timeout: float, blocker_timeout: float, flush_l2: bool,
             placements: int, placement_contexts: str, context: str, hot: bool,
-            fresh_child: bool,
-            out_dir: Path, no_certificate: bool, device: int, as_json: bool) -> None:
+            fresh_child: bool, out_dir: Path, no_certificate: bool, device: int,
+            as_json: bool) -> None:
     """Time WORKLOAD launched kernel by kernel on a stream and as one graph: host enqueue,
     device time (queued behind a blocking kernel) and end to end, plus up-front costs."""
     from graphcert.classes import parse_buckets, parse_size

@@ -33,8 +33,8 @@ def us(seconds: float | None) -> str:
 def size_table(ref: str, row: SizeResult) -> Table:
     """Stream vs graph for one size: median ± noise per quantity and the speedup interval, the
     spread of each median over buffer placements (and the contexts they ran in), then the hot
-    figure in its own row; a
-    timing whose sampling ended on its timeout is marked, an unavailable one says so."""
+    figure in its own row; a timing whose sampling ended on its timeout is marked, an
+    unavailable one says so."""
     places = row.placements
     count = max((len(p.medians_s) for side in (places or {}).values() for p in side.values()),
                 default=1)
