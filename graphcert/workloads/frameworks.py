@@ -148,6 +148,10 @@ class TorchAdapter(ArrayAdapter):
                        "shapes such as nonzero()): keep host reads out of the step")
 
     framework = "torch"
+    # What the allocator's snapshot takes (prepare() asks torch): the graph's pool alone, and
+    # no allocation traces. Until then, the whole snapshot.
+    _by_pool = False
+    _lean: dict[str, bool] = {}
 
     def __init__(self, device: int = 0) -> None:
         try:
@@ -262,9 +266,8 @@ class TorchAdapter(ArrayAdapter):
         cached, and a later pool takes them without reserving more (an H100 run read 0
         for buckets 1..32 that way)."""
         try:
-            pool_only = {"mempool_id": pool} if getattr(self, "_by_pool", False) else {}
-            segments = self.torch.cuda.memory_snapshot(**pool_only,
-                                                       **getattr(self, "_lean", {}))
+            pool_only = {"mempool_id": pool} if self._by_pool else {}
+            segments = self.torch.cuda.memory_snapshot(**pool_only, **self._lean)
             mine = [s for s in segments if tuple(s.get("segment_pool_id", ())) == tuple(pool)]
             if mine:
                 return int(sum(s["total_size"] for s in mine))
