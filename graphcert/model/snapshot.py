@@ -388,19 +388,7 @@ def fingerprints_of(s: GraphSnapshot) -> tuple[str, str]:
 
 
 __all__ = [
-    "DEFAULT_EDGE",
-    "FINGERPRINT_SCHEME",
-    "EdgeData",
-    "GraphSnapshot",
-    "NodeRecord",
-    "RawEdge",
-    "RawGraph",
-    "RawNode",
-    "canonical_json",
-    "content_digest",
-    "fingerprint_text",
-    "fingerprints_of",
-    "normalize_attr",
-    "sha256_text",
-    "snapshot_from_raw",
+    "DEFAULT_EDGE", "FINGERPRINT_SCHEME", "EdgeData", "GraphSnapshot", "NodeRecord", "RawEdge",
+    "RawGraph", "RawNode", "canonical_json", "content_digest", "fingerprint_text",
+    "fingerprints_of", "normalize_attr", "sha256_text", "snapshot_from_raw",
 ]
