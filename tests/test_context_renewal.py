@@ -84,6 +84,7 @@ def test_a_context_someone_else_holds_is_kept_with_the_reason(fake: FakeDriver) 
 
 class FakeModule:
     loads: list[bytes] = []
+    log: list[str] = []
 
     def __init__(self, cubin: bytes, name: str):
         FakeModule.loads.append(cubin)
@@ -95,6 +96,15 @@ class FakeModule:
 
     def unload(self) -> None:
         self.unloaded = True
+        FakeModule.log.append("unload")
+
+
+class FakeBuffer:
+    def __init__(self, log: list[str]):
+        self.log = log
+
+    def free(self) -> None:
+        self.log.append("free")
 
 
 @dataclass
@@ -111,7 +121,7 @@ def test_modules_load_again_from_their_cubins_after_a_renewal(
         compiled.append(source)
         return FakeBuild(b"cubin-" + source.encode(), type("S", (), {"name": source})())
 
-    FakeModule.loads = []
+    FakeModule.loads, FakeModule.log = [], fake.log
     monkeypatch.setattr(context_mod, "Module", FakeModule)
     monkeypatch.setattr(context_mod.nvrtc, "build", build)
     ctx = RunContext.__new__(RunContext)  # without Device.__init__ and nvrtc.arch_for
@@ -119,10 +129,32 @@ def test_modules_load_again_from_their_cubins_after_a_renewal(
     ctx._modules, ctx._cubins, ctx._buffers, ctx.builds = {}, {}, [], []
     ctx.compile_s, ctx.generation = 0.0, 0
     before = ctx.module("a.cu")
+    ctx._buffers.append(FakeBuffer(fake.log))  # type: ignore[arg-type]
     assert ctx.renew() is None and ctx.generation == 1
     assert isinstance(before, FakeModule) and before.unloaded
+    # everything made in the old context is gone before it is released
+    assert fake.log == ["free", "unload", "synchronize", "release"]
     after = ctx.module("a.cu")
     assert after is not before and compiled == ["a.cu"]  # loaded again, not compiled again
     assert FakeModule.loads == [b"cubin-a.cu", b"cubin-a.cu"] and len(ctx.builds) == 1
     fake.count += 1  # another library retains the primary context now
     assert ctx.renew() is not None and ctx.generation == 1  # kept: not a new generation
+
+
+def test_a_kernel_of_an_unloaded_module_refuses_to_launch(monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    from graphcert.cuda import module as module_mod
+    from graphcert.errors import GraphcertError
+
+    monkeypatch.setattr(module_mod.driver, "cuModuleUnload", lambda handle: (0,))
+    mod = module_mod.Module.__new__(module_mod.Module)  # no cuModuleLoadData without a GPU
+    kernel = module_mod.Kernel.__new__(module_mod.Kernel)
+    kernel.func, kernel.name, kernel.param_sizes = "func-handle", "k", []
+    mod.name, mod.handle, mod._kernels = "m.cu", "module-handle", {"k": kernel}
+    assert kernel.live_func() == "func-handle"
+    mod.unload()
+    for use in (kernel.live_func, lambda: kernel.prepare(1, 1),
+                lambda: module_mod.bare_launches(kernel, 4)):
+        with pytest.raises(GraphcertError, match="kernel k belongs to a module that was "
+                                                 "unloaded"):
+            use()

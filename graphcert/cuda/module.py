@@ -17,6 +17,7 @@ from cuda.bindings import driver
 from graphcert.cuda.check import check
 from graphcert.cuda.memory import DeviceBuffer
 from graphcert.cuda.oplog import run
+from graphcert.errors import GraphcertError
 
 Dim = tuple[int, int, int]
 
@@ -49,6 +50,8 @@ class Module:
         if self.handle is not None:
             handle, self.handle = self.handle, None
             _FUNCTIONS.clear()  # a later module may reuse these function addresses
+            for kernel in self._kernels.values():
+                kernel.func = None  # a later launch through it raises, never runs another
             check(driver.cuModuleUnload(handle), "cuModuleUnload")
 
 
@@ -115,6 +118,17 @@ class Kernel:
             values.append(_encode(arg, size, self.name, i))
         return PackedArgs(values)
 
+    def live_func(self) -> Any:
+        """The CUfunction; GraphcertError once its module was unloaded (RunContext.renew
+        gives a new context between a workload's setups: take kernels in setup())."""
+        if self.func is None:
+            raise GraphcertError(
+                f"kernel {self.name} belongs to a module that was unloaded (bench gives "
+                "each buffer placement a new CUDA context)",
+                hint="take kernels from ctx.kernel in setup(), not once for the workload's "
+                     "lifetime, or bench with --placement-contexts same")
+        return self.func
+
     def prepare(self, grid: Any, block: Any, *args: Any, shared: int = 0) -> PreparedLaunch:
         return PreparedLaunch(self, dim3(grid), dim3(block), int(shared), self.pack(*args))
 
@@ -127,7 +141,7 @@ class Kernel:
         g, b = dim3(grid), dim3(block)
         packed = self.pack(*args)
         p = driver.CUDA_KERNEL_NODE_PARAMS()
-        p.func = self.func
+        p.func = self.live_func()
         p.gridDimX, p.gridDimY, p.gridDimZ = g
         p.blockDimX, p.blockDimY, p.blockDimZ = b
         p.sharedMemBytes = int(shared)
@@ -181,7 +195,8 @@ class PreparedLaunch:
         # Everything but the stream, resolved once: the stream path's timed loop calls
         # enqueue() and should cost what a bare cuLaunchKernel loop costs (bench compares).
         g, b = self.grid, self.block
-        self._head = (self.kernel.func, g[0], g[1], g[2], b[0], b[1], b[2], self.shared)
+        self._head = (self.kernel.live_func(), g[0], g[1], g[2], b[0], b[1], b[2],
+                      self.shared)
         self._params = self.args.address
 
     def enqueue(self, stream: Any) -> None:
@@ -198,7 +213,7 @@ def bare_launches(kernel: Kernel, count: int) -> Callable[[Any], None]:
     """An enqueue of `count` cuLaunchKernel calls of an argument-free kernel, results not
     checked: the floor bench compares the stream path's host cost with, in the same shape
     (as many launches between synchronisations)."""
-    launch, func = driver.cuLaunchKernel, kernel.func
+    launch, func = driver.cuLaunchKernel, kernel.live_func()
 
     def enqueue(stream: Any) -> None:
         handle = stream.handle
@@ -213,7 +228,7 @@ def time_bare_launches(kernel: Kernel, stream: Any, count: int) -> float:
     the stream path's per-launch host cost is compared with."""
     import time
 
-    launch, func, handle = driver.cuLaunchKernel, kernel.func, stream.handle
+    launch, func, handle = driver.cuLaunchKernel, kernel.live_func(), stream.handle
     for _ in range(100):
         launch(func, 1, 1, 1, 1, 1, 1, 0, handle, 0, 0)
     stream.synchronize()

@@ -54,9 +54,7 @@ class Workload(Protocol):
     kernel_files: tuple[str, ...]  # file names under kernels/
 
     def setup(self, ctx: RunContext, capacity: int) -> None:
-        """Allocate for the capacity class and fill inputs deterministically from ctx.seed.
-        Allocate through ctx and take kernels from ctx.kernel here: bench may give ctx a new
-        CUDA context between one setup() and the next (RunContext.renew)."""
+        """Allocate for the capacity class and fill inputs deterministically from ctx.seed."""
 
     def record(self, stream: Stream, n: int) -> None:
         """Enqueue the whole kernel sequence for size n on `stream` (capturable)."""

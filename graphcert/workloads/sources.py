@@ -41,7 +41,9 @@ METHOD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
                  ("pkg", "model/canonical.py"), ("pkg", "model/kinds.py")),
     "bench": (("pkg", "run/bench.py"), ("pkg", "run/harness.py"), ("pkg", "run/placements.py"),
               ("pkg", "run/fresh.py"), ("pkg", "cert/results/bench.py"),
-              ("pkg", "cert/results/measure.py"), ("pkg", "stats.py")),
+              ("pkg", "cert/results/measure.py"), ("pkg", "stats.py"),
+              # a new primary context for each placement after the first (renew)
+              ("pkg", "cuda/context.py"), ("pkg", "cuda/device.py")),
     "step": (("pkg", "workloads/steps.py"), ("pkg", "workloads/frameworks.py"),
              ("pkg", "workloads/cupy_adapter.py"), ("pkg", "cuda/core_step.py"),
              ("pkg", "run/steps.py"),
