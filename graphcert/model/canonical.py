@@ -16,11 +16,14 @@ same partition (each level refines the next) and is skipped: its run would chang
 Colours are ranks of the signature strings in sorted order, so equal graphs get equal
 colours. `topological_order` turns labels into the order snapshots list nodes in (by depth,
 then label): a function of the relabelled graph alone, so it keeps both properties.
+`labelled_order` does both. Where every node has a depth of its own (a chain, as a small
+framework step often is), labels cannot change that order: `depth_order` gives it without
+BLISS, the same order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -105,6 +108,63 @@ def topological_order(n: int, edges: Sequence[tuple[int, int]], labels: Sequence
     return sorted(range(n), key=lambda v: (depth[v], labels[v]))
 
 
+def labelled_order(n: int, pairs: Sequence[tuple[int, int]], levels: Sequence[Sequence[str]],
+                   edge_colours: Mapping[tuple[int, int], str]) -> list[int] | None:
+    """topological_order by canonical_labels over `levels` (finest first); None on a cycle.
+    BLISS wants a simple graph: an edge in `edge_colours` (its signature) becomes a vertex of
+    that colour between its ends, so a programmatic edge and a plain one are told apart."""
+    coloured = [list(level) for level in levels]
+    graph_edges: list[tuple[int, int]] = list(pairs)
+    if edge_colours:
+        graph_edges = []
+        for a, b in pairs:
+            colour = edge_colours.get((a, b))
+            if colour is None:
+                graph_edges.append((a, b))
+                continue
+            mid = len(coloured[0])
+            for level in coloured:
+                level.append(colour)
+            graph_edges += [(a, mid), (mid, b)]
+    labels = canonical_labels(len(coloured[0]), graph_edges, coloured)
+    return topological_order(n, pairs, labels[:n])
+
+
+# Up to this many nodes, depth_order tries the order without labels first (a framework's small
+# step is often a chain); beyond it BLISS's fixed cost no longer matters.
+DEPTH_ORDER_MAX_NODES = 64
+
+
+def depth_order(n: int, edges: Sequence[tuple[int, int]]) -> list[int] | None:
+    """The order topological_order gives whatever the labels, where every node has its own
+    depth (a chain): the nodes by depth. None where two nodes share a depth, where n exceeds
+    DEPTH_ORDER_MAX_NODES, or where there is a cycle (the labelled path then decides)."""
+    if not 0 < n <= DEPTH_ORDER_MAX_NODES or len(edges) < n - 1:
+        return None
+    succs: list[list[int]] = [[] for _ in range(n)]
+    indeg = [0] * n
+    for a, b in edges:
+        succs[a].append(b)
+        indeg[b] += 1
+    ready = [v for v in range(n) if indeg[v] == 0]
+    if len(ready) != 1:
+        return None  # two sources share depth 0
+    depth = [0] * n
+    seen = 0
+    while ready:
+        v = ready.pop()
+        seen += 1
+        for s in succs[v]:
+            depth[s] = max(depth[s], depth[v] + 1)
+            indeg[s] -= 1
+            if indeg[s] == 0:
+                ready.append(s)
+    if seen < n:
+        return None
+    order = sorted(range(n), key=depth.__getitem__)
+    return order if all(depth[v] == i for i, v in enumerate(order)) else None
+
+
 def find_cycle_nodes(n: int, succs: Sequence[Sequence[int]]) -> list[int]:
     """Nodes left over by Kahn's algorithm (on or behind a cycle); empty for a DAG."""
     indeg = [0] * n
@@ -123,4 +183,5 @@ def find_cycle_nodes(n: int, succs: Sequence[Sequence[int]]) -> list[int]:
     return [v for v in range(n) if indeg[v] > 0] if seen < n else []
 
 
-__all__ = ["canonical_labels", "colour_ranks", "find_cycle_nodes", "topological_order"]
+__all__ = ["DEPTH_ORDER_MAX_NODES", "canonical_labels", "colour_ranks", "depth_order",
+           "find_cycle_nodes", "labelled_order", "topological_order"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from graphcert.errors import GraphcertError
-from graphcert.model.canonical import canonical_labels, find_cycle_nodes, topological_order
+from graphcert.model.canonical import depth_order, find_cycle_nodes, labelled_order
 from graphcert.model.kinds import KINDS, NodeKind
 
 FINGERPRINT_SCHEME = 2
@@ -316,24 +316,12 @@ def _snapshot_from_raw(raw: RawGraph, meta: dict[str, Any] | None,
             kids = tuple(snapshot_from_raw(c) for c in node.children)
             attrs[i], children[i], sigs[i] = normal, kids, _signatures(kinds[i], normal, kids)
 
-    # BLISS wants a simple graph: an edge with data becomes a vertex of its own colour
-    # between its ends, so a programmatic edge and a plain one are told apart.
-    levels: list[list[str]] = [[s[2] for s in sigs], [s[1] for s in sigs], [s[0] for s in sigs]]
-    graph_edges = pairs
     data = {e: d for e, d in edge_map.items() if d is not DEFAULT_EDGE and not d.is_default}
-    if data:
-        graph_edges = []
-        for a, b in pairs:
-            if (a, b) not in data:
-                graph_edges.append((a, b))
-                continue
-            mid = len(levels[0])
-            edge_sig = canonical_json({"edge": data[(a, b)].to_json()})
-            for level in levels:
-                level.append(edge_sig)
-            graph_edges += [(a, mid), (mid, b)]
-    labels = canonical_labels(len(levels[0]), graph_edges, levels)
-    order = topological_order(n, pairs, labels[:n])
+    order = depth_order(n, pairs)  # a chain: the labels could not change its order
+    if order is None:
+        levels = [[s[2] for s in sigs], [s[1] for s in sigs], [s[0] for s in sigs]]
+        order = labelled_order(n, pairs, levels, {e: canonical_json({"edge": d.to_json()})
+                                                  for e, d in data.items()})
     if order is None:
         succs: list[list[int]] = [[] for _ in range(n)]
         for a, b in pairs:
@@ -341,7 +329,6 @@ def _snapshot_from_raw(raw: RawGraph, meta: dict[str, Any] | None,
         stuck = find_cycle_nodes(n, succs)
         ids = ", ".join(str(nodes[i].id) for i in stuck[:8])
         raise GraphcertError(f"snapshot reader produced a cycle among node ids {ids}")
-
     pos = [0] * n
     for p, v in enumerate(order):
         pos[v] = p
