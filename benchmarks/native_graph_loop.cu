@@ -136,6 +136,43 @@ static double now_s() {
         .count();
 }
 
+// A driver API function through the runtime's entry point (no link against libcuda).
+template <typename Fn>
+static Fn driver_fn(const char* name) {
+    void* entry = nullptr;
+    cudaDriverEntryPointQueryResult found;
+    CHECK(cudaGetDriverEntryPointByVersion(name, &entry, 12000, cudaEnableDefault, &found));
+    if (found != cudaDriverEntryPointSuccess || entry == nullptr) {
+        std::fprintf(stderr, "%s not found through the driver entry point\n", name);
+        std::exit(1);
+    }
+    return reinterpret_cast<Fn>(entry);
+}
+
+using ModuleLoadDataFn = CUresult (*)(CUmodule*, const void*);
+using ModuleGetFunctionFn = CUresult (*)(CUfunction*, CUmodule, const char*);
+
+// --cubin FILE: chain_mark from a cubin loaded with cuModuleLoadData and launched with
+// cuLaunchKernel (a CUfunction, as graphcert launches its NVRTC-built kernels) instead of
+// the runtime's own (a CUkernel of the executable's fatbin).
+static CUfunction load_chain_mark(const std::string& path) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) {
+        std::fprintf(stderr, "cannot open %s\n", path.c_str());
+        std::exit(1);
+    }
+    std::vector<char> image;
+    char buf[65536];
+    size_t got;
+    while ((got = std::fread(buf, 1, sizeof(buf), f)) > 0) image.insert(image.end(), buf, buf + got);
+    std::fclose(f);
+    CUmodule module;
+    CUfunction func;
+    CHECK_CU(driver_fn<ModuleLoadDataFn>("cuModuleLoadData")(&module, image.data()));
+    CHECK_CU(driver_fn<ModuleGetFunctionFn>("cuModuleGetFunction")(&func, module, "chain_mark"));
+    return func;
+}
+
 struct Options {
     bool fresh = false;
     bool flush_l2 = false;
@@ -144,6 +181,7 @@ struct Options {
     int bare = 20000;
     int release_delay_us = 0;  // wait this long after enqueueing a sample before releasing
     bool warm_clock = false;   // read the clock with graphcert's long spin before each count
+    std::string cubin;         // chain_mark from this cubin through the driver API
 };
 
 static Options parse(int argc, char** argv) {
@@ -156,6 +194,8 @@ static Options parse(int argc, char** argv) {
             o.flush_l2 = true;
         } else if (a == "--warm-clock") {
             o.warm_clock = true;
+        } else if (a == "--cubin" && i + 1 < argc) {
+            o.cubin = argv[++i];
         } else if (a == "--samples" && i + 1 < argc) {
             o.samples = std::max(3, std::atoi(argv[++i]));
         } else if (a == "--release-delay-us" && i + 1 < argc) {
@@ -176,8 +216,9 @@ static Options parse(int argc, char** argv) {
             }
         } else {
             std::fprintf(stderr,
-                         "usage: %s [--fresh] [--flush-l2] [--warm-clock] [--samples N] "
-                         "[--nodes 1000,16] [--bare COUNT] [--release-delay-us US]\n",
+                         "usage: %s [--fresh] [--flush-l2] [--warm-clock] [--cubin FILE] "
+                         "[--samples N] [--nodes 1000,16] [--bare COUNT] "
+                         "[--release-delay-us US]\n",
                          argv[0]);
             std::exit(2);
         }
@@ -211,12 +252,23 @@ int main(int argc, char** argv) {
     CHECK(cudaEventCreate(&start));
     CHECK(cudaEventCreate(&end));
     const char* state = opt.fresh ? "fresh_single_stream" : "several_streams";
+    const LaunchKernelFn launch_kernel = driver_fn<LaunchKernelFn>("cuLaunchKernel");
+    const CUfunction module_func = opt.cubin.empty() ? nullptr : load_chain_mark(opt.cubin);
 
     for (int n : opt.nodes) {
         unsigned int* marks = nullptr;
         CHECK(cudaMalloc(&marks, sizeof(unsigned int) * n));
         auto stream_path = [&](cudaStream_t st) {
-            for (int k = 0; k < n; ++k) chain_mark<<<1, 1, 0, st>>>(marks, k);
+            if (module_func == nullptr) {
+                for (int k = 0; k < n; ++k) chain_mark<<<1, 1, 0, st>>>(marks, k);
+                return;
+            }
+            for (int k = 0; k < n; ++k) {
+                unsigned int step = static_cast<unsigned int>(k);
+                void* args[] = {&marks, &step};
+                CHECK_CU(launch_kernel(module_func, 1, 1, 1, 1, 1, 1, 0,
+                                       reinterpret_cast<CUstream>(st), args, nullptr));
+            }
         };
         cudaGraph_t graph;
         cudaGraphExec_t exec;
@@ -279,12 +331,13 @@ int main(int argc, char** argv) {
 
         std::printf(
             "{\"nodes\": %d, \"state\": \"%s\", \"flush_l2\": %s, \"samples\": %d, "
-            "\"release_delay_us\": %d, \"warm_clock\": %s, "
+            "\"release_delay_us\": %d, \"warm_clock\": %s, \"kernel\": \"%s\", "
             "\"sm_clock_mhz_before\": %.1f, \"sm_clock_mhz_after\": %.1f, "
             "\"graph_device_us_per_node\": %.4f, \"stream_device_us_per_kernel\": %.4f, "
             "\"graph_host_launch_us\": %.4f, \"stream_host_us_per_launch\": %.4f}\n",
             n, state, flush ? "true" : "false", opt.samples, opt.release_delay_us,
-            opt.warm_clock ? "true" : "false", clock_before, clock_after, graph_dev / n * 1e6,
+            opt.warm_clock ? "true" : "false", module_func ? "cubin" : "runtime", clock_before,
+            clock_after, graph_dev / n * 1e6,
             stream_dev / n * 1e6, graph_host * 1e6, stream_host / n * 1e6);
         std::fflush(stdout);
         CHECK(cudaGraphExecDestroy(exec));
@@ -297,22 +350,13 @@ int main(int argc, char** argv) {
     cudaFunction_t rt_func;
     CHECK(cudaGetFuncBySymbol(&rt_func, reinterpret_cast<const void*>(empty_kernel)));
     CUfunction func = reinterpret_cast<CUfunction>(rt_func);
-    void* entry = nullptr;
-    cudaDriverEntryPointQueryResult found;
-    CHECK(cudaGetDriverEntryPointByVersion("cuLaunchKernel", &entry, 12000, cudaEnableDefault,
-                                           &found));
-    if (found != cudaDriverEntryPointSuccess || entry == nullptr) {
-        std::fprintf(stderr, "cuLaunchKernel not found through the driver entry point\n");
-        return 1;
-    }
-    LaunchKernelFn cuLaunchKernel = reinterpret_cast<LaunchKernelFn>(entry);
     CUstream cs = reinterpret_cast<CUstream>(s);
     for (int i = 0; i < 100; ++i)
-        CHECK_CU(cuLaunchKernel(func, 1, 1, 1, 1, 1, 1, 0, cs, nullptr, nullptr));
+        CHECK_CU(launch_kernel(func, 1, 1, 1, 1, 1, 1, 0, cs, nullptr, nullptr));
     CHECK(cudaStreamSynchronize(s));
     double t0 = now_s();
     for (int i = 0; i < opt.bare; ++i)
-        CHECK_CU(cuLaunchKernel(func, 1, 1, 1, 1, 1, 1, 0, cs, nullptr, nullptr));
+        CHECK_CU(launch_kernel(func, 1, 1, 1, 1, 1, 1, 0, cs, nullptr, nullptr));
     double bare = (now_s() - t0) / opt.bare;
     CHECK(cudaStreamSynchronize(s));
     t0 = now_s();

@@ -10,11 +10,12 @@
 #      tools: one process of each cannot show 1%);
 #   4. the stream path's host cost per launch against the bare cuLaunchKernel loop timed
 #      alternately with it (bare_host_per_op_s; target <= 1.15x), and against the native loop.
-#   Each round also runs the native loop with --warm-clock: the SM clock read first with
-#   graphcert's ~10 ms spin, as bench does before each size (a clock that idles low then rises
-#   before the samples); every native run reports the clock after its samples, graphcert's
-#   certificate the clock before and after. Then the native loop once in the fresh
-#   single-stream state, for reference.
+#   Each round also runs the native loop with --cubin: graphcert's own chain kernel (built by
+#   NVRTC as bench builds it), loaded with cuModuleLoadData and launched as a CUfunction, as
+#   graphcert launches it, instead of the runtime's kernel. Every native run reports the SM
+#   clock after its samples, graphcert's certificate the clock before and after (--warm-clock,
+#   the clock read first as bench does, changed nothing on an H100 or an H200). Then the
+#   native loop once in the fresh single-stream state, for reference.
 #   bash benchmarks/native_graph_loop.sh [ARCH] [ROUNDS]      (sm_90, 5)
 set -euo pipefail
 arch=${1:-sm_90}
@@ -24,11 +25,14 @@ build=${BUILD_DIR:-$here/../build/native}
 mkdir -p "$build"
 rm -f "$build"/native_*.jsonl "$build"/graphcert_*.json
 nvcc -O2 -std=c++17 -arch="$arch" "$here/native_graph_loop.cu" -o "$build/native_graph_loop"
+python3 -c "import sys; from graphcert.cuda import nvrtc
+open(sys.argv[1], 'wb').write(nvrtc.build('chain.cu', sys.argv[2]).cubin)" \
+  "$build/chain.cubin" "$arch"
 for r in $(seq "$rounds"); do
   for n in 1000 16; do
     "$build/native_graph_loop" --nodes "$n" --samples 300 > "$build/native_${n}_$r.jsonl"
-    "$build/native_graph_loop" --nodes "$n" --samples 300 --warm-clock \
-      > "$build/native_warm_${n}_$r.jsonl"
+    "$build/native_graph_loop" --nodes "$n" --samples 300 --cubin "$build/chain.cubin" \
+      > "$build/native_cubin_${n}_$r.jsonl"
     python3 -m graphcert bench "chain[kernels=$n]" --size 1 --no-certificate --json \
       --no-flush-l2 --placements 1 --no-hot --timeout 2 > "$build/graphcert_${n}_$r.json"
   done
@@ -57,16 +61,15 @@ def mhz(xs):
 
 for n in (1000, 16):
     ours, theirs, host, bare, native_host, native_bare = [], [], [], [], [], []
-    warmed, clocks = [], {"ours_before": [], "ours_after": [], "native_after": [],
-                          "warm_before": [], "warm_after": []}
+    cubin, clocks = [], {"ours_before": [], "ours_after": [], "native_after": [],
+                         "cubin_after": []}
     for r in range(1, rounds + 1):
         lines, loop = loop_of(f"native_{n}_{r}.jsonl", n)
         theirs.append(loop["graph_device_us_per_node"])
         clocks["native_after"].append(loop.get("sm_clock_mhz_after"))
-        _, warm = loop_of(f"native_warm_{n}_{r}.jsonl", n)
-        warmed.append(warm["graph_device_us_per_node"])
-        clocks["warm_before"].append(warm.get("sm_clock_mhz_before"))
-        clocks["warm_after"].append(warm.get("sm_clock_mhz_after"))
+        _, mod = loop_of(f"native_cubin_{n}_{r}.jsonl", n)
+        cubin.append(mod["graph_device_us_per_node"])
+        clocks["cubin_after"].append(mod.get("sm_clock_mhz_after"))
         native_host.append(loop["stream_host_us_per_launch"])
         native_bare.append(next(d for d in lines if "bare_culaunchkernel_host_us" in d)
                            ["bare_culaunchkernel_host_us"])
@@ -82,13 +85,13 @@ for n in (1000, 16):
           f"SM clock before/after {mhz(clocks['ours_before'])}/{mhz(clocks['ours_after'])} MHz)")
     print("        native    " + " ".join(f"{x:.4f}" for x in theirs) + f"  ({spread(theirs)}; "
           f"SM clock after {mhz(clocks['native_after'])} MHz)")
-    print("        native, clock read first as bench does (--warm-clock) "
-          + " ".join(f"{x:.4f}" for x in warmed) + f"  ({spread(warmed)}; SM clock "
-          f"before/after {mhz(clocks['warm_before'])}/{mhz(clocks['warm_after'])} MHz)")
-    mo, mt, mw = statistics.median(ours), statistics.median(theirs), statistics.median(warmed)
+    print("        native, graphcert's NVRTC kernel as a CUfunction (--cubin) "
+          + " ".join(f"{x:.4f}" for x in cubin) + f"  ({spread(cubin)}; SM clock after "
+          f"{mhz(clocks['cubin_after'])} MHz)")
+    mo, mt, mc = statistics.median(ours), statistics.median(theirs), statistics.median(cubin)
     print(f"        median over processes: graphcert {mo:.4f} us, native {mt:.4f} us, "
-          f"ratio {mo / mt:.4f} (target within 1%); native --warm-clock {mw:.4f} us, "
-          f"ratio {mo / mw:.4f}")
+          f"ratio {mo / mt:.4f} (target within 1%); native --cubin {mc:.4f} us, "
+          f"ratio {mo / mc:.4f}")
     ratios = [h / b for h, b in zip(host, bare)]
     print(f"{n:5d} kernels, stream host per launch: graphcert " + " ".join(f"{x:.3f}" for x in host)
           + " us; bare loop alongside " + " ".join(f"{x:.3f}" for x in bare)
