@@ -207,6 +207,19 @@ def test_the_float16_fast_path_never_passes_what_numpy_fails() -> None:
         assert _all_close_finite(w, w.copy(), rtol, atol)  # equal rows pass
 
 
+def test_the_float16_table_gives_numpys_float32_for_every_bit_pattern() -> None:
+    import numpy as np
+
+    from graphcert.run.steps_compare import _float32_of
+
+    every = np.arange(1 << 16, dtype=np.uint16).view(np.float16)  # NaNs and infinities too
+    got, want = _float32_of(every), every.astype(np.float32)
+    assert got.dtype == np.float32 and np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    rows = every.reshape(256, 256)[:, ::3]  # a strided view, as a row slice can be
+    assert np.array_equal(_float32_of(rows).view(np.uint32),
+                          rows.astype(np.float32).view(np.uint32))  # same shape, same bits
+
+
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32", "bool"])
 def test_only_differing_bits_are_compared_and_the_verdict_is_numpys(dtype: str) -> None:
     """first_mismatch compares by value only the elements whose bits differ (synthetic
