@@ -134,6 +134,10 @@ def test_declaration_refuses_bad_input() -> None:
         graphcert.step(fake.rowwise, 3)  # type: ignore[arg-type]
     with pytest.raises(InputError, match=">= 0"):
         graphcert.step(fake.rowwise, fake.make_inputs, framework="synthetic", rtol=-1)
+    for bad_tolerance in ({"rtol": float("nan")}, {"atol": float("inf")}):
+        with pytest.raises(InputError, match="finite numbers >= 0"):
+            graphcert.step(fake.rowwise, fake.make_inputs, framework="synthetic",
+                           **bad_tolerance)
 
 
 @pytest.mark.parametrize("framework", ["torch", "cupy", "cuda.core"])

@@ -207,6 +207,29 @@ def test_the_float16_fast_path_never_passes_what_numpy_fails() -> None:
         assert _all_close_finite(w, w.copy(), rtol, atol)  # equal rows pass
 
 
+@pytest.mark.filterwarnings("ignore:One of rtol or atol is not valid")  # numpy's, on NaN/inf
+@pytest.mark.parametrize("rtol, atol, got, want", [
+    (float("nan"), 1e-3, 1.0, 1.0009765625), (float("inf"), 1e-3, 1e-4, 0.0),
+    (1e-3, float("inf"), 1.0, float("inf")), (1e-3, 1e39, 1.0, float("inf")),
+    (0.0, 1e39, float("inf"), float("-inf")), (1e35, 1e-3, float("inf"), 65504.0),
+])
+def test_float16_rows_with_extreme_tolerances_get_numpys_verdict(rtol: float, atol: float,
+                                                                 got: float,
+                                                                 want: float) -> None:
+    """Tolerances a float32 test cannot hold (NaN, infinite, or overflowing it against
+    float16's largest value): found by a review of the float32 paths; first_mismatch takes
+    numpy's float64 formula for them (first_mismatch is public; graphcert.step refuses them)."""
+    import numpy as np
+
+    from graphcert.run.steps_compare import first_mismatch
+
+    g, w = np.array([[got]], np.float16), np.array([[want]], np.float16)
+    with np.errstate(invalid="ignore", over="ignore"):
+        close = bool(np.isclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol,
+                                atol=atol, equal_nan=True).all())
+    assert (first_mismatch([g], [w], rtol, atol) is None) == close
+
+
 def test_the_float16_table_gives_numpys_float32_for_every_bit_pattern() -> None:
     import numpy as np
 
@@ -215,6 +238,7 @@ def test_the_float16_table_gives_numpys_float32_for_every_bit_pattern() -> None:
     every = np.arange(1 << 16, dtype=np.uint16).view(np.float16)  # NaNs and infinities too
     got, want = _float32_of(every), every.astype(np.float32)
     assert got.dtype == np.float32 and np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert got.flags.writeable  # a fresh array: callers subtract into it
     rows = every.reshape(256, 256)[:, ::3]  # a strided view, as a row slice can be
     assert np.array_equal(_float32_of(rows).view(np.uint32),
                           rows.astype(np.float32).view(np.uint32))  # same shape, same bits

@@ -10,6 +10,7 @@ that imports cuda.core). `register_adapter` adds one (the CPU tests add a synthe
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -70,8 +71,9 @@ def step(fn: Callable[..., Any], make_inputs: Callable[[int], Any], *,
     if not callable(fn) or not callable(make_inputs):
         raise InputError("graphcert.step takes the step's callable and a make_inputs(n) "
                          "callable", hint="graphcert.step(fn, make_inputs, framework=...)")
-    if rtol < 0 or atol < 0 or warmup < 0:
-        raise InputError("rtol, atol and warmup must be >= 0")
+    if not all(math.isfinite(t) and t >= 0 for t in (rtol, atol)) or warmup < 0:
+        raise InputError(f"rtol and atol must be finite numbers >= 0 and warmup >= 0 (got "
+                         f"rtol={rtol!r}, atol={atol!r}, warmup={warmup!r})")
     label = name or getattr(fn, "__name__", None) or "step"
     return Step(fn, make_inputs, framework, rows or first_rows, float(rtol), float(atol),
                 str(label), float(pad_value), int(warmup),
