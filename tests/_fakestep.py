@@ -161,32 +161,6 @@ class DeviceCompareFake(FakeAdapter):
         return verdict
 
 
-class DeviceEqualFake(DeviceCompareFake):
-    """DeviceCompareFake with the optional device equality as well (`equals` records its
-    answers; `say_equal` forces one, "raise" raises)."""
-
-    def __init__(self, device: int = 0, say: bool | None | str = "compute",
-                 say_equal: bool | None | str = "compute") -> None:
-        super().__init__(device, say)
-        self.say_equal = say_equal
-        self.equals: list[bool | None] = []
-
-    def equal(self, got: Sequence[Any], want: Sequence[Any]) -> bool | None:
-        verdict: bool | None
-        if self.say_equal == "raise":
-            raise TypeError("synthetic: no equality for this dtype")
-        if self.say_equal != "compute":
-            verdict = self.say_equal  # type: ignore[assignment]
-        elif len(got) != len(want) or any(np.shape(g) != np.shape(w)
-                                          for g, w in zip(got, want, strict=True)):
-            verdict = None
-        else:
-            verdict = all(bool((np.asarray(g) == np.asarray(w)).all())
-                          for g, w in zip(got, want, strict=True))
-        self.equals.append(verdict)
-        return verdict
-
-
 def register() -> None:
     register_adapter(FRAMEWORK, FakeAdapter)
     register_adapter(FRAMEWORK_DEVICE, DeviceCompareFake)

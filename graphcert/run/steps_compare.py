@@ -5,7 +5,7 @@ what differs, on the host with numpy (first_mismatch is authoritative)."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,12 +82,10 @@ def _differing(g: np.ndarray, w: np.ndarray
     return flat_g[where], flat_w[where], where
 
 
-# Rows smaller than this (both sides together) are not compared by all_close on the device,
-# only by equal where the adapter has it (one equality kernel and one host read; a replay
-# usually repeats the eager result bit for bit), then on the host. Measured on an H100
-# (PyTorch MLP, rows of 1-136 x 512 fp16): the device all_close's dozen small kernels and
-# one host read cost ~0.7 ms a sample, copying the rows and numpy's isclose ~0.1 ms;
-# all_close only wins for large rows.
+# Rows smaller than this (both sides together) are compared on the host even where the
+# adapter can compare on the device. Measured on an H100 (PyTorch MLP, rows of 1-136 x 512
+# fp16): the device comparison's dozen small kernels and one host read cost ~0.7 ms a
+# sample, copying the rows and numpy's isclose ~0.1 ms; copying only wins for large rows.
 DEVICE_COMPARE_MIN_BYTES = 8 << 20
 
 
@@ -144,27 +142,22 @@ def _all_close_finite(g: np.ndarray, w: np.ndarray, rtol: float, atol: float) ->
 
 @dataclass(frozen=True)
 class Kept:
-    """The eager rows of n, kept before the replay: device copies or host arrays; `large`:
-    device rows of DEVICE_COMPARE_MIN_BYTES or more (all_close judges them on the device)."""
+    """The eager rows of n, kept before the replay: device copies or host arrays."""
 
     rows: list[Any]
     on_device: bool
-    large: bool = False
 
 
 class RowCompare:
-    """The rows of n of a step's outputs, kept and compared. With the default `rows` and an
-    adapter that compares on the device, the eager rows are device copies where the adapter
-    has `equal` or the rows are large (DEVICE_COMPARE_MIN_BYTES), and a matching sample
-    copies nothing to the host; otherwise the rows are copied to the host."""
+    """The rows of n of a step's outputs, kept and compared. With the default `rows`, an
+    adapter that compares on the device and rows of DEVICE_COMPARE_MIN_BYTES or more, the
+    eager rows are device copies and a matching sample copies nothing to the host;
+    otherwise the rows are copied to the host."""
 
     def __init__(self, step: Step, adapter: Adapter):
         self.step = step
         self.adapter = adapter
         self.device = device_compare(adapter) if step.rows is first_rows else None
-        equal = getattr(adapter, "equal", None) if self.device is not None else None
-        self.equal: Callable[[Sequence[Any], Sequence[Any]], bool | None] | None = \
-            equal if callable(equal) else None
 
     def host_rows(self, outputs: Sequence[Any], n: int) -> list[np.ndarray]:
         """The part of each output that belongs to n, on the host. With the default `rows`
@@ -177,37 +170,26 @@ class RowCompare:
     def keep(self, outputs: Sequence[Any], n: int) -> Kept:
         """The eager rows of n, copied right after the eager run and before any replay (a
         step may write into a buffer of its closure that the graph writes too): on the
-        device where it compares there, else on the host."""
+        device where it compares there and the rows are large, else on the host."""
         if self.device is not None:
             heads = [self.adapter.head(o, n) for o in outputs]
-            large = 2 * sum(self.device.nbytes(h) for h in heads) >= DEVICE_COMPARE_MIN_BYTES
-            if large or self.equal is not None:
-                return Kept([self.device.clone(h) for h in heads], True, large)
+            if 2 * sum(self.device.nbytes(h) for h in heads) >= DEVICE_COMPARE_MIN_BYTES:
+                return Kept([self.device.clone(h) for h in heads], True)
         return Kept(self.host_rows(outputs, n), False)
 
     def mismatch(self, outputs: Sequence[Any], kept: Kept, n: int) -> str | None:
         """What differs between the graph's outputs and the kept eager rows, or None."""
         rtol, atol = self.step.rtol, self.step.atol
-        device, equal = self.device, self.equal
-        if not kept.on_device or device is None:
+        if not kept.on_device or self.device is None:
             return first_mismatch(self.host_rows(outputs, n), kept.rows, rtol, atol)
         got = [self.adapter.head(o, n) for o in outputs]
-        if equal is not None and self._device_says(lambda: equal(got, kept.rows)):
-            return None
-        if kept.large and self._device_says(lambda: device.all_close(got, kept.rows, rtol,
-                                                                     atol)):
+        try:
+            verdict = self.device.all_close(got, kept.rows, rtol, atol)
+        except Exception:  # noqa: BLE001 - e.g. a dtype the device cannot upcast
+            verdict = None  # not the step's failure: the host path decides
+        if verdict is True:
             return None
         # the device says "differs" or cannot say: the host path decides and words it
         a = self.adapter
         return first_mismatch([first_rows(a.to_numpy(g), n) for g in got],
                               [first_rows(a.to_numpy(w), n) for w in kept.rows], rtol, atol)
-
-    @staticmethod
-    def _device_says(verdict: Callable[[], bool | None]) -> bool:
-        """Whether a device comparison says "all close"; anything else, a raise included
-        (e.g. a dtype the device cannot upcast), leaves the verdict to the host path: never
-        the step's failure."""
-        try:
-            return verdict() is True
-        except Exception:  # noqa: BLE001
-            return False

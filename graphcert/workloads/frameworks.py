@@ -100,19 +100,7 @@ class ArrayAdapter:
             if math.prod(g.shape) == 0:
                 continue
             flags.append(test(g, w))
-        if not flags:
-            return True
-        return bool((flags[0] if len(flags) == 1 else self._stack(flags).all()).item())
-
-    def equal(self, got: Sequence[Any], want: Sequence[Any]) -> bool | None:
-        """True when every output pair has one dtype and equal elements (==, on the device,
-        one host read): equal values are close under any tolerance. False or None (a NaN
-        never equals itself; other dtypes, shapes, complex): the comparison after decides.
-        Two or three small kernels: cheaper than copying the rows to the host."""
-        if any(getattr(g, "dtype", None) != getattr(w, "dtype", None)
-               for g, w in zip(got, want, strict=False)):
-            return None
-        return self._verdict(got, want, lambda g, w: (g == w).all())
+        return bool(self._stack(flags).all().item()) if flags else True
 
     def all_close(self, got: Sequence[Any], want: Sequence[Any], rtol: float,
                   atol: float) -> bool | None:

@@ -149,10 +149,7 @@ class Adapter(Protocol):
 
 class DeviceCompare(Protocol):
     """Optional adapter methods (PyTorch, CuPy) that compare on the device, so a sample that
-    matches copies nothing to the host. Used only with the default `rows` (first_rows). An
-    adapter may also have `equal(got, want) -> bool | None` (True: same dtypes, equal
-    elements, one host read); then every sample's eager rows stay on the device and a
-    replay that repeats them is judged without a copy."""
+    matches copies nothing to the host. Used only with the default `rows` (first_rows)."""
 
     def clone(self, array: Any) -> Any:
         """A device copy of an array (the eager rows, before a replay may overwrite them)."""

@@ -137,60 +137,14 @@ def test_a_passing_torch_step_copies_nothing_to_the_host(gpu_ctx: object,
     assert calls[0] == 0
 
 
-def test_small_rows_are_judged_by_equal_on_the_device_by_default(gpu_ctx: object) -> None:
+def test_small_rows_are_compared_on_the_host_by_default(gpu_ctx: object) -> None:
     adapter = _adapter("torch")
     calls = _counting(adapter)
     ref = f"{EXAMPLES / 'torch_decode.py'}:DECODE"
     result = verify_step(load(ref), ref, parse_buckets("1,2,8"), samples=2, adapter=adapter)
     assert result.verdict.status is Status.PASS, result.verdict.reasons
-    assert calls[0] == 0
-    # without the device equality, small rows are copied: graph and eager rows each
-    adapter.equal = None  # type: ignore[attr-defined]
-    result = verify_step(load(ref), ref, parse_buckets("1,2,8"), samples=2, adapter=adapter)
-    assert result.verdict.status is Status.PASS, result.verdict.reasons
     sampled = sum(len(c.samples) for c in result.classes if isinstance(c, ClassResult))
-    assert sampled >= 3 and calls[0] == 2 * sampled
-
-
-def test_an_unsafe_torch_step_fails_the_same_way_by_default(gpu_ctx: object) -> None:
-    _adapter("torch")
-    ref = f"{EXAMPLES / 'torch_unsafe.py'}:UNSAFE"
-    result = verify_step(load(ref), ref, parse_buckets("4,8"), samples=4)
-    assert result.verdict.status is Status.FAIL
-    assert result.classes[1].reasons[0].startswith(
-        "step torch_unsafe, bucket 8, n=5: output 0 row 0 differs")
-
-
-@pytest.mark.parametrize("framework", ["torch", "cupy"])
-def test_equal_says_true_only_for_equal_elements_of_one_dtype(gpu_ctx: object,
-                                                             framework: str) -> None:
-    adapter = _adapter(framework)
-    if framework == "torch":
-        import torch
-
-        def dev(a: np.ndarray) -> Any:
-            return torch.from_numpy(a).to("cuda")
-    else:
-        import cupy as cp
-
-        dev = cp.asarray
-    rng = np.random.default_rng(7)
-    a = rng.standard_normal((64, 8)).astype(np.float16)
-    b = a.copy()
-    b[5, 3] = np.nextafter(b[5, 3], np.float16(np.inf))
-    nan = a.copy()
-    nan[0, 0] = np.nan
-    zeros = np.zeros((2, 2), np.float32)
-    ints = np.arange(12).reshape(4, 3)
-    assert adapter.equal([dev(a)], [dev(a.copy())]) is True
-    assert adapter.equal([dev(zeros)], [dev(-zeros)]) is True  # -0.0 == 0.0: close too
-    assert adapter.equal([dev(ints), dev(a)], [dev(ints), dev(a.copy())]) is True
-    assert adapter.equal([dev(a)], [dev(b)]) is False  # one ulp apart
-    assert adapter.equal([dev(ints), dev(a)], [dev(ints), dev(b)]) is False
-    assert adapter.equal([dev(nan)], [dev(nan.copy())]) is False  # the host decides NaN
-    assert adapter.equal([dev(a)], [dev(a.astype(np.float32))]) is None
-    assert adapter.equal([dev(a)], [dev(a[:2])]) is None
-    assert adapter.equal([dev(a[:0])], [dev(a[:0])]) is True
+    assert sampled >= 3 and calls[0] == 2 * sampled  # one output: graph and eager rows each
 
 
 WIDTH = 256
