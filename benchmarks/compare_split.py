@@ -1,0 +1,107 @@
+"""Per-sample costs of a framework step's comparison, timed piece by piece on the GPU
+(the PyTorch decode example), against which verify's compare phase can be set:
+
+    python benchmarks/compare_split.py
+
+For buckets 8, 64 and 136 (a sampled n each): whether the graph's rows equal the eager ones
+bit for bit; then medians of 60 (µs) of a synchronize, the host copies (pageable, pinned),
+a device clone, the device equality (== .all() .item(), torch.equal), numpy's comparison,
+the whole host path, the same after a replay, a snapshot, pad_into and the graph-memory
+read. Run on an H100 on 2026-11-23 as .probe/cmp_probe.py (benchmarks/NOTES.md, fourth
+session, has its figures). Nothing is written."""
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from graphcert.run.steps_compare import first_mismatch  # noqa: E402
+from graphcert.workloads.registry import load  # noqa: E402
+
+torch: Any = None  # imported in main(): PyTorch is no dependency of graphcert
+
+
+def med(fn: Callable[[], object], reps: int = 60,
+        before: Callable[[], object] | None = None) -> float:
+    """Median microseconds of fn(), each call after `before` (default: a synchronize)."""
+    ts = []
+    for _ in range(reps):
+        (before or torch.cuda.synchronize)()
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts) * 1e6
+
+
+def bucket(ad: Any, step: Any, cap: int, n: int) -> None:
+    """Time every piece at bucket `cap`, sample size `n`, and print them."""
+    static = ad.static_inputs(step.make_inputs(cap))
+    c = ad.capture(step, static)
+    vals = step.make_inputs(n)
+    want = ad.eager(step, vals)[0]
+    ad.pad_into(static, vals, n, 0.0)
+    c.launch()
+    torch.cuda.synchronize()
+    got = c.outputs[0]
+    gh, wh = got[:n], want[:n]
+    k = wh.clone()
+    pinned = torch.empty(gh.shape, dtype=gh.dtype, pin_memory=True)
+    hg, hw = ad.to_numpy(gh), ad.to_numpy(wh)
+
+    def replay() -> None:
+        c.launch()
+        torch.cuda.synchronize()
+
+    r = {
+        "bit-equal rows (1/0)": float((gh == wh).all().item()),
+        "differing elements": float((gh != wh).sum().item()),
+        "synchronize": med(torch.cuda.synchronize),
+        "cpu() pageable": med(lambda: gh.cpu()),
+        "adapter.to_numpy": med(lambda: ad.to_numpy(gh)),
+        "pinned copy_ + stream sync": med(lambda: (pinned.copy_(gh, non_blocking=True),
+                                                   torch.cuda.current_stream().synchronize())),
+        "clone (no sync)": med(lambda: wh.clone()),
+        "eq (no sync)": med(lambda: gh == k),
+        "eq.all.item": med(lambda: (gh == k).all().item()),
+        "torch.equal": med(lambda: torch.equal(gh, k)),
+        "first_mismatch on host arrays": med(lambda: first_mismatch([hg], [hw], 2e-2, 2e-2)),
+        "host path (2 to_numpy + first_mismatch)": med(
+            lambda: first_mismatch([ad.to_numpy(gh)], [ad.to_numpy(wh)], 2e-2, 2e-2)),
+        "after replay: host path": med(
+            lambda: first_mismatch([ad.to_numpy(gh)], [ad.to_numpy(wh)], 2e-2, 2e-2),
+            30, replay),
+        "after replay: eq.all.item": med(lambda: (gh == k).all().item(), 30, replay),
+        "after replay: to_numpy": med(lambda: ad.to_numpy(gh), 30, replay),
+        "snapshot": med(lambda: ad.snapshot(c, "x"), 20),
+        "pad_into": med(lambda: ad.pad_into(static, vals, n, 0.0)),
+        "graph_memory": med(ad.graph_memory, 20),
+    }
+    for key, v in r.items():
+        print(f"bucket {cap:3d} n={n:3d}: {key:42s} {v:9.1f} us")
+    c.release()
+
+
+def main() -> None:
+    global torch
+    try:
+        import torch as torch_module
+    except ImportError as exc:
+        raise SystemExit(f"compare_split needs PyTorch with CUDA: {exc}") from None
+
+    from graphcert.workloads.frameworks import TorchAdapter
+
+    torch = torch_module
+    step = load(str(Path(__file__).resolve().parents[1] / "examples/steps/torch_decode.py")
+                + ":DECODE")
+    ad = TorchAdapter(0)
+    ad.prepare()
+    for cap, n in ((8, 5), (64, 57), (136, 130)):
+        bucket(ad, step, cap, n)
+
+
+if __name__ == "__main__":
+    main()
