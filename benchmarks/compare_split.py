@@ -2,13 +2,16 @@
 (the PyTorch decode example), against which verify's compare phase can be set:
 
     python benchmarks/compare_split.py
+    python benchmarks/compare_split.py --synthetic   # CPU: the in-place part, synthetic
 
 For buckets 8, 64 and 136 (a sampled n each): whether the graph's rows equal the eager ones
 bit for bit; then medians of 60 (µs) of a synchronize, the host copies (pageable, pinned),
 a device clone, the device equality (== .all() .item(), torch.equal), numpy's comparison,
 the whole host path, the same after a replay, a snapshot, pad_into and the graph-memory
-read. Run on an H100 on 2026-11-23 as .probe/cmp_probe.py (benchmarks/NOTES.md, fourth
-session, has its figures). Nothing is written."""
+read. Then in place: verify over vllm:136 with the comparison's pieces timed as verify
+spends them, beside the compare phase. The first part ran on an H100 on 2026-11-23 as
+.probe/cmp_probe.py (benchmarks/NOTES.md, fourth session, has its figures); the in-place
+part has run only on the synthetic framework. Nothing is written."""
 from __future__ import annotations
 
 import statistics
@@ -85,8 +88,56 @@ def bucket(ad: Any, step: Any, cap: int, n: int) -> None:
     c.release()
 
 
+def in_place(step: Any, ref: str, adapter: Any, classes: str = "vllm:136") -> None:
+    """Verify the step over `classes` with the comparison's pieces wrapped in timers, and
+    print each piece's µs per sample as verify spends them (eager rows kept, graph rows
+    read, the host copies, numpy's comparison) beside the compare phase's own total."""
+    from graphcert.classes import parse_buckets
+    from graphcert.run import steps_compare
+    from graphcert.run.steps import StepVerifier
+
+    spent: dict[str, float] = {}
+
+    def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kw: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kw)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.perf_counter() - t0
+        return wrapper
+
+    rows = steps_compare.RowCompare
+    originals = (rows.keep, rows.mismatch, steps_compare.first_mismatch)
+    rows.keep = timed("keep (eager rows)", rows.keep)  # type: ignore[method-assign]
+    rows.mismatch = timed("mismatch (graph rows)", rows.mismatch)  # type: ignore[method-assign]
+    steps_compare.first_mismatch = timed("first_mismatch (numpy)", first_mismatch)
+    adapter.to_numpy = timed("to_numpy (host copies)", adapter.to_numpy)
+    adapter.head = timed("head (views)", adapter.head)
+    try:
+        buckets = parse_buckets(classes)
+        verifier = StepVerifier(step, ref, adapter, 4, 0)
+        verifier.prepare()
+        for capacity in buckets:
+            verifier.verify_bucket(capacity, buckets.lower_edge(capacity))
+    finally:
+        rows.keep, rows.mismatch, steps_compare.first_mismatch = originals  # type: ignore[method-assign]
+    samples = 4 * len(buckets)
+    print(f"in place, {ref} over {classes} ({samples} samples), µs per sample:")
+    spent = {"compare phase (verify)": verifier.phases.seconds["compare"], **spent}
+    for name, seconds in spent.items():
+        print(f"  {name:42s} {seconds / samples * 1e6:9.1f}")
+
+
 def main() -> None:
     global torch
+    if "--synthetic" in sys.argv[1:]:  # CPU: the tests' synthetic framework, in place only
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        import _fakestep
+
+        _fakestep.register()
+        in_place(_fakestep.SAFE, "synthetic:SAFE", _fakestep.FakeAdapter())
+        return
     try:
         import torch as torch_module
     except ImportError as exc:
@@ -95,12 +146,13 @@ def main() -> None:
     from graphcert.workloads.frameworks import TorchAdapter
 
     torch = torch_module
-    step = load(str(Path(__file__).resolve().parents[1] / "examples/steps/torch_decode.py")
-                + ":DECODE")
+    ref = str(Path(__file__).resolve().parents[1] / "examples/steps/torch_decode.py:DECODE")
+    step = load(ref)
     ad = TorchAdapter(0)
     ad.prepare()
     for cap, n in ((8, 5), (64, 57), (136, 130)):
         bucket(ad, step, cap, n)
+    in_place(step, ref, TorchAdapter(0))
 
 
 if __name__ == "__main__":

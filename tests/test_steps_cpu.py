@@ -162,3 +162,23 @@ def test_overhead_benchmark_prints_its_figures() -> None:
     lines = done.stdout.splitlines()
     assert lines[0].startswith("rowwise (synthetic) over 4,8: 2 buckets")
     assert lines[-1].startswith("verify wall ") and "0 bucket(s) failed" in lines[-1]
+
+
+def test_compare_split_times_the_comparison_in_place() -> None:
+    """benchmarks/compare_split.py --synthetic: every wrapped piece was reached and timed,
+    and none costs more per sample than the compare phase holding it."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, str(TESTS.parent / "benchmarks/compare_split.py"),
+                           "--synthetic"], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "in place, synthetic:SAFE over vllm:136 (80 samples), µs per sample:"
+    figures = {ln[:44].strip(): float(ln[44:]) for ln in lines[1:]}
+    assert set(figures) == {"compare phase (verify)", "keep (eager rows)",
+                            "mismatch (graph rows)", "first_mismatch (numpy)",
+                            "to_numpy (host copies)", "head (views)"}
+    assert all(v > 0 for v in figures.values()), figures
+    phase = figures["compare phase (verify)"]
+    assert figures["keep (eager rows)"] + figures["mismatch (graph rows)"] <= phase * 1.01
