@@ -14,14 +14,14 @@ spends them, beside the compare phase. The first part ran on an H100 on 2026-11-
 part has run only on the synthetic framework. Nothing is written."""
 from __future__ import annotations
 
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _timing import median_s  # noqa: E402
+
 from graphcert.run.steps_compare import first_mismatch  # noqa: E402
 from graphcert.workloads.registry import load  # noqa: E402
 
@@ -31,13 +31,7 @@ torch: Any = None  # imported in main(): PyTorch is no dependency of graphcert
 def med(fn: Callable[[], object], reps: int = 60,
         before: Callable[[], object] | None = None) -> float:
     """Median microseconds of fn(), each call after `before` (default: a synchronize)."""
-    ts = []
-    for _ in range(reps):
-        (before or torch.cuda.synchronize)()
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts) * 1e6
+    return median_s(fn, reps, before or torch.cuda.synchronize) * 1e6
 
 
 def bucket(ad: Any, step: Any, cap: int, n: int) -> None:
@@ -94,27 +88,21 @@ def in_place(step: Any, ref: str, adapter: Any, classes: str = "vllm:136") -> No
     read, the host copies, numpy's comparison) beside the compare phase's own total."""
     from graphcert.classes import parse_buckets
     from graphcert.run import steps_compare
-    from graphcert.run.steps import StepVerifier
+    from graphcert.run.steps import Phases, StepVerifier
 
-    spent: dict[str, float] = {}
+    spent = Phases()
 
     def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        def wrapper(*args: Any, **kw: Any) -> Any:
-            t0 = time.perf_counter()
-            try:
-                return fn(*args, **kw)
-            finally:
-                spent[name] = spent.get(name, 0.0) + time.perf_counter() - t0
-        return wrapper
+        return lambda *args, **kw: spent.timed(name, lambda: fn(*args, **kw))
 
     rows = steps_compare.RowCompare
     originals = (rows.keep, rows.mismatch, steps_compare.first_mismatch)
-    rows.keep = timed("keep (eager rows)", rows.keep)  # type: ignore[method-assign]
-    rows.mismatch = timed("mismatch (graph rows)", rows.mismatch)  # type: ignore[method-assign]
-    steps_compare.first_mismatch = timed("first_mismatch (numpy)", first_mismatch)
-    adapter.to_numpy = timed("to_numpy (host copies)", adapter.to_numpy)
-    adapter.head = timed("head (views)", adapter.head)
     try:
+        rows.keep = timed("keep (eager rows)", rows.keep)  # type: ignore[method-assign]
+        rows.mismatch = timed("mismatch (graph rows)", rows.mismatch)  # type: ignore[method-assign]
+        steps_compare.first_mismatch = timed("first_mismatch (numpy)", first_mismatch)
+        adapter.to_numpy = timed("to_numpy (host copies)", adapter.to_numpy)
+        adapter.head = timed("head (views)", adapter.head)
         buckets = parse_buckets(classes)
         verifier = StepVerifier(step, ref, adapter, 4, 0)
         verifier.prepare()
@@ -124,8 +112,8 @@ def in_place(step: Any, ref: str, adapter: Any, classes: str = "vllm:136") -> No
         rows.keep, rows.mismatch, steps_compare.first_mismatch = originals  # type: ignore[method-assign]
     samples = 4 * len(buckets)
     print(f"in place, {ref} over {classes} ({samples} samples), µs per sample:")
-    spent = {"compare phase (verify)": verifier.phases.seconds["compare"], **spent}
-    for name, seconds in spent.items():
+    figures = {"compare phase (verify)": verifier.phases.seconds["compare"], **spent.seconds}
+    for name, seconds in figures.items():
         print(f"  {name:42s} {seconds / samples * 1e6:9.1f}")
 
 

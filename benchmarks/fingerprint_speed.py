@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from _graphs import butterfly_edges, reduction_tree_edges  # noqa: E402  (shared with the tests)
+from _timing import median_s  # noqa: E402
 
 from graphcert.model import (  # noqa: E402
     NodeKind,
@@ -64,12 +63,7 @@ def butterfly(width: int, stages: int) -> RawGraph:
 
 def median_of(repeat: int, fn: Callable[[], object]) -> float:
     fn()  # warm-up: imports, first igraph call
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return median_s(fn, repeat)
 
 
 def main() -> None:

@@ -8,9 +8,7 @@ bucket 64 also single cuda.bindings calls (medians of 200). Needs a GPU and PyTo
 
 from __future__ import annotations
 
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -18,15 +16,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from _timing import median_s  # noqa: E402
 
 
 def median_us(f: Callable[[], Any], n: int = 40) -> float:
-    times = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e6
+    return median_s(f, n) * 1e6
 
 
 def single_calls(address: int) -> None:
@@ -69,7 +63,7 @@ def main() -> None:
     verifier.prepare()
     print("bucket nodes  graph_ref  read_raw  model  whole (us, median of 40)")
     for capacity in parse_buckets("vllm:136"):
-        captured, _ = verifier.capture(capacity)
+        captured: Any = verifier.capture(capacity)[0]  # the framework's own (a TorchCaptured)
         ref = graph_ref(captured.graph)
 
         def read(ref: Any = ref) -> Any:
