@@ -226,9 +226,17 @@ static Options parse(int argc, char** argv) {
     return o;
 }
 
+#ifdef NATIVE_LIBRARY
+// Built as a shared library (-DNATIVE_LIBRARY) for benchmarks/native_in_process.py, which
+// calls it in graphcert's own process, on graphcert's primary context, between bench runs.
+extern "C" int native_main(int argc, char** argv) {
+#else
 int main(int argc, char** argv) {
+#endif
     Options opt = parse(argc, argv);
-    CHECK(cudaSetDeviceFlags(cudaDeviceMapHost));
+    // Host-mapped memory needs no flag under unified addressing; in a library the context is
+    // already active, where some drivers refuse to set flags: not an error here.
+    if (cudaSetDeviceFlags(cudaDeviceMapHost) != cudaSuccess) (void)cudaGetLastError();
     CHECK(cudaFree(nullptr));  // create the context
     cudaStream_t s;
     CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));

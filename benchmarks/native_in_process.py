@@ -1,0 +1,116 @@
+"""Graph device time per node: graphcert against the native C++ loop in ONE process.
+
+benchmarks/native_graph_loop.sh compares fresh processes of each tool; on the H200 the two
+settle into states 5% apart (NOTES.md). Here the native loop is built as a shared library
+(native_graph_loop.cu with -DNATIVE_LIBRARY) and called through ctypes in graphcert's own
+process, on the same primary context, alternately with `bench_size` of chain[kernels=N]
+(several-streams state, L2 not cleared, one placement, no hot figure: as the shell script).
+Both then measure in one driver state, so what is left between them is the harness. Needs a
+GPU and nvcc:
+
+    python benchmarks/native_in_process.py [--arch sm_90] [--rounds 3] [--nodes 1000,16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from graphcert.cuda.context import RunContext  # noqa: E402
+from graphcert.run.bench import BenchSettings, Harness, bench_size  # noqa: E402
+from graphcert.run.session import WorkloadSession  # noqa: E402
+from graphcert.stats import StopRule  # noqa: E402
+
+
+def build(arch: str, out: Path) -> Path:
+    """The native loop as a shared library (nvcc links the runtime statically)."""
+    lib = out / "libnative_graph_loop.so"
+    subprocess.run(["nvcc", "-O2", "-std=c++17", f"-arch={arch}", "-shared", "-Xcompiler",
+                    "-fPIC", "-DNATIVE_LIBRARY", str(ROOT / "benchmarks/native_graph_loop.cu"),
+                    "-o", str(lib)], check=True)
+    return lib
+
+
+def call_native(lib: ctypes.CDLL, args: list[str]) -> list[dict]:
+    """native_main(args) with the C stdout (fd 1) sent to a file: its JSON lines."""
+    argv = (ctypes.c_char_p * (len(args) + 1))(b"native", *(a.encode() for a in args))
+    sys.stdout.flush()
+    saved = os.dup(1)
+    with tempfile.TemporaryFile() as f:
+        os.dup2(f.fileno(), 1)
+        try:
+            rc = lib.native_main(len(args) + 1, argv)
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        f.seek(0)
+        text = f.read().decode()
+    if rc != 0:
+        raise SystemExit(f"native_main returned {rc}")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--arch", default="sm_90")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--nodes", default="1000,16")
+    parser.add_argument("--samples", type=int, default=300)
+    parser.add_argument("--device", type=int, default=0)
+    args = parser.parse_args()
+    nodes = [int(x) for x in args.nodes.split(",")]
+    out = ROOT / "build" / "native"
+    out.mkdir(parents=True, exist_ok=True)
+    lib = ctypes.CDLL(str(build(args.arch, out)))
+    lib.native_main.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+    ours: dict[int, list[float]] = {n: [] for n in nodes}
+    theirs: dict[int, list[float]] = {n: [] for n in nodes}
+    settings = BenchSettings(StopRule(timeout_s=2.0), flush_l2=False, placements=1, hot=False)
+    with RunContext.open(args.device) as ctx:
+        h = Harness(ctx, settings)
+        try:
+            for r in range(args.rounds):
+                for n in nodes:
+                    def graphcert(n: int = n) -> None:
+                        session = WorkloadSession(ctx, f"chain[kernels={n}]")
+                        try:
+                            t = bench_size(session, h, 1).way("graph").get("device")
+                        finally:
+                            session.release()
+                        if t is None:
+                            raise SystemExit("graphcert's queued (device) figure is unavailable")
+                        ours[n].append(t.median_s / n * 1e6)
+
+                    def native(n: int = n) -> None:
+                        lines = call_native(lib, ["--nodes", str(n), "--samples",
+                                                  str(args.samples)])
+                        row = next(d for d in lines if d.get("nodes") == n)
+                        theirs[n].append(row["graph_device_us_per_node"])
+
+                    first, second = (graphcert, native) if r % 2 == 0 else (native, graphcert)
+                    first()
+                    second()
+        finally:
+            h.close()
+        name = ctx.device.info.name
+    print(f"graph device time per node on {name}, one process, one primary context, "
+          f"{args.rounds} rounds (order alternating), L2 kept, several-streams state")
+    for n in nodes:
+        mo, mt = statistics.median(ours[n]), statistics.median(theirs[n])
+        print(f"{n:5d} nodes: graphcert " + " ".join(f"{x:.4f}" for x in ours[n])
+              + "  native " + " ".join(f"{x:.4f}" for x in theirs[n])
+              + f"  medians {mo:.4f} / {mt:.4f} us, ratio {mo / mt:.4f} (target within 1%)")
+
+
+if __name__ == "__main__":
+    main()
