@@ -207,6 +207,77 @@ def test_cupy_closure_buffer_steps_are_judged_against_their_own_eager_rows(
     assert cls.samples[-1].n == 16 and cls.samples[-1].output_equal is True
 
 
+_TORCH_OUT: list[Any] = []
+
+
+def _torch_closure_out() -> Any:
+    if not _TORCH_OUT:
+        import torch
+
+        _TORCH_OUT.append(torch.zeros((16, WIDTH), device="cuda"))
+    return _TORCH_OUT[0]
+
+
+def _torch_doubles(x: Any) -> Any:
+    import torch
+
+    out = _torch_closure_out()[: x.shape[0]]
+    return torch.mul(x, 2.0, out=out)
+
+
+def _torch_shifts(x: Any) -> Any:
+    """As _shifts: at n < bucket the graph's row n-1 reads a padded row."""
+    out = _torch_closure_out()[: x.shape[0]]
+    out[:-1].copy_(x[1:])
+    out[-1:].copy_(x[:1])
+    return out
+
+
+def _torch_batch(n: int) -> tuple[Any]:
+    import torch
+
+    gen = torch.Generator(device="cuda").manual_seed(4000 + n)
+    return (torch.randn(n, WIDTH, device="cuda", generator=gen) + 3.0,)
+
+
+def test_torch_started_copies_keep_the_eager_rows_of_a_closure_buffer(gpu_ctx: object) -> None:
+    """PyTorch starts the eager rows' host copy without waiting; queued on the step's stream
+    before the replay, it still holds the eager rows of a buffer the graph overwrites."""
+    adapter = _adapter("torch")
+    safe = graphcert.step(_torch_doubles, _torch_batch, framework="torch", name="doubles",
+                          rtol=0, atol=0)
+    result = verify_step(safe, "doubles", parse_buckets("4,16"), samples=3, adapter=adapter)
+    assert result.verdict.status is Status.PASS, result.verdict.reasons
+    unsafe = graphcert.step(_torch_shifts, _torch_batch, framework="torch", name="shifts",
+                            rtol=0, atol=0)
+    result = verify_step(unsafe, "shifts", parse_buckets("16"), samples=4, adapter=adapter)
+    (cls,) = result.classes
+    assert isinstance(cls, ClassResult) and result.verdict.status is Status.FAIL
+    first = next(s for s in cls.samples if s.output_equal is False)
+    assert f"n={first.n:,}: output 0 row {first.n - 1} differs" in cls.reasons[0], cls.reasons
+    assert cls.samples[-1].n == 16 and cls.samples[-1].output_equal is True
+
+
+def test_torch_started_copy_head_and_padding_match_indexing(gpu_ctx: object) -> None:
+    adapter = _adapter("torch")
+    import torch
+
+    base = torch.arange(60, device="cuda").reshape(12, 5)
+    for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.int32, torch.bool,
+                  torch.complex64):
+        t = base.to(dtype)
+        copy = adapter.start_copy(adapter.head(t, 7))
+        adapter.synchronize()
+        assert np.array_equal(adapter.to_numpy(copy), adapter.to_numpy(t[:7])), dtype
+    assert adapter.head(base, 12) is base and adapter.head(base, 99) is base
+    assert adapter.head(base[0, 0], 3).ndim == 0
+    static = (torch.full((6, 3), 9.0, device="cuda"),)
+    adapter.pad_into(static, (torch.ones(4, 3, device="cuda"),), 4, -1.0)
+    assert static[0][:4].eq(1).all() and static[0][4:].eq(-1).all()
+    adapter.pad_into(static, (torch.zeros(6, 3, device="cuda"),), 6, -1.0)
+    assert static[0].eq(0).all()
+
+
 def test_device_reaches_the_adapters(gpu_ctx: object) -> None:
     adapter = _adapter("torch")
     import torch
