@@ -161,31 +161,6 @@ class DeviceCompareFake(FakeAdapter):
         return verdict
 
 
-class StartedCopyFake(FakeAdapter):
-    """The synthetic framework with the optional started host copy (as PyTorch's pinned copy
-    on its stream): the rows land in the host array only at synchronize(), so reading one
-    before then gives zeros, not the rows. The source is read when the copy starts, as the
-    stream reads it before any later replay."""
-
-    def __init__(self, device: int = 0) -> None:
-        super().__init__(device)
-        self.started = 0
-        self.syncs = 0
-        self._queue: list[tuple[np.ndarray, np.ndarray]] = []
-
-    def start_copy(self, array: Any) -> np.ndarray:
-        self.started += 1
-        source = np.array(array, copy=True)
-        self._queue.append((host := np.zeros_like(source), source))
-        return host
-
-    def synchronize(self) -> None:
-        self.syncs += 1
-        for host, source in self._queue:
-            host[...] = source
-        self._queue.clear()
-
-
 def register() -> None:
     register_adapter(FRAMEWORK, FakeAdapter)
     register_adapter(FRAMEWORK_DEVICE, DeviceCompareFake)

@@ -276,33 +276,3 @@ def test_only_differing_bits_are_compared_and_the_verdict_is_numpys(dtype: str) 
         else:
             row = int(np.argmax(bad.any(axis=1)))
             assert said is not None and f"output 0 row {row} differs" in said, (trial, said)
-
-
-def test_started_host_copies_are_read_only_after_the_wait_and_judge_as_the_host_path(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """An adapter that starts its host copies (PyTorch) gives the same verdicts and reasons
-    as plain host copies; reading a copy before synchronize() would see zeros and fail."""
-    from graphcert.run import steps_compare
-
-    monkeypatch.setattr(steps_compare, "DEVICE_COMPARE_MIN_BYTES", 1 << 30)
-    buckets = graphcert_buckets("4,8")
-    for step in (fake.SAFE, fake.UNSAFE):
-        plain = verify_step(step, "s", buckets, samples=4, adapter=fake.FakeAdapter())
-        adapter = fake.StartedCopyFake()
-        started = verify_step(step, "s", buckets, samples=4, adapter=adapter)
-        assert [c.reasons for c in started.classes] == [c.reasons for c in plain.classes]
-        assert started.verdict.status is plain.verdict.status
-        sampled = sum(len(c.samples) for c in started.classes if isinstance(c, ClassResult))
-        # graph and eager rows each started once per sample, then read in place
-        assert adapter.started == 2 * sampled and adapter.host_copies == 2 * sampled
-    assert plain.verdict.status is Status.FAIL
-
-
-def test_a_custom_rows_function_never_starts_host_copies() -> None:
-    step = graphcert.step(fake.rowwise, fake.make_inputs, framework=fake.FRAMEWORK,
-                          rows=lambda out, n: out[:n, :1], name="first_column")
-    adapter = fake.StartedCopyFake()
-    result = verify_step(step, "first_column", graphcert_buckets("4"), samples=2,
-                         adapter=adapter)
-    assert result.verdict.status is Status.PASS
-    assert adapter.started == 0 and adapter.host_copies == 4

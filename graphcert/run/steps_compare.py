@@ -158,29 +158,22 @@ def _all_close_finite(g: np.ndarray, w: np.ndarray, rtol: float, atol: float) ->
 
 @dataclass(frozen=True)
 class Kept:
-    """The eager rows of n, kept before the replay: device copies, host arrays, or host
-    copies started on the framework's stream (`started`: complete after its synchronize)."""
+    """The eager rows of n, kept before the replay: device copies or host arrays."""
 
     rows: list[Any]
     on_device: bool
-    started: bool = False
 
 
 class RowCompare:
     """The rows of n of a step's outputs, kept and compared. With the default `rows`, an
     adapter that compares on the device and rows of DEVICE_COMPARE_MIN_BYTES or more, the
-    eager rows are device copies and a matching sample copies nothing to the host. Otherwise
-    the rows are copied to the host: where the adapter can start a copy without waiting
-    (`start_copy`, PyTorch: into pinned memory), the eager rows' copy waits for nothing and
-    the graph's rows share one wait with it."""
+    eager rows are device copies and a matching sample copies nothing to the host;
+    otherwise the rows are copied to the host."""
 
     def __init__(self, step: Step, adapter: Adapter):
         self.step = step
         self.adapter = adapter
-        default = step.rows is first_rows
-        self.device = device_compare(adapter) if default else None
-        start = getattr(adapter, "start_copy", None)
-        self.start_copy = start if default and callable(start) else None
+        self.device = device_compare(adapter) if step.rows is first_rows else None
 
     def _heads(self, outputs: Sequence[Any], n: int) -> list[Any]:
         return [self.adapter.head(o, n) for o in outputs]
@@ -198,27 +191,19 @@ class RowCompare:
 
     def keep(self, outputs: Sequence[Any], n: int) -> Kept:
         """The eager rows of n, copied right after the eager run and before any replay (a
-        step may write into a buffer of its closure that the graph writes too; a started
-        copy is queued before the replay on the same stream): on the device where it
-        compares there and the rows are large, else on the host."""
+        step may write into a buffer of its closure that the graph writes too): on the
+        device where it compares there and the rows are large, else on the host."""
         if self.step.rows is not first_rows:
             return Kept(self.host_rows(outputs, n), False)
         heads = self._heads(outputs, n)
         if self.device is not None and \
                 2 * sum(self.device.nbytes(h) for h in heads) >= DEVICE_COMPARE_MIN_BYTES:
             return Kept([self.device.clone(h) for h in heads], True)
-        if self.start_copy is not None:  # completes behind the replay's wait, as padding does
-            return Kept([self.start_copy(h) for h in heads], False, started=True)
         return Kept(self._on_host(heads, n), False)
 
     def mismatch(self, outputs: Sequence[Any], kept: Kept, n: int) -> str | None:
         """What differs between the graph's outputs and the kept eager rows, or None."""
         rtol, atol = self.step.rtol, self.step.atol
-        if kept.started and self.start_copy is not None:
-            got = [self.start_copy(h) for h in self._heads(outputs, n)]
-            self.adapter.synchronize()  # these copies and the eager rows' ones
-            return first_mismatch(self._on_host(got, n), self._on_host(kept.rows, n), rtol,
-                                  atol)
         if not kept.on_device or self.device is None:
             return first_mismatch(self.host_rows(outputs, n), kept.rows, rtol, atol)
         got = self._heads(outputs, n)

@@ -282,23 +282,13 @@ class TorchAdapter(ArrayAdapter):
             pass
         return max(int(reserved_delta), 0)
 
-    def _numpy_dtype(self, array: Any) -> Any:
-        """The tensor in a dtype numpy has: bfloat16 and float8 as float32 (a kernel on
-        the device), every other dtype as it is."""
-        tensor = array.detach()
-        if tensor.is_floating_point() and not tensor.is_complex() and \
-                tensor.dtype not in self._numpy_floats:
-            return tensor.float()
-        return tensor
-
     def to_numpy(self, array: Any) -> np.ndarray:
-        return np.asarray(self._numpy_dtype(array).cpu().numpy())
-
-    def start_copy(self, array: Any) -> Any:
-        """A copy to pinned host memory, started on the current stream without waiting
-        (valid after synchronize(); to_numpy then reads it in place). Measured on an H100:
-        a pageable .cpu() costs 15-28 µs a call with its own wait."""
-        return self._numpy_dtype(array).to("cpu", non_blocking=True)
+        tensor = array.detach()
+        if tensor.is_complex() or tensor.dtype in self._numpy_floats:
+            return np.asarray(tensor.cpu().numpy())  # no conversion kernel on the device
+        if tensor.dtype.is_floating_point:  # bfloat16, float8: numpy has no such dtype
+            tensor = tensor.float()
+        return np.asarray(tensor.cpu().numpy())
 
     def synchronize(self) -> None:
         self.torch.cuda.synchronize()

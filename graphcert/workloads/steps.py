@@ -163,17 +163,6 @@ class DeviceCompare(Protocol):
         with one host read; None when the device cannot say (complex, other shapes)."""
 
 
-class HostCopies(Protocol):
-    """An optional adapter method (PyTorch): a host copy started without waiting, so the
-    eager rows' copy needs no wait of its own and the graph's rows share one wait with it.
-    Used only with the default `rows` (first_rows)."""
-
-    def start_copy(self, array: Any) -> Any:
-        """Start copying an array to host memory on the framework's stream (in a dtype
-        numpy has) and return the host array: complete after the adapter's synchronize(),
-        when to_numpy reads it without copying again."""
-
-
 def device_compare(adapter: Adapter) -> DeviceCompare | None:
     """The adapter's device comparison, or None where it has none (the host path runs)."""
     if all(callable(getattr(adapter, m, None)) for m in ("all_close", "clone", "nbytes")):
@@ -223,5 +212,5 @@ def as_tuple(value: Any) -> tuple[Any, ...]:
 
 
 __all__ = ["FRAMEWORKS", "Adapter", "AdapterFactory", "Captured", "DeviceCompare",
-           "FrameworkMissing", "HostCopies", "Step", "adapter_for", "as_tuple",
-           "device_compare", "first_rows", "is_step", "register_adapter", "step"]
+           "FrameworkMissing", "Step", "adapter_for", "as_tuple", "device_compare", "first_rows",
+           "is_step", "register_adapter", "step"]

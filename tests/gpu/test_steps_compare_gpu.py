@@ -240,9 +240,9 @@ def _torch_batch(n: int) -> tuple[Any]:
     return (torch.randn(n, WIDTH, device="cuda", generator=gen) + 3.0,)
 
 
-def test_torch_started_copies_keep_the_eager_rows_of_a_closure_buffer(gpu_ctx: object) -> None:
-    """PyTorch starts the eager rows' host copy without waiting; queued on the step's stream
-    before the replay, it still holds the eager rows of a buffer the graph overwrites."""
+def test_torch_keeps_the_eager_rows_of_a_closure_buffer(gpu_ctx: object) -> None:
+    """A PyTorch step writing into a buffer of its closure that the graph overwrites is
+    judged against its own eager rows (kept before the replay), safe or not."""
     adapter = _adapter("torch")
     safe = graphcert.step(_torch_doubles, _torch_batch, framework="torch", name="doubles",
                           rtol=0, atol=0)
@@ -258,17 +258,13 @@ def test_torch_started_copies_keep_the_eager_rows_of_a_closure_buffer(gpu_ctx: o
     assert cls.samples[-1].n == 16 and cls.samples[-1].output_equal is True
 
 
-def test_torch_started_copy_head_and_padding_match_indexing(gpu_ctx: object) -> None:
+def test_torch_head_and_padding_match_indexing(gpu_ctx: object) -> None:
     adapter = _adapter("torch")
     import torch
 
     base = torch.arange(60, device="cuda").reshape(12, 5)
-    for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.int32, torch.bool,
-                  torch.complex64):
-        t = base.to(dtype)
-        copy = adapter.start_copy(adapter.head(t, 7))
-        adapter.synchronize()
-        assert np.array_equal(adapter.to_numpy(copy), adapter.to_numpy(t[:7])), dtype
+    for n in (0, 1, 7, 11):
+        assert torch.equal(adapter.head(base, n), base[:n]), n
     assert adapter.head(base, 12) is base and adapter.head(base, 99) is base
     assert adapter.head(base[0, 0], 3).ndim == 0
     static = (torch.full((6, 3), 9.0, device="cuda"),)
