@@ -182,6 +182,7 @@ struct Options {
     int release_delay_us = 0;  // wait this long after enqueueing a sample before releasing
     bool warm_clock = false;   // read the clock with graphcert's long spin before each count
     std::string cubin;         // chain_mark from this cubin through the driver API
+    unsigned long long stream = 0;  // time on this existing stream (a CUstream's address)
 };
 
 static Options parse(int argc, char** argv) {
@@ -196,6 +197,8 @@ static Options parse(int argc, char** argv) {
             o.warm_clock = true;
         } else if (a == "--cubin" && i + 1 < argc) {
             o.cubin = argv[++i];
+        } else if (a == "--stream" && i + 1 < argc) {
+            o.stream = std::strtoull(argv[++i], nullptr, 0);
         } else if (a == "--samples" && i + 1 < argc) {
             o.samples = std::max(3, std::atoi(argv[++i]));
         } else if (a == "--release-delay-us" && i + 1 < argc) {
@@ -218,7 +221,7 @@ static Options parse(int argc, char** argv) {
             std::fprintf(stderr,
                          "usage: %s [--fresh] [--flush-l2] [--warm-clock] [--cubin FILE] "
                          "[--samples N] [--nodes 1000,16] [--bare COUNT] "
-                         "[--release-delay-us US]\n",
+                         "[--release-delay-us US] [--stream ADDRESS]\n",
                          argv[0]);
             std::exit(2);
         }
@@ -238,8 +241,10 @@ int main(int argc, char** argv) {
     // already active, where some drivers refuse to set flags: not an error here.
     if (cudaSetDeviceFlags(cudaDeviceMapHost) != cudaSuccess) (void)cudaGetLastError();
     CHECK(cudaFree(nullptr));  // create the context
-    cudaStream_t s;
-    CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    // --stream: a stream the caller made (benchmarks/native_in_process.py passes graphcert's
+    // harness stream, to tell the stream's own state from the rest of the context's).
+    cudaStream_t s = reinterpret_cast<cudaStream_t>(opt.stream);
+    if (opt.stream == 0) CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     if (!opt.fresh) {  // the several-streams state (graphcert's SETTLE_LAUNCHES)
         cudaStream_t other;
         CHECK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
@@ -379,6 +384,6 @@ int main(int argc, char** argv) {
     CHECK(cudaEventDestroy(end));
     if (flush) CHECK(cudaFree(flush));
     CHECK(cudaFree(clock_out));
-    CHECK(cudaStreamDestroy(s));
+    if (opt.stream == 0) CHECK(cudaStreamDestroy(s));
     return 0;
 }

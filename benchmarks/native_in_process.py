@@ -5,8 +5,9 @@ settle into states 5% apart (NOTES.md). Here the native loop is built as a share
 (native_graph_loop.cu with -DNATIVE_LIBRARY) and called through ctypes in graphcert's own
 process, on the same primary context, alternately with `bench_size` of chain[kernels=N]
 (several-streams state, L2 not cleared, one placement, no hot figure: as the shell script).
-Both then measure in one driver state, so what is left between them is the harness. Needs a
-GPU and nvcc:
+Both then measure in one driver state, so what is left between them is the harness. Each
+round also runs the native loop on graphcert's own harness stream (--stream), which tells a
+stream's own state from the rest of the context's. Needs a GPU and nvcc:
 
     python benchmarks/native_in_process.py [--arch sm_90] [--rounds 3] [--nodes 1000,16]
 """
@@ -75,6 +76,7 @@ def main() -> None:
     lib.native_main.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
     ours: dict[int, list[float]] = {n: [] for n in nodes}
     theirs: dict[int, list[float]] = {n: [] for n in nodes}
+    on_ours: dict[int, list[float]] = {n: [] for n in nodes}  # native, graphcert's stream
     settings = BenchSettings(StopRule(timeout_s=2.0), flush_l2=False, placements=1, hot=False)
     with RunContext.open(args.device) as ctx:
         h = Harness(ctx, settings)
@@ -91,25 +93,31 @@ def main() -> None:
                             raise SystemExit("graphcert's queued (device) figure is unavailable")
                         ours[n].append(t.median_s / n * 1e6)
 
-                    def native(n: int = n) -> None:
+                    def native(n: int = n, into: list[float] = theirs[n],
+                               more: tuple[str, ...] = ()) -> None:
                         lines = call_native(lib, ["--nodes", str(n), "--samples",
-                                                  str(args.samples)])
+                                                  str(args.samples), *more])
                         row = next(d for d in lines if d.get("nodes") == n)
-                        theirs[n].append(row["graph_device_us_per_node"])
+                        into.append(row["graph_device_us_per_node"])
 
-                    first, second = (graphcert, native) if r % 2 == 0 else (native, graphcert)
-                    first()
-                    second()
+                    def native_on_ours(n: int = n) -> None:
+                        native(n, on_ours[n], ("--stream", str(int(h.stream.handle))))
+
+                    order = [graphcert, native, native_on_ours]
+                    for run in order if r % 2 == 0 else order[::-1]:
+                        run()
         finally:
             h.close()
         name = ctx.device.info.name
     print(f"graph device time per node on {name}, one process, one primary context, "
           f"{args.rounds} rounds (order alternating), L2 kept, several-streams state")
     for n in nodes:
-        mo, mt = statistics.median(ours[n]), statistics.median(theirs[n])
+        mo, mt, ms = (statistics.median(x[n]) for x in (ours, theirs, on_ours))
         print(f"{n:5d} nodes: graphcert " + " ".join(f"{x:.4f}" for x in ours[n])
               + "  native " + " ".join(f"{x:.4f}" for x in theirs[n])
               + f"  medians {mo:.4f} / {mt:.4f} us, ratio {mo / mt:.4f} (target within 1%)")
+        print(f"{'':12} native on graphcert's stream " + " ".join(f"{x:.4f}" for x in on_ours[n])
+              + f"  median {ms:.4f} us, graphcert's ratio to it {mo / ms:.4f}")
 
 
 if __name__ == "__main__":
