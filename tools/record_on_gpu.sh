@@ -2,11 +2,13 @@
 # Records on a GPU machine what the CPU tier and CI check: snapshot fixtures of every built-in
 # at three classes (tests/fixtures/snapshots/), topology certificates (reports/), and bench
 # certificates (reports/). Run from the repository root with graphcert importable.
-#   tools/record_on_gpu.sh snapshots|verify|bench OUTDIR
+#   [WORKLOADS="scan join"] tools/record_on_gpu.sh snapshots|verify|bench OUTDIR
+# WORKLOADS picks some of the built-ins (default all seven), e.g. to split bench over two
+# device calls.
 set -euo pipefail
 what=$1
 out=$2
-builtins="scan join fixpoint decode resident chain converge"
+builtins=${WORKLOADS:-"scan join fixpoint decode resident chain converge"}
 case "$what" in
   snapshots)
     for w in $builtins; do
