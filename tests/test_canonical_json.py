@@ -1,0 +1,56 @@
+"""canonical_json, the text every fingerprint is taken over, is json.dumps with sorted keys,
+no whitespace, no ASCII escaping and no NaN, whichever encoder writes it (json's C encoder
+called directly where this Python has one, JSONEncoder.encode otherwise)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from graphcert.model import snapshot as snapshot_mod
+from graphcert.model.snapshot import canonical_json
+
+scalars = (st.none() | st.booleans() | st.integers() | st.text()
+           | st.floats(allow_nan=False, allow_infinity=False))
+values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
+                      | st.dictionaries(st.text(), inner, max_size=4), max_leaves=20)
+
+
+def _reference(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(values)
+def test_the_text_is_json_dumps_with_the_canonical_options(value: object) -> None:
+    assert canonical_json(value) == _reference(value)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, {"a": [-math.inf]}])
+def test_nan_and_infinities_are_refused(bad: object) -> None:
+    with pytest.raises(ValueError):
+        canonical_json(bad)
+
+
+def test_without_a_c_encoder_the_python_encoder_writes_it(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    monkeypatch.setattr(json.encoder, "c_make_encoder", None)
+    encode = snapshot_mod._direct_encoder()
+    assert encode == snapshot_mod._CANONICAL.encode
+    value = {"b": [1, "é"], "a": None}
+    assert encode(value) == _reference(value)
+
+
+def test_an_encoder_that_writes_other_text_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Other(json.JSONEncoder):
+        def encode(self, o: object) -> str:
+            return "other"
+
+    other = Other()
+    monkeypatch.setattr(snapshot_mod, "_CANONICAL", other)
+    assert snapshot_mod._direct_encoder() == other.encode  # the probe's texts differ
