@@ -191,8 +191,10 @@ def _normalized(node: RawNode) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in node.attrs.items():
         kind = type(v)
-        if kind in _PLAIN:  # normalize_attr's fast path, without formatting `where` for it
+        if kind in _PLAIN:  # normalize_attr's fast paths, without formatting `where` for them
             out[k if type(k) is str else str(k)] = v
+        elif kind is list and all(type(x) is int for x in v):  # grids, blocks, param sizes
+            out[k if type(k) is str else str(k)] = list(v)
         else:
             out[str(k)] = normalize_attr(v, f"node {node.id} attr {k!r}")
     return out
