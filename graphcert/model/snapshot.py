@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import hashlib
 import json
@@ -200,15 +201,25 @@ def _normalized(node: RawNode) -> dict[str, Any]:
     return out
 
 
+@functools.cache
+def _kind_tail(kind: NodeKind) -> str:
+    return ',"kind":' + canonical_json(kind.value) + "}"
+
+
+def _node_text(kind: NodeKind, attrs: Mapping[str, Any], children: list[str]) -> str:
+    """canonical_json({"attrs": attrs, "children": children, "kind": kind.value}), joined
+    from its parts (the keys' sorted order is fixed), so only the attributes are encoded."""
+    return ('{"attrs":' + canonical_json(attrs) + ',"children":'
+            + (canonical_json(children) if children else "[]") + _kind_tail(kind))
+
+
 def _hashed_signatures(kind: NodeKind, attrs: Mapping[str, Any],
                        children: tuple[GraphSnapshot, ...]) -> tuple[str, str]:
     spec = KINDS[kind]
     topo = {k: attrs[k] for k in spec.topology if attrs.get(k) is not None}
     shape = {k: attrs[k] for k in spec.hashed if attrs.get(k) is not None}
-    return (canonical_json({"attrs": topo, "children": [c.topology_hash for c in children],
-                            "kind": kind.value}),
-            canonical_json({"attrs": shape, "children": [c.shape_hash for c in children],
-                            "kind": kind.value}))
+    return (_node_text(kind, topo, [c.topology_hash for c in children]),
+            _node_text(kind, shape, [c.shape_hash for c in children]))
 
 
 def _signatures(kind: NodeKind, attrs: Mapping[str, Any], children: tuple[GraphSnapshot, ...]
@@ -220,9 +231,7 @@ def _signatures(kind: NodeKind, attrs: Mapping[str, Any], children: tuple[GraphS
     hashed = KINDS[kind].hashed
     if not children and all(k in hashed for k in attrs):
         return t, s, s
-    v = canonical_json({"attrs": attrs, "children": [content_digest(c) for c in children],
-                        "kind": kind.value})
-    return t, s, v
+    return t, s, _node_text(kind, attrs, [content_digest(c) for c in children])
 
 
 def content_digest(s: GraphSnapshot) -> str:
