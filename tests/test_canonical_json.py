@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphcert.model import snapshot as snapshot_mod
-from graphcert.model.snapshot import canonical_json
+from graphcert.model import jsontext as snapshot_mod
+from graphcert.model.jsontext import canonical_json
 
 scalars = (st.none() | st.booleans() | st.integers() | st.text()
            | st.floats(allow_nan=False, allow_infinity=False))
