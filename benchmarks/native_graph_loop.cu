@@ -109,8 +109,13 @@ struct Blocker {
         CHECK(cudaHostGetDevicePointer(&flag_dev, flag_host, 0));
         CHECK(cudaMalloc(&status, sizeof(unsigned int)));
     }
+    bool reset_status = false;  // --reset-status: as graphcert's BlockingKernel.hold
     void hold(cudaStream_t s) {
         *reinterpret_cast<volatile unsigned int*>(flag_host) = 0u;
+        if (reset_status) {
+            const unsigned int zero = 0u;
+            CHECK(cudaMemcpy(status, &zero, sizeof(zero), cudaMemcpyHostToDevice));
+        }
         block_until_released<<<1, 1, 0, s>>>(flag_dev, 5000000000ull, status);
     }
     void release() { *reinterpret_cast<volatile unsigned int*>(flag_host) = 1u; }
@@ -183,6 +188,7 @@ struct Options {
     bool warm_clock = false;   // read the clock with graphcert's long spin before each count
     std::string cubin;         // chain_mark from this cubin through the driver API
     unsigned long long stream = 0;  // time on this existing stream (a CUstream's address)
+    bool reset_status = false;      // a synchronous 4-byte upload before each hold
 };
 
 static Options parse(int argc, char** argv) {
@@ -193,6 +199,8 @@ static Options parse(int argc, char** argv) {
             o.fresh = true;
         } else if (a == "--flush-l2") {
             o.flush_l2 = true;
+        } else if (a == "--reset-status") {
+            o.reset_status = true;
         } else if (a == "--warm-clock") {
             o.warm_clock = true;
         } else if (a == "--cubin" && i + 1 < argc) {
@@ -221,7 +229,7 @@ static Options parse(int argc, char** argv) {
             std::fprintf(stderr,
                          "usage: %s [--fresh] [--flush-l2] [--warm-clock] [--cubin FILE] "
                          "[--samples N] [--nodes 1000,16] [--bare COUNT] "
-                         "[--release-delay-us US] [--stream ADDRESS]\n",
+                         "[--release-delay-us US] [--stream ADDRESS] [--reset-status]\n",
                          argv[0]);
             std::exit(2);
         }
@@ -259,6 +267,7 @@ int main(int argc, char** argv) {
     void* flush = nullptr;
     if (opt.flush_l2) CHECK(cudaMalloc(&flush, flush_bytes));
     Blocker blocker;
+    blocker.reset_status = opt.reset_status;
     unsigned long long* clock_out = nullptr;
     CHECK(cudaMalloc(&clock_out, 2 * sizeof(unsigned long long)));
     cudaEvent_t start, end;
