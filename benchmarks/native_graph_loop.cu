@@ -8,8 +8,8 @@
 // the context is first put in its several-streams state (2,000 empty kernels on a second
 // stream, as graphcert's harness does); --fresh skips that (a fresh single-stream context).
 //
-// Build and run: bash benchmarks/native_graph_loop.sh  (nvcc -O2 -std=c++17 -arch=sm_90)
-// Prints one JSON object per line.
+// Build and run: bash benchmarks/native_graph_loop.sh (nvcc -O2 -std=c++17 -arch=sm_90);
+// one JSON object per line.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -189,6 +189,7 @@ struct Options {
     std::string cubin;         // chain_mark from this cubin through the driver API
     unsigned long long stream = 0;  // time on this existing stream (a CUstream's address)
     bool reset_status = false;      // a synchronous 4-byte upload before each hold
+    unsigned long long exec = 0;    // time this CUgraphExec (another tool's) as the graph
 };
 
 static Options parse(int argc, char** argv) {
@@ -199,6 +200,8 @@ static Options parse(int argc, char** argv) {
             o.fresh = true;
         } else if (a == "--flush-l2") {
             o.flush_l2 = true;
+        } else if (a == "--exec" && i + 1 < argc) {
+            o.exec = std::strtoull(argv[++i], nullptr, 0);
         } else if (a == "--reset-status") {
             o.reset_status = true;
         } else if (a == "--warm-clock") {
@@ -215,21 +218,19 @@ static Options parse(int argc, char** argv) {
             o.bare = std::max(100, std::atoi(argv[++i]));
         } else if (a == "--nodes" && i + 1 < argc) {
             o.nodes.clear();
-            std::string list = argv[++i];
-            size_t pos = 0;
-            while (pos <= list.size()) {
-                size_t comma = list.find(',', pos);
-                std::string part = list.substr(pos, comma == std::string::npos ? std::string::npos
-                                                                                : comma - pos);
+            const std::string list = argv[++i];
+            for (size_t pos = 0; pos <= list.size();) {
+                const size_t comma = std::min(list.find(',', pos), list.size());
+                const std::string part = list.substr(pos, comma - pos);
                 if (!part.empty()) o.nodes.push_back(std::max(1, std::atoi(part.c_str())));
-                if (comma == std::string::npos) break;
                 pos = comma + 1;
             }
         } else {
             std::fprintf(stderr,
                          "usage: %s [--fresh] [--flush-l2] [--warm-clock] [--cubin FILE] "
                          "[--samples N] [--nodes 1000,16] [--bare COUNT] "
-                         "[--release-delay-us US] [--stream ADDRESS] [--reset-status]\n",
+                         "[--release-delay-us US] [--stream ADDRESS] [--reset-status] "
+                         "[--exec ADDRESS]\n",
                          argv[0]);
             std::exit(2);
         }
@@ -299,7 +300,8 @@ int main(int argc, char** argv) {
         CHECK(cudaStreamEndCapture(s, &graph));
         CHECK(cudaGraphInstantiate(&exec, graph, 0));
         CHECK(cudaGraphUpload(exec, s));
-        for (int i = 0; i < 10; ++i) CHECK(cudaGraphLaunch(exec, s));
+        cudaGraphExec_t exec_timed = opt.exec ? reinterpret_cast<cudaGraphExec_t>(opt.exec) : exec;
+        for (int i = 0; i < 10; ++i) CHECK(cudaGraphLaunch(exec_timed, s));
         stream_path(s);
         CHECK(cudaStreamSynchronize(s));
         const double clock_before = opt.warm_clock ? sm_clock_mhz(kWarmCycles, clock_out, s) : -1.0;
@@ -332,7 +334,7 @@ int main(int argc, char** argv) {
             }
             return median(out);
         };
-        double graph_dev = device_samples([&] { CHECK(cudaGraphLaunch(exec, s)); });
+        double graph_dev = device_samples([&] { CHECK(cudaGraphLaunch(exec_timed, s)); });
         double stream_dev = device_samples([&] { stream_path(s); });
         const double clock_after = sm_clock_mhz(kProbeCycles, clock_out, s);
 
@@ -348,7 +350,7 @@ int main(int argc, char** argv) {
             CHECK(cudaStreamSynchronize(s));
             return median(out);
         };
-        double graph_host = host_samples([&] { CHECK(cudaGraphLaunch(exec, s)); });
+        double graph_host = host_samples([&] { CHECK(cudaGraphLaunch(exec_timed, s)); });
         double stream_host = host_samples([&] { stream_path(s); });
 
         std::printf(

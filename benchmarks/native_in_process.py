@@ -11,7 +11,9 @@ upload that resets the blocking kernel's status before each hold: each round als
 native loop with that upload (--reset-status) and graphcert without it (its hold patched
 here, for this probe only). On an H200 the native loop on graphcert's own harness stream
 (--stream) read what it reads on its own (0.8088 against 0.8091 us per node), so the stream
-is not the difference. Needs a GPU and nvcc:
+is not the difference. Last, the native loop times graphcert's own graph exec (--exec): if
+it then reads graphcert's figure, the difference is in the graph, else in the timing. Needs
+a GPU and nvcc:
 
     python benchmarks/native_in_process.py [--arch sm_90] [--rounds 3] [--nodes 1000,16]
 """
@@ -106,6 +108,7 @@ def main() -> None:
     theirs: dict[int, list[float]] = {n: [] for n in nodes}
     reset: dict[int, list[float]] = {n: [] for n in nodes}  # native, status reset per hold
     plain: dict[int, list[float]] = {n: [] for n in nodes}  # graphcert, no status upload
+    on_exec: dict[int, list[float]] = {n: [] for n in nodes}  # native timing graphcert's exec
     settings = BenchSettings(StopRule(timeout_s=2.0), flush_l2=False, placements=1, hot=False)
     with RunContext.open(args.device) as ctx:
         h = Harness(ctx, settings)
@@ -136,7 +139,20 @@ def main() -> None:
                     def native_reset(n: int = n) -> None:
                         native(n, reset[n], ("--reset-status",))
 
-                    order = [graphcert, native, native_reset, graphcert_plain]
+                    def native_on_our_exec(n: int = n) -> None:
+                        session = WorkloadSession(ctx, f"chain[kernels={n}]")
+                        try:
+                            session.prepare(1)
+                            built = session.build(h.stream, 1)
+                            try:
+                                native(n, on_exec[n], ("--exec", str(int(built.exe.handle))))
+                            finally:
+                                built.destroy()
+                        finally:
+                            session.release()
+
+                    order = [graphcert, native, native_reset, graphcert_plain,
+                             native_on_our_exec]
                     for run in order if r % 2 == 0 else order[::-1]:
                         run()
         finally:
@@ -145,7 +161,8 @@ def main() -> None:
     print(f"graph device time per node on {name}, one process, one primary context, "
           f"{args.rounds} rounds (order alternating), L2 kept, several-streams state")
     for n in nodes:
-        mo, mt, mr, mp = (statistics.median(x[n]) for x in (ours, theirs, reset, plain))
+        mo, mt, mr, mp, me = (statistics.median(x[n])
+                              for x in (ours, theirs, reset, plain, on_exec))
         print(f"{n:5d} nodes: graphcert " + " ".join(f"{x:.4f}" for x in ours[n])
               + "  native " + " ".join(f"{x:.4f}" for x in theirs[n])
               + f"  medians {mo:.4f} / {mt:.4f} us, ratio {mo / mt:.4f} (target within 1%)")
@@ -154,6 +171,9 @@ def main() -> None:
             f"{mo / mr:.4f}")
         print(f"{'':12} graphcert without it " + " ".join(f"{x:.4f}" for x in plain[n])
               + f"  median {mp:.4f} us, its ratio to native {mp / mt:.4f}")
+        print(f"{'':12} native timing graphcert's graph exec " + " ".join(
+            f"{x:.4f}" for x in on_exec[n]) + f"  median {me:.4f} us, graphcert's ratio to it "
+            f"{mo / me:.4f}")
 
 
 if __name__ == "__main__":
