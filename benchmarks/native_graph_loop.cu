@@ -190,6 +190,7 @@ struct Options {
     unsigned long long stream = 0;  // time on this existing stream (a CUstream's address)
     bool reset_status = false;      // a synchronous 4-byte upload before each hold
     unsigned long long exec = 0;    // time this CUgraphExec (another tool's) as the graph
+    unsigned long long marks = 0;   // the kernels store into this device buffer (n x u32)
 };
 
 static Options parse(int argc, char** argv) {
@@ -200,6 +201,8 @@ static Options parse(int argc, char** argv) {
             o.fresh = true;
         } else if (a == "--flush-l2") {
             o.flush_l2 = true;
+        } else if (a == "--marks" && i + 1 < argc) {
+            o.marks = std::strtoull(argv[++i], nullptr, 0);
         } else if (a == "--exec" && i + 1 < argc) {
             o.exec = std::strtoull(argv[++i], nullptr, 0);
         } else if (a == "--reset-status") {
@@ -280,7 +283,8 @@ int main(int argc, char** argv) {
 
     for (int n : opt.nodes) {
         unsigned int* marks = nullptr;
-        CHECK(cudaMalloc(&marks, sizeof(unsigned int) * n));
+        if (opt.marks) marks = reinterpret_cast<unsigned int*>(opt.marks);
+        else CHECK(cudaMalloc(&marks, sizeof(unsigned int) * n));
         auto stream_path = [&](cudaStream_t st) {
             if (module_func == nullptr) {
                 for (int k = 0; k < n; ++k) chain_mark<<<1, 1, 0, st>>>(marks, k);
@@ -366,7 +370,7 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
         CHECK(cudaGraphExecDestroy(exec));
         CHECK(cudaGraphDestroy(graph));
-        CHECK(cudaFree(marks));
+        if (!opt.marks) CHECK(cudaFree(marks));
     }
 
     // The bare loop: cuLaunchKernel of an argument-free kernel, as graphcert's

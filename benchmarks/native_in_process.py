@@ -109,6 +109,7 @@ def main() -> None:
     reset: dict[int, list[float]] = {n: [] for n in nodes}  # native, status reset per hold
     plain: dict[int, list[float]] = {n: [] for n in nodes}  # graphcert, no status upload
     on_exec: dict[int, list[float]] = {n: [] for n in nodes}  # native timing graphcert's exec
+    on_marks: dict[int, list[float]] = {n: [] for n in nodes}  # native, graphcert's buffer
     settings = BenchSettings(StopRule(timeout_s=2.0), flush_l2=False, placements=1, hot=False)
     with RunContext.open(args.device) as ctx:
         h = Harness(ctx, settings)
@@ -146,6 +147,8 @@ def main() -> None:
                             built = session.build(h.stream, 1)
                             try:
                                 native(n, on_exec[n], ("--exec", str(int(built.exe.handle))))
+                                marks = int(session.workload._marks._dptr)
+                                native(n, on_marks[n], ("--marks", str(marks)))
                             finally:
                                 built.destroy()
                         finally:
@@ -174,6 +177,10 @@ def main() -> None:
         print(f"{'':12} native timing graphcert's graph exec " + " ".join(
             f"{x:.4f}" for x in on_exec[n]) + f"  median {me:.4f} us, graphcert's ratio to it "
             f"{mo / me:.4f}")
+        mm = statistics.median(on_marks[n])
+        print(f"{'':12} native graph storing into graphcert's buffer " + " ".join(
+            f"{x:.4f}" for x in on_marks[n]) + f"  median {mm:.4f} us, graphcert's ratio to it "
+            f"{mo / mm:.4f}")
 
 
 if __name__ == "__main__":
