@@ -112,10 +112,8 @@ struct Blocker {
     bool reset_status = false;  // --reset-status: as graphcert's BlockingKernel.hold
     void hold(cudaStream_t s) {
         *reinterpret_cast<volatile unsigned int*>(flag_host) = 0u;
-        if (reset_status) {
-            const unsigned int zero = 0u;
-            CHECK(cudaMemcpy(status, &zero, sizeof(zero), cudaMemcpyHostToDevice));
-        }
+        const unsigned int zero = 0u;
+        if (reset_status) CHECK(cudaMemcpy(status, &zero, sizeof(zero), cudaMemcpyHostToDevice));
         block_until_released<<<1, 1, 0, s>>>(flag_dev, 5000000000ull, status);
     }
     void release() { *reinterpret_cast<volatile unsigned int*>(flag_host) = 1u; }
@@ -201,18 +199,16 @@ static Options parse(int argc, char** argv) {
             o.fresh = true;
         } else if (a == "--flush-l2") {
             o.flush_l2 = true;
-        } else if (a == "--marks" && i + 1 < argc) {
-            o.marks = std::strtoull(argv[++i], nullptr, 0);
-        } else if (a == "--exec" && i + 1 < argc) {
-            o.exec = std::strtoull(argv[++i], nullptr, 0);
+        } else if ((a == "--marks" || a == "--exec" || a == "--stream") && i + 1 < argc) {
+            unsigned long long& address = a == "--marks" ? o.marks : a == "--exec" ? o.exec
+                                                                                  : o.stream;
+            address = std::strtoull(argv[++i], nullptr, 0);
         } else if (a == "--reset-status") {
             o.reset_status = true;
         } else if (a == "--warm-clock") {
             o.warm_clock = true;
         } else if (a == "--cubin" && i + 1 < argc) {
             o.cubin = argv[++i];
-        } else if (a == "--stream" && i + 1 < argc) {
-            o.stream = std::strtoull(argv[++i], nullptr, 0);
         } else if (a == "--samples" && i + 1 < argc) {
             o.samples = std::max(3, std::atoi(argv[++i]));
         } else if (a == "--release-delay-us" && i + 1 < argc) {
@@ -233,7 +229,7 @@ static Options parse(int argc, char** argv) {
                          "usage: %s [--fresh] [--flush-l2] [--warm-clock] [--cubin FILE] "
                          "[--samples N] [--nodes 1000,16] [--bare COUNT] "
                          "[--release-delay-us US] [--stream ADDRESS] [--reset-status] "
-                         "[--exec ADDRESS]\n",
+                         "[--exec ADDRESS] [--marks ADDRESS]\n",
                          argv[0]);
             std::exit(2);
         }
@@ -282,9 +278,8 @@ int main(int argc, char** argv) {
     const CUfunction module_func = opt.cubin.empty() ? nullptr : load_chain_mark(opt.cubin);
 
     for (int n : opt.nodes) {
-        unsigned int* marks = nullptr;
-        if (opt.marks) marks = reinterpret_cast<unsigned int*>(opt.marks);
-        else CHECK(cudaMalloc(&marks, sizeof(unsigned int) * n));
+        unsigned int* marks = reinterpret_cast<unsigned int*>(opt.marks);  // --marks: not ours
+        if (marks == nullptr) CHECK(cudaMalloc(&marks, sizeof(unsigned int) * n));
         auto stream_path = [&](cudaStream_t st) {
             if (module_func == nullptr) {
                 for (int k = 0; k < n; ++k) chain_mark<<<1, 1, 0, st>>>(marks, k);

@@ -5,15 +5,18 @@ settle into states 5% apart (NOTES.md). Here the native loop is built as a share
 (native_graph_loop.cu with -DNATIVE_LIBRARY) and called through ctypes in graphcert's own
 process, on the same primary context, alternately with `bench_size` of chain[kernels=N]
 (several-streams state, L2 not cleared, one placement, no hot figure: as the shell script).
-Both then measure in one driver state, so what is left between them is the harness. The
-one structural difference left between the two holds is graphcert's synchronous 4-byte
-upload that resets the blocking kernel's status before each hold: each round also runs the
-native loop with that upload (--reset-status) and graphcert without it (its hold patched
-here, for this probe only). On an H200 the native loop on graphcert's own harness stream
-(--stream) read what it reads on its own (0.8088 against 0.8091 us per node), so the stream
-is not the difference. Last, the native loop times graphcert's own graph exec (--exec): if
-it then reads graphcert's figure, the difference is in the graph, else in the timing. Needs
-a GPU and nvcc:
+Both then measure in one driver state, so what is left between them is the harness or
+the graph. Each round also runs:
+  - the native loop with graphcert's synchronous 4-byte status upload before each hold
+    (--reset-status), and graphcert with its hold patched not to upload (this probe only);
+  - the native loop timing graphcert's own graph exec (--exec): the same timing on one graph;
+  - the native loop's own graph storing into graphcert's chain buffer (--marks).
+On an H200 (NOTES.md, sixth session) the upload changed nothing, the native loop timing
+graphcert's exec read graphcert's figure (0.7931 against 0.7930 us per node) and so did the
+native graph over graphcert's buffer (0.7934): the 2% between the two tools' own graphs there
+is where each tool's written buffer lies, not the timing. (The native loop on graphcert's
+harness stream, --stream, read its own figure: 0.8088 against 0.8091.)
+Needs a GPU and nvcc:
 
     python benchmarks/native_in_process.py [--arch sm_90] [--rounds 3] [--nodes 1000,16]
 """
