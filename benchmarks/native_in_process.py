@@ -167,24 +167,17 @@ def main() -> None:
     print(f"graph device time per node on {name}, one process, one primary context, "
           f"{args.rounds} rounds (order alternating), L2 kept, several-streams state")
     for n in nodes:
-        mo, mt, mr, mp, me = (statistics.median(x[n])
-                              for x in (ours, theirs, reset, plain, on_exec))
+        mo, mt = statistics.median(ours[n]), statistics.median(theirs[n])
         print(f"{n:5d} nodes: graphcert " + " ".join(f"{x:.4f}" for x in ours[n])
               + "  native " + " ".join(f"{x:.4f}" for x in theirs[n])
               + f"  medians {mo:.4f} / {mt:.4f} us, ratio {mo / mt:.4f} (target within 1%)")
-        print(f"{'':12} native with graphcert's status upload " + " ".join(
-            f"{x:.4f}" for x in reset[n]) + f"  median {mr:.4f} us, graphcert's ratio to it "
-            f"{mo / mr:.4f}")
-        print(f"{'':12} graphcert without it " + " ".join(f"{x:.4f}" for x in plain[n])
-              + f"  median {mp:.4f} us, its ratio to native {mp / mt:.4f}")
-        print(f"{'':12} native timing graphcert's graph exec " + " ".join(
-            f"{x:.4f}" for x in on_exec[n]) + f"  median {me:.4f} us, graphcert's ratio to it "
-            f"{mo / me:.4f}")
-        mm = statistics.median(on_marks[n])
-        print(f"{'':12} native graph storing into graphcert's buffer " + " ".join(
-            f"{x:.4f}" for x in on_marks[n]) + f"  median {mm:.4f} us, graphcert's ratio to it "
-            f"{mo / mm:.4f}")
-
+        for label, runs in (("native with graphcert's status upload", reset),
+                            ("graphcert without the status upload", plain),
+                            ("native timing graphcert's graph exec", on_exec),
+                            ("native graph storing into graphcert's buffer", on_marks)):
+            m = statistics.median(runs[n])
+            print(f"{'':12} {label} " + " ".join(f"{x:.4f}" for x in runs[n])
+                  + f"  median {m:.4f} us, graphcert's ratio to it {mo / m:.4f}")
 
 if __name__ == "__main__":
     main()
