@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphcert.model import jsontext as snapshot_mod
+from graphcert.model import jsontext
 from graphcert.model.jsontext import canonical_json
 
 scalars = (st.none() | st.booleans() | st.integers() | st.text()
@@ -40,8 +40,8 @@ def test_nan_and_infinities_are_refused(bad: object) -> None:
 def test_without_a_c_encoder_the_python_encoder_writes_it(monkeypatch: pytest.MonkeyPatch
                                                           ) -> None:
     monkeypatch.setattr(json.encoder, "c_make_encoder", None)
-    encode = snapshot_mod._direct_encoder()
-    assert encode == snapshot_mod._CANONICAL.encode
+    encode = jsontext._direct_encoder()
+    assert encode == jsontext._CANONICAL.encode
     value = {"b": [1, "é"], "a": None}
     assert encode(value) == _reference(value)
 
@@ -52,5 +52,5 @@ def test_an_encoder_that_writes_other_text_is_not_used(monkeypatch: pytest.Monke
             return "other"
 
     other = Other()
-    monkeypatch.setattr(snapshot_mod, "_CANONICAL", other)
-    assert snapshot_mod._direct_encoder() == other.encode  # the probe's texts differ
+    monkeypatch.setattr(jsontext, "_CANONICAL", other)
+    assert jsontext._direct_encoder() == other.encode  # the probe's texts differ

@@ -53,13 +53,14 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-_PLAIN = (int, str, bool, type(None))
+PLAIN_TYPES = (int, str, bool, type(None))
+"""Attribute value types kept as they are (checked by exact type)."""
 
 
 def normalize_attr(value: Any, where: str) -> Any:
     """A JSON-able copy of an attribute value: tuples become lists, numpy scalars Python ones."""
     kind = type(value)
-    if kind in _PLAIN:  # the common case, checked by exact type: snapshots can be 10^5 nodes
+    if kind in PLAIN_TYPES:  # the common case, checked by exact type: snapshots can be 10^5 nodes
         return value
     if kind is list and all(type(v) is int for v in value):
         return list(value)

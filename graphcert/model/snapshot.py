@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 from graphcert.errors import GraphcertError
 from graphcert.model.canonical import depth_order, find_cycle_nodes, labelled_order
-from graphcert.model.jsontext import _PLAIN, canonical_json, normalize_attr, sha256_text
+from graphcert.model.jsontext import PLAIN_TYPES, canonical_json, normalize_attr, sha256_text
 from graphcert.model.kinds import KINDS, NodeKind
 
 FINGERPRINT_SCHEME = 2
@@ -119,7 +119,7 @@ def _normalized(node: RawNode) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in node.attrs.items():
         kind = type(v)
-        if kind in _PLAIN:  # normalize_attr's fast paths, without formatting `where` for them
+        if kind in PLAIN_TYPES:  # normalize_attr's fast paths, without formatting `where` for them
             out[k if type(k) is str else str(k)] = v
         elif kind is list and all(type(x) is int for x in v):  # grids, blocks, param sizes
             out[k if type(k) is str else str(k)] = list(v)
