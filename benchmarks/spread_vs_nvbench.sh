@@ -2,18 +2,18 @@
 # Between-process spread of the chain stream path's device time, graphcert against nvbench:
 # ROUNDS fresh processes of each, interleaved (16-kernel chain, L2 cleared). Needs a GPU and
 # cuda-bench on PYTHONPATH. graphcert's figure is the median over its buffer placements
-# (bench --placements, default 4), each after the first in a new primary context
+# (bench --placements, default 8), each after the first in a new primary context
 # (--placement-contexts, default new). Prints each process's figures, then each tool's range
 # between processes as a share of its median (target: graphcert's stream range no wider
 # than nvbench's in the same run).
-#   [PLACEMENTS=4] [CONTEXTS=new|same] bash benchmarks/spread_vs_nvbench.sh [ROUNDS]
+#   [PLACEMENTS=8] [CONTEXTS=new|same] bash benchmarks/spread_vs_nvbench.sh [ROUNDS]
 set -euo pipefail
 rounds=${1:-4}
 here=$(cd "$(dirname "$0")" && pwd)
 figures=$(mktemp)
 trap 'rm -f "$figures"' EXIT
 for _ in $(seq "$rounds"); do
-  python3 -m graphcert bench chain --size 1 --no-certificate --json --timeout 2 --placements "${PLACEMENTS:-4}" \
+  python3 -m graphcert bench chain --size 1 --no-certificate --json --timeout 2 --placements "${PLACEMENTS:-8}" \
       --placement-contexts "${CONTEXTS:-new}" | python3 -c "
 import json, sys
 r = json.load(sys.stdin)['runs'][0]['results']['sizes'][0]

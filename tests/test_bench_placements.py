@@ -161,3 +161,13 @@ def test_cli_refuses_a_bad_context_in_one_line() -> None:
 
     out = CliRunner().invoke(cli, ["bench", "chain", "--context", "warm"])
     assert out.exit_code == 2 and "warm" in out.output and "Traceback" not in out.output
+
+
+def test_bench_defaults_to_eight_placements_in_the_cli_and_the_harness() -> None:
+    """Eight placements keep the stream path's spread between processes within nvbench's on
+    the H100 and the H200 (benchmarks/NOTES.md, fifth session); four did not on the H100."""
+    from graphcert.commands.bench import command
+    from graphcert.run.harness import BenchSettings
+
+    (option,) = [p for p in command.params if p.name == "placements"]
+    assert option.default == BenchSettings().placements == 8

@@ -65,3 +65,13 @@ def test_a_chains_snapshot_is_the_labelled_one(raw: RawGraph) -> None:
         mp.setattr(snapshot_mod, "depth_order", lambda n, edges: None)
         labelled = snapshot_from_raw(raw)
     assert fast == labelled  # nodes, edges, edge data and both fingerprints
+
+
+def test_the_nodes_on_or_behind_a_cycle_are_named() -> None:
+    from graphcert.model.canonical import find_cycle_nodes
+
+    # 0 -> 1 <-> 2 -> 3, 4 alone: 1 and 2 are on the cycle, 3 behind it
+    succs = [[1], [2], [1, 3], [], []]
+    assert find_cycle_nodes(5, succs) == [1, 2, 3]
+    assert find_cycle_nodes(3, [[1], [2], []]) == []
+    assert find_cycle_nodes(1, [[0]]) == [0]

@@ -34,7 +34,7 @@ from graphcert.commands._options import device_option, json_option, signing_key_
 @click.option("--flush-l2/--no-flush-l2", default=True, show_default=True,
               help="Clear L2 before every sample, as nvbench's cold measurement does; without "
                    "it, what earlier samples left in L2 moves stream figures between runs.")
-@click.option("--placements", type=click.IntRange(min=1), default=4, show_default=True,
+@click.option("--placements", type=click.IntRange(min=1), default=8, show_default=True,
               help="Set the workload up this many times behind pad allocations of different "
                    "sizes; every figure is the median over placements (the stream path's "
                    "device time depends on where buffers land).")

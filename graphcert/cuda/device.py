@@ -68,11 +68,15 @@ class Device:
                              hint=f"use an index from 0 to {count - 1} (`graphcert env`)")
         self.index = index
         self.handle = check(driver.cuDeviceGet(index), "cuDeviceGet")
+        self._retain()
+        self.info = device_info(index)
+
+    def _retain(self) -> None:
+        """Retain the device's primary context and make it current."""
         self.context = check(driver.cuDevicePrimaryCtxRetain(self.handle),
                              "cuDevicePrimaryCtxRetain")
         self._released = False
         self.make_current()
-        self.info = device_info(index)
 
     def make_current(self) -> None:
         """Bind the context to the calling thread (each thread that launches needs this)."""
@@ -85,15 +89,11 @@ class Device:
         this process (a framework) still holds the primary context, which must not be reset
         under it."""
         check(driver.cuCtxSynchronize(), "cuCtxSynchronize")
-        self._released = True
-        check(driver.cuDevicePrimaryCtxRelease(self.handle), "cuDevicePrimaryCtxRelease")
+        self.release()
         # The driver destroys a primary context when its last reference is released.
         _flags, active = check(driver.cuDevicePrimaryCtxGetState(self.handle),
                                "cuDevicePrimaryCtxGetState")
-        self.context = check(driver.cuDevicePrimaryCtxRetain(self.handle),
-                             "cuDevicePrimaryCtxRetain")
-        self._released = False
-        self.make_current()
+        self._retain()
         if active:
             return ("another user of the device's primary context in this process (a "
                     "framework or library) still holds it, so it was kept, not renewed")

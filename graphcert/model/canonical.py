@@ -135,6 +135,27 @@ def labelled_order(n: int, pairs: Sequence[tuple[int, int]], levels: Sequence[Se
 DEPTH_ORDER_MAX_NODES = 64
 
 
+def _kahn(n: int, succs: Sequence[Sequence[int]]) -> tuple[list[int], list[int]]:
+    """Kahn's algorithm: each node's depth (its longest path from a source) and the in-degree
+    it has left at the end, non-zero exactly on or behind a cycle."""
+    indeg = [0] * n
+    for out in succs:
+        for s in out:
+            indeg[s] += 1
+    ready = [v for v in range(n) if indeg[v] == 0]
+    depth = [0] * n
+    while ready:
+        v = ready.pop()
+        below = depth[v] + 1
+        for s in succs[v]:
+            if depth[s] < below:
+                depth[s] = below
+            indeg[s] -= 1
+            if indeg[s] == 0:
+                ready.append(s)
+    return depth, indeg
+
+
 def depth_order(n: int, edges: Sequence[tuple[int, int]]) -> list[int] | None:
     """The order topological_order gives whatever the labels, where every node has its own
     depth (a chain): the nodes by depth. None where two nodes share a depth, where n exceeds
@@ -142,24 +163,10 @@ def depth_order(n: int, edges: Sequence[tuple[int, int]]) -> list[int] | None:
     if not 0 < n <= DEPTH_ORDER_MAX_NODES or len(edges) < n - 1:
         return None
     succs: list[list[int]] = [[] for _ in range(n)]
-    indeg = [0] * n
     for a, b in edges:
         succs[a].append(b)
-        indeg[b] += 1
-    ready = [v for v in range(n) if indeg[v] == 0]
-    if len(ready) != 1:
-        return None  # two sources share depth 0
-    depth = [0] * n
-    seen = 0
-    while ready:
-        v = ready.pop()
-        seen += 1
-        for s in succs[v]:
-            depth[s] = max(depth[s], depth[v] + 1)
-            indeg[s] -= 1
-            if indeg[s] == 0:
-                ready.append(s)
-    if seen < n:
+    depth, left = _kahn(n, succs)
+    if any(left):
         return None
     order = sorted(range(n), key=depth.__getitem__)
     return order if all(depth[v] == i for i, v in enumerate(order)) else None
@@ -167,20 +174,8 @@ def depth_order(n: int, edges: Sequence[tuple[int, int]]) -> list[int] | None:
 
 def find_cycle_nodes(n: int, succs: Sequence[Sequence[int]]) -> list[int]:
     """Nodes left over by Kahn's algorithm (on or behind a cycle); empty for a DAG."""
-    indeg = [0] * n
-    for out in succs:
-        for s in out:
-            indeg[s] += 1
-    ready = [v for v in range(n) if indeg[v] == 0]
-    seen = 0
-    while ready:
-        v = ready.pop()
-        seen += 1
-        for s in succs[v]:
-            indeg[s] -= 1
-            if indeg[s] == 0:
-                ready.append(s)
-    return [v for v in range(n) if indeg[v] > 0] if seen < n else []
+    _, left = _kahn(n, succs)
+    return [v for v in range(n) if left[v] > 0]
 
 
 __all__ = ["DEPTH_ORDER_MAX_NODES", "canonical_labels", "colour_ranks", "depth_order",

@@ -36,7 +36,7 @@ class BenchSettings:
     flush_l2: bool = True  # nvbench's default; see the --flush-l2 option
     blocker_timeout_s: float = 5.0
     max_queued_ops: int = 256  # host loops enqueue at most this many ops between syncs
-    placements: int = 4  # buffer placements per size (the figure is their median)
+    placements: int = 8  # buffer placements per size (the figure is their median)
     # Each placement after the first in a new primary context (RunContext.renew): the stream
     # path's device time moves with the context as much as between processes.
     new_contexts: bool = True
