@@ -11,6 +11,10 @@ the graph. Each round also runs:
     (--reset-status), and graphcert with its hold patched not to upload (this probe only);
   - the native loop timing graphcert's own graph exec (--exec): the same timing on one graph;
   - the native loop's own graph storing into graphcert's chain buffer (--marks).
+With --placements K (K >= 2) it runs instead, per round, graphcert over K placements of its
+buffers (bench's pad scheme, all in this one context) against the native loop over K
+placements of its own buffer made by the same scheme (a pad of pad_bytes(k), then the
+buffer): both figures are then medians over placements, as bench reports.
 On an H200 (NOTES.md, sixth session) the upload changed nothing, the native loop timing
 graphcert's exec read graphcert's figure (0.7931 against 0.7930 us per node) and so did the
 native graph over graphcert's buffer (0.7934): the 2% between the two tools' own graphs there
@@ -19,6 +23,7 @@ harness stream, --stream, read its own figure: 0.8088 against 0.8091.)
 Needs a GPU and nvcc:
 
     python benchmarks/native_in_process.py [--arch sm_90] [--rounds 3] [--nodes 1000,16]
+                                           [--placements K]
 """
 
 from __future__ import annotations
@@ -41,8 +46,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from graphcert.cuda.context import RunContext  # noqa: E402
+from graphcert.cuda.memory import DeviceBuffer  # noqa: E402
 from graphcert.cuda.stream import BlockingKernel, Stream  # noqa: E402
 from graphcert.run.bench import BenchSettings, Harness, bench_size  # noqa: E402
+from graphcert.run.placements import pad_bytes  # noqa: E402
 from graphcert.run.session import WorkloadSession  # noqa: E402
 from graphcert.stats import StopRule  # noqa: E402
 
@@ -101,6 +108,8 @@ def main() -> None:
     parser.add_argument("--nodes", default="1000,16")
     parser.add_argument("--samples", type=int, default=300)
     parser.add_argument("--device", type=int, default=0)
+    parser.add_argument("--placements", type=int, default=1,
+                        help="K >= 2: compare medians over K buffer placements instead")
     args = parser.parse_args()
     nodes = [int(x) for x in args.nodes.split(",")]
     out = ROOT / "build" / "native"
@@ -113,8 +122,12 @@ def main() -> None:
     plain: dict[int, list[float]] = {n: [] for n in nodes}  # graphcert, no status upload
     on_exec: dict[int, list[float]] = {n: [] for n in nodes}  # native timing graphcert's exec
     on_marks: dict[int, list[float]] = {n: [] for n in nodes}  # native, graphcert's buffer
-    settings = BenchSettings(StopRule(timeout_s=2.0), flush_l2=False, placements=1, hot=False)
+    settings = BenchSettings(StopRule(timeout_s=2.0), flush_l2=False, placements=1, hot=False,
+                             new_contexts=False)
     with RunContext.open(args.device) as ctx:
+        if args.placements > 1:
+            over_placements(ctx, lib, settings, args, nodes)
+            return
         h = Harness(ctx, settings)
         try:
             for r in range(args.rounds):
@@ -178,6 +191,66 @@ def main() -> None:
             m = statistics.median(runs[n])
             print(f"{'':12} {label} " + " ".join(f"{x:.4f}" for x in runs[n])
                   + f"  median {m:.4f} us, graphcert's ratio to it {mo / m:.4f}")
+
+def over_placements(ctx: RunContext, lib: ctypes.CDLL, settings: BenchSettings,
+                    args: argparse.Namespace, nodes: list[int]) -> None:
+    """Per round: graphcert over K placements against the native loop over K placements of
+    its own buffer (the same pad scheme, this context); prints both medians over
+    placements, each placement's figure and their ratio."""
+    k_count = args.placements
+    ours: dict[int, list[float]] = {n: [] for n in nodes}
+    theirs: dict[int, list[float]] = {n: [] for n in nodes}
+    ours_each: dict[int, list[float]] = {n: [] for n in nodes}
+    theirs_each: dict[int, list[float]] = {n: [] for n in nodes}
+    h = Harness(ctx, settings)
+    try:
+        for r in range(args.rounds):
+            for n in nodes:
+                def graphcert(n: int = n) -> None:
+                    session = WorkloadSession(ctx, f"chain[kernels={n}]")
+                    try:
+                        size = bench_size(session, h, 1, placements=k_count)
+                    finally:
+                        session.release()
+                    spread = (size.placements or {}).get("graph", {}).get("device")
+                    if spread is None:
+                        raise SystemExit("graphcert's queued (device) figure is unavailable")
+                    ours[n].append(spread.median_s / n * 1e6)
+                    ours_each[n].extend(m / n * 1e6 for m in spread.medians_s)
+
+                def native(n: int = n) -> None:
+                    each = []
+                    for k in range(k_count):
+                        pad = DeviceBuffer(pad_bytes(k)) if k else None
+                        marks = DeviceBuffer(4 * n)
+                        try:
+                            lines = call_native(lib, ["--nodes", str(n), "--samples",
+                                                      str(args.samples), "--marks",
+                                                      str(marks.ptr)])
+                        finally:
+                            marks.free()
+                            if pad is not None:
+                                pad.free()
+                        row = next(d for d in lines if d.get("nodes") == n)
+                        each.append(row["graph_device_us_per_node"])
+                    theirs[n].append(statistics.median(each))
+                    theirs_each[n].extend(each)
+
+                for run in (graphcert, native) if r % 2 == 0 else (native, graphcert):
+                    run()
+    finally:
+        h.close()
+    print(f"graph device time per node on {ctx.device.info.name}, one process, one primary "
+          f"context, {args.rounds} rounds (order alternating), each the median over "
+          f"{k_count} placements (bench's pad scheme), L2 kept, several-streams state")
+    for n in nodes:
+        mo, mt = statistics.median(ours[n]), statistics.median(theirs[n])
+        print(f"{n:5d} nodes: graphcert " + " ".join(f"{x:.4f}" for x in ours[n])
+              + "  native " + " ".join(f"{x:.4f}" for x in theirs[n])
+              + f"  medians {mo:.4f} / {mt:.4f} us, ratio {mo / mt:.4f} (target within 1%)")
+        for label, each in (("graphcert", ours_each[n]), ("native", theirs_each[n])):
+            print(f"{'':12} {label} per placement " + " ".join(f"{x:.4f}" for x in each))
+
 
 if __name__ == "__main__":
     main()
