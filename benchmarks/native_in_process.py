@@ -101,6 +101,15 @@ def call_native(lib: ctypes.CDLL, args: list[str]) -> list[dict]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
+def print_ratio(n: int, ours: list[float], theirs: list[float]) -> float:
+    """One line: both tools' figures per round, their medians and ratio; graphcert's median."""
+    mo, mt = statistics.median(ours), statistics.median(theirs)
+    print(f"{n:5d} nodes: graphcert " + " ".join(f"{x:.4f}" for x in ours)
+          + "  native " + " ".join(f"{x:.4f}" for x in theirs)
+          + f"  medians {mo:.4f} / {mt:.4f} us, ratio {mo / mt:.4f} (target within 1%)")
+    return mo
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--arch", default="sm_90")
@@ -180,10 +189,7 @@ def main() -> None:
     print(f"graph device time per node on {name}, one process, one primary context, "
           f"{args.rounds} rounds (order alternating), L2 kept, several-streams state")
     for n in nodes:
-        mo, mt = statistics.median(ours[n]), statistics.median(theirs[n])
-        print(f"{n:5d} nodes: graphcert " + " ".join(f"{x:.4f}" for x in ours[n])
-              + "  native " + " ".join(f"{x:.4f}" for x in theirs[n])
-              + f"  medians {mo:.4f} / {mt:.4f} us, ratio {mo / mt:.4f} (target within 1%)")
+        mo = print_ratio(n, ours[n], theirs[n])
         for label, runs in (("native with graphcert's status upload", reset),
                             ("graphcert without the status upload", plain),
                             ("native timing graphcert's graph exec", on_exec),
@@ -244,10 +250,7 @@ def over_placements(ctx: RunContext, lib: ctypes.CDLL, settings: BenchSettings,
           f"context, {args.rounds} rounds (order alternating), each the median over "
           f"{k_count} placements (bench's pad scheme), L2 kept, several-streams state")
     for n in nodes:
-        mo, mt = statistics.median(ours[n]), statistics.median(theirs[n])
-        print(f"{n:5d} nodes: graphcert " + " ".join(f"{x:.4f}" for x in ours[n])
-              + "  native " + " ".join(f"{x:.4f}" for x in theirs[n])
-              + f"  medians {mo:.4f} / {mt:.4f} us, ratio {mo / mt:.4f} (target within 1%)")
+        print_ratio(n, ours[n], theirs[n])
         for label, each in (("graphcert", ours_each[n]), ("native", theirs_each[n])):
             print(f"{'':12} {label} per placement " + " ".join(f"{x:.4f}" for x in each))
 
