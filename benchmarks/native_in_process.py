@@ -198,6 +198,7 @@ def main() -> None:
             print(f"{'':12} {label} " + " ".join(f"{x:.4f}" for x in runs[n])
                   + f"  median {m:.4f} us, graphcert's ratio to it {mo / m:.4f}")
 
+
 def over_placements(ctx: RunContext, lib: ctypes.CDLL, settings: BenchSettings,
                     args: argparse.Namespace, nodes: list[int]) -> None:
     """Per round: graphcert over K placements against the native loop over K placements of
