@@ -188,3 +188,35 @@ def test_each_placement_runs_in_a_new_context_in_a_fresh_process() -> None:
     assert run["results"]["settings"]["new_contexts"] is True
     medians = row["placements"]["stream"]["device"]["medians_s"]
     assert len(medians) == 3 and all(1e-7 < m < 1e-3 for m in medians)
+
+
+@pytest.mark.usefixtures("gpu_ctx")  # skips without a driver
+def test_a_sweep_keeps_every_run_and_a_fit_the_gate_reads(tmp_path: Path) -> None:
+    # A child process, as above; the quick settings keep it to seconds, not figures.
+    import subprocess
+    import sys
+
+    from graphcert.cert.results.sweep import SweepFit
+    from tests._env import child_env
+
+    common = ["--size", "1", "--placements", "1", "--no-hot", "--timeout", "0.3",
+              "--min-time", "0.05"]
+    done = subprocess.run(
+        [sys.executable, "-m", "graphcert", "bench", "chain", "--sweep", "kernels=1,10,100",
+         *common, "--out", str(tmp_path)], capture_output=True, text=True, env=child_env(),
+        timeout=300, check=False)
+    assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr[-2000:]
+    runs = sorted(p.name for p in tmp_path.glob("bench-chain_kernels_*.json"))
+    assert len(runs) == 3, runs  # one per value: none overwrote another
+    (sweep_file,) = tmp_path.glob("sweep-chain_kernels-*.json")
+    cert = load_certificate(sweep_file)
+    assert check(cert, load_schema("sweep")) == []
+    fit = SweepFit.from_json(cert["results"], cert["verdict"])
+    assert fit.key == "kernels" and list(fit.values) == [1, 10, 100]
+    assert sorted(n for n in fit.certificates if n) == runs
+    line = fit.fit["graph"]["device"]
+    assert line is not None and line.b_s > 0  # a node more costs device time
+    gate = subprocess.run([sys.executable, "-m", "graphcert", "gate", str(tmp_path)],
+                          capture_output=True, text=True, env=child_env(), cwd=tmp_path,
+                          timeout=120, check=False)
+    assert "Traceback" not in gate.stderr and sweep_file.name in gate.stdout, gate.stdout
