@@ -101,6 +101,29 @@ def call_native(lib: ctypes.CDLL, args: list[str]) -> list[dict]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
+def graphcert_graph(ctx: RunContext, h: Harness, n: int, placements: int = 1
+                    ) -> tuple[float, list[float]]:
+    """graphcert's graph device time per node (µs) of chain[kernels=n] at size 1: the
+    median over `placements` placements, and each placement's."""
+    session = WorkloadSession(ctx, f"chain[kernels={n}]")
+    try:
+        size = bench_size(session, h, 1, placements=placements)
+    finally:
+        session.release()
+    t = size.way("graph").get("device")
+    if t is None:
+        raise SystemExit("graphcert's queued (device) figure is unavailable")
+    spread = (size.placements or {}).get("graph", {}).get("device")
+    each = spread.medians_s if spread is not None else (t.median_s,)
+    return t.median_s / n * 1e6, [m / n * 1e6 for m in each]
+
+
+def native_graph(lib: ctypes.CDLL, n: int, samples: int, *more: str) -> float:
+    """The native loop's graph device time per node (µs) of an n-node chain."""
+    lines = call_native(lib, ["--nodes", str(n), "--samples", str(samples), *more])
+    return float(next(d for d in lines if d.get("nodes") == n)["graph_device_us_per_node"])
+
+
 def print_ratio(n: int, ours: list[float], theirs: list[float]) -> float:
     """One line: both tools' figures per round, their medians and ratio; graphcert's median."""
     mo, mt = statistics.median(ours), statistics.median(theirs)
@@ -142,14 +165,7 @@ def main() -> None:
             for r in range(args.rounds):
                 for n in nodes:
                     def graphcert(n: int = n, into: list[float] = ours[n]) -> None:
-                        session = WorkloadSession(ctx, f"chain[kernels={n}]")
-                        try:
-                            t = bench_size(session, h, 1).way("graph").get("device")
-                        finally:
-                            session.release()
-                        if t is None:
-                            raise SystemExit("graphcert's queued (device) figure is unavailable")
-                        into.append(t.median_s / n * 1e6)
+                        into.append(graphcert_graph(ctx, h, n)[0])
 
                     def graphcert_plain(n: int = n) -> None:
                         with plain_hold():
@@ -157,10 +173,7 @@ def main() -> None:
 
                     def native(n: int = n, into: list[float] = theirs[n],
                                more: tuple[str, ...] = ()) -> None:
-                        lines = call_native(lib, ["--nodes", str(n), "--samples",
-                                                  str(args.samples), *more])
-                        row = next(d for d in lines if d.get("nodes") == n)
-                        into.append(row["graph_device_us_per_node"])
+                        into.append(native_graph(lib, n, args.samples, *more))
 
                     def native_reset(n: int = n) -> None:
                         native(n, reset[n], ("--reset-status",))
@@ -214,16 +227,9 @@ def over_placements(ctx: RunContext, lib: ctypes.CDLL, settings: BenchSettings,
         for r in range(args.rounds):
             for n in nodes:
                 def graphcert(n: int = n) -> None:
-                    session = WorkloadSession(ctx, f"chain[kernels={n}]")
-                    try:
-                        size = bench_size(session, h, 1, placements=k_count)
-                    finally:
-                        session.release()
-                    spread = (size.placements or {}).get("graph", {}).get("device")
-                    if spread is None:
-                        raise SystemExit("graphcert's queued (device) figure is unavailable")
-                    ours[n].append(spread.median_s / n * 1e6)
-                    ours_each[n].extend(m / n * 1e6 for m in spread.medians_s)
+                    median, each = graphcert_graph(ctx, h, n, k_count)
+                    ours[n].append(median)
+                    ours_each[n].extend(each)
 
                 def native(n: int = n) -> None:
                     each = []
@@ -231,15 +237,12 @@ def over_placements(ctx: RunContext, lib: ctypes.CDLL, settings: BenchSettings,
                         pad = DeviceBuffer(pad_bytes(k)) if k else None
                         marks = DeviceBuffer(4 * n)
                         try:
-                            lines = call_native(lib, ["--nodes", str(n), "--samples",
-                                                      str(args.samples), "--marks",
-                                                      str(marks.ptr)])
+                            each.append(native_graph(lib, n, args.samples, "--marks",
+                                                     str(marks.ptr)))
                         finally:
                             marks.free()
                             if pad is not None:
                                 pad.free()
-                        row = next(d for d in lines if d.get("nodes") == n)
-                        each.append(row["graph_device_us_per_node"])
                     theirs[n].append(statistics.median(each))
                     theirs_each[n].extend(each)
 
