@@ -38,8 +38,14 @@ def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | No
     allow_cross_gpu_topology (topology differing between GPUs warns instead of failing),
     allow_incomplete (an incomplete verify warns instead of failing), max_regression,
     min_noise, method_change ("stale" or "warn"), require_signature, allow_empty_baseline.
-    Timings are compared like nvbench-compare (same, faster, slower, ambiguous); noise
-    never fails a build, and a timing that ended on its sampling timeout warns.
+    min_speedup and max_nodes take a number or a table by workload ({chain = 2.0, "*" =
+    1.0}); a table may name only workloads of the certificates gated or of require (a
+    required workload without its certificate fails the gate), so any other name is a typo:
+    exit 2, naming the closest workload. A key beside [tool.graphcert.gate] (a top-level
+    key a pyproject.toml has no use for, or another key under [tool.graphcert]) would be
+    ignored, so it is exit 2 too. Timings are compared like nvbench-compare (same,
+    faster, slower, ambiguous); noise never fails a build, and a timing that ended on its
+    sampling timeout warns.
     """
     from graphcert.cert.document import atomic_write_text, utc_now
     from graphcert.cert.signing import load_key

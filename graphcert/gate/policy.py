@@ -3,8 +3,9 @@ key by key. Pure and import-light."""
 
 from __future__ import annotations
 
+import difflib
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,14 @@ POLICY_KEYS = ("require", "require_kinds", "min_speedup", "speedup_metric", "max
                "max_regression", "min_noise", "method_change", "require_signature",
                "allow_empty_baseline")
 METHOD_CHANGE = ("stale", "warn")
+# Keys whose value may be a table keyed by workload name ('*' for every workload). `require`
+# is per-workload too, but a workload it names with no certificate is a FAIL (required,
+# missing), never a typo to refuse.
+PER_WORKLOAD_KEYS = ("min_speedup", "max_nodes")
+# A file whose gate table is nested may be a pyproject.toml: these top-level keys belong to
+# it (PEP 518, 621, 735); any other top-level key would be ignored, so it is refused.
+PYPROJECT_KEYS = ("build-system", "project", "tool", "dependency-groups")
+GATE_TABLE = "[tool.graphcert.gate]"
 
 
 def _toml_loads(text: str) -> dict[str, Any]:
@@ -107,18 +116,62 @@ def load_policy(path: Path | None = None, *, cwd: Path | None = None) -> Policy:
         pyproject = (cwd or Path.cwd()) / "pyproject.toml"
         if not pyproject.is_file():
             return Policy()
-        table = _gate_table(_read_toml(pyproject), pyproject.name)
+        data = _read_toml(pyproject)
+        table = _gate_table(data, pyproject.name)
         if table is None:
             return Policy()
-        return parse_policy(table, f"{pyproject.name} [tool.graphcert.gate]")
+        _nothing_beside(data, pyproject.name)
+        return parse_policy(table, f"{pyproject.name} {GATE_TABLE}")
     data = _read_toml(path)
     nested = _gate_table(data, str(path))
     if nested is not None:
-        return parse_policy(nested, f"{path} [tool.graphcert.gate]")
+        _nothing_beside(data, str(path))
+        return parse_policy(nested, f"{path} {GATE_TABLE}")
     if isinstance(data.get("tool"), Mapping) and "graphcert" in data["tool"]:
-        raise PolicyError(f"policy {path}: [tool.graphcert] has no [tool.graphcert.gate] table",
-                          hint="put the gate's keys under [tool.graphcert.gate]")
+        raise PolicyError(f"policy {path}: [tool.graphcert] has no {GATE_TABLE} table",
+                          hint=f"put the gate's keys under {GATE_TABLE}")
     return parse_policy(data, str(path))
+
+
+def _nothing_beside(data: Mapping[str, Any], source: str) -> None:
+    """Refuse keys beside the nested gate table that the gate would ignore: a top-level
+    key a pyproject.toml does not have, or a key under [tool.graphcert] other than gate
+    (graphcert reads nothing else there)."""
+    stray = [k for k in data if k not in PYPROJECT_KEYS] + \
+        [f"tool.graphcert.{k}" for k in data["tool"]["graphcert"] if k != "gate"]
+    if stray:
+        key = stray[0]
+        raise PolicyError(f"policy {source}: key {_short(key)!r} is outside {GATE_TABLE}, "
+                          f"so the gate would ignore it",
+                          hint=f"move it under {GATE_TABLE}, or remove it")
+
+
+def _short(name: str) -> str:
+    """A name from a policy or a certificate, cut to a length a message can carry."""
+    return name if len(name) <= 60 else name[:57] + "..."
+
+
+def check_workload_names(policy: Policy, workloads: Collection[str]) -> None:
+    """Refuse a per-workload table entry naming a workload that no certificate gated has
+    (nor `require` names): such an entry applies to nothing, so it is a typo that would
+    otherwise pass. One PolicyError line naming each, with the closest workload name."""
+    known = set(workloads) | set(policy.require)
+    problems = []
+    for key in PER_WORKLOAD_KEYS:
+        table = getattr(policy, key)
+        if not isinstance(table, Mapping):
+            continue
+        for name in table:
+            if name == "*" or name in known:
+                continue
+            close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+            guess = f" (did you mean {close[0]!r}?)" if close else ""
+            problems.append(f"{key} names workload {_short(name)!r}, which no certificate "
+                            f"in this gate run has{guess}")
+    if problems:
+        raise PolicyError(f"policy {policy.source}: {'; '.join(problems)}",
+                          hint="name a workload the certificates carry, or '*' for every "
+                               "workload")
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

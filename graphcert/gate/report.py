@@ -24,7 +24,7 @@ from graphcert.cert.store import (
 from graphcert.errors import GraphcertError
 from graphcert.fileio import is_temp_name
 from graphcert.gate.fleet import cross_gpu_rules, gpu_labels
-from graphcert.gate.policy import Policy
+from graphcert.gate.policy import Policy, check_workload_names
 from graphcert.gate.rules import (
     Loaded,
     RuleResult,
@@ -242,6 +242,8 @@ def run_gate(paths: Sequence[Path], *, policy: Policy, baseline: Path | None = N
         problems.append(f"no certificates under {', '.join(map(str, paths))}")
     if problems:
         raise UnusableInput(problems)
+    # a per-workload entry no certificate here matches is a typo, refused before any verdict
+    check_workload_names(policy, {it.cert["workload"]["name"] for it in loaded})
     labels = gpu_labels(loaded)
     results = []
     for item in sorted(loaded, key=lambda x: (x.cert["workload"]["name"], x.cert["kind"],
