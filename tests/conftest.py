@@ -75,3 +75,19 @@ def no_signing_key(monkeypatch: pytest.MonkeyPatch) -> None:
     """Certificates are unsigned unless a test sets a key (a developer's key never leaks in)."""
     monkeypatch.delenv("GRAPHCERT_SIGNING_KEY", raising=False)
     monkeypatch.delenv("GRAPHCERT_SIGNING_KEY_FILE", raising=False)
+
+
+@pytest.fixture()
+def no_driver(monkeypatch: pytest.MonkeyPatch) -> None:
+    """cuInit as on a machine without the driver library, on any machine: the first driver
+    call is NoDriverError (exit 3), so a CLI test sees where the GPU work would start."""
+    from types import SimpleNamespace
+
+    from graphcert.cuda import check
+
+    def absent(flags: int) -> None:
+        raise OSError("libcuda.so.1: cannot open shared object file (test)")
+
+    monkeypatch.setattr(check, "driver", SimpleNamespace(cuInit=absent))
+    monkeypatch.setattr(check, "_initialized", False)
+    monkeypatch.setattr(check, "_driver_loaded", False)

@@ -1,7 +1,9 @@
-"""Options shared by commands that run on a GPU, and the one rule for $GRAPHCERT_DEVICE."""
+"""Options shared by commands that run on a GPU, the one rule for $GRAPHCERT_DEVICE, and the
+one number type every numeric option uses."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,6 +16,66 @@ from graphcert.errors import InputError
 
 DEVICE_ENV = "GRAPHCERT_DEVICE"
 _MAX_DEVICE_DIGITS = 6
+_MAX_NUMBER_CHARS = 40  # a longer literal is refused before it is converted
+# The longest any one timing option may ask for: bounded, so a typo (1e300) cannot make a
+# run that never ends, and long enough for any real measurement.
+MAX_SECONDS = 3600
+
+
+class Bounded(click.FloatRange):
+    """A finite integer or float in [low, high] (above `low` with low_open), checked while
+    the command line is parsed, so a bad value is one line (InputError, exit 2) before any
+    GPU or driver call. click's FloatRange lets NaN through (it compares false with both
+    bounds) and inf wherever no maximum is set, and its errors are four lines of usage;
+    this keeps its range shown in --help."""
+
+    def __init__(self, kind: type[int] | type[float], low: float, high: float, *,
+                 low_open: bool = False, unit: str | None = None):
+        super().__init__(min=low, max=high, min_open=low_open)
+        self.kind = kind
+        self.name = "integer" if kind is int else "float"
+        self.unit = unit or ("an integer" if kind is int else "a number")
+
+    def wanted(self) -> str:
+        """What a valid value is, for the message: 'seconds from 0.01 to 3600'."""
+        low, high = (f"{b:.0f}" if self.kind is int else f"{b:g}" for b in (self.min, self.max))
+        if self.min_open:
+            return f"{self.unit} above {low}, at most {high}"
+        return f"{self.unit} from {low} to {high}"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        label = max(param.opts, key=len) if param is not None and param.opts else "value"
+        return self.check(value, label)
+
+    def check(self, value: object, label: str) -> int | float:
+        """`value` (text or a number) as `kind`, or InputError naming `label`."""
+        shown = value.strip() if isinstance(value, str) else repr(value)
+        if len(shown) > _MAX_NUMBER_CHARS:
+            shown = shown[:_MAX_NUMBER_CHARS] + "..."
+        quoted = repr(shown) if isinstance(value, str) else shown  # what was typed, quoted
+
+        def refused(why: str) -> InputError:
+            return InputError(f"{label} {why}", hint=f"give {self.wanted()}")
+
+        noun = "an integer" if self.kind is int else "a number"
+        if isinstance(value, str) and len(value.strip()) <= _MAX_NUMBER_CHARS:
+            given: str | int | float = value.strip()
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and \
+                (self.kind is float or isinstance(value, int)):
+            given = value
+        else:
+            raise refused(f"{quoted} is not {noun}")
+        try:
+            number = self.kind(given)
+        except (ValueError, OverflowError):
+            raise refused(f"{quoted} is not {noun}") from None
+        if not math.isfinite(number):
+            raise refused(f"{shown} is not a finite number")
+        assert self.min is not None and self.max is not None  # set by __init__
+        if number < self.min or number > self.max or (self.min_open and number == self.min):
+            raise refused(f"{shown} is out of range")
+        return number
 
 
 def resolve_device(option: int | None) -> int:
@@ -98,7 +160,9 @@ def device_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 def lazy_device_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     """--device for a command that needs a GPU only sometimes: it gets None when not given
     and calls resolve_device only when it needs a device."""
-    return click.option("--device", "device", type=click.IntRange(min=0), default=None,
+    return click.option("--device", "device", default=None,
+                        type=Bounded(int, 0, 10 ** _MAX_DEVICE_DIGITS - 1,
+                                     unit="a device index"),
                         show_default="$GRAPHCERT_DEVICE or 0",
                         help="CUDA device index, when a workload is captured.")(fn)
 

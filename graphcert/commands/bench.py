@@ -3,14 +3,36 @@
 from __future__ import annotations
 
 import json
-import shutil
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import click
 
 from graphcert.commands._fleet import fleet_capable
-from graphcert.commands._options import device_option, json_option, signing_key_option
+from graphcert.commands._options import (
+    MAX_SECONDS,
+    Bounded,
+    device_option,
+    json_option,
+    signing_key_option,
+)
+
+# Placement k sits behind a pad of about k * 2 MiB (run/placements.py): 1,024 placements
+# pad up to 2 GiB, and each after the first opens a new context.
+MAX_PLACEMENTS = 1024
+# A swept option value: the plot divides by it and draws it on a log scale, so >= 1.
+SWEPT_VALUE = Bounded(int, 1, 10 ** 9, unit="an option value")
+
+
+def _plot_now(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """--plot is checked while parsing (writable, matplotlib there, a format it draws), so
+    a plot that cannot be drawn is refused before any GPU work, not after it."""
+    if value is None:
+        return None
+    from graphcert.render.bench import check_plot_path
+
+    return check_plot_path(value)
 
 
 @click.command("bench")
@@ -20,21 +42,27 @@ from graphcert.commands._options import device_option, json_option, signing_key_
               "(1,2,4,8 or vllm:MAX / sglang:MAX).")
 @click.option("--sweep", help="KEY=V1,V2,... : one run per workload option value, e.g. "
                               "kernels=1,10,100,1000 for chain; fits a + b·value.")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="With --sweep: draw per-kernel cost against the swept value.")
-@click.option("--max-noise", type=click.FloatRange(min=0), default=0.005, show_default=True,
-              help="Stop when relative standard deviation is at most this.")
-@click.option("--min-samples", type=click.IntRange(min=2), default=10, show_default=True)
-@click.option("--min-time", type=click.FloatRange(min=0), default=0.5, show_default=True,
-              help="Seconds of sampling at least.")
-@click.option("--timeout", type=click.FloatRange(min=0.01), default=5.0, show_default=True,
+@click.option("--plot", "plot_path", type=click.Path(path_type=Path),
+              callback=_plot_now,
+              help="With --sweep: draw per-kernel cost against the swept value (the image "
+                   "format follows the name: .png, .svg, .pdf, ...).")
+@click.option("--max-noise", type=Bounded(float, 0, 1, low_open=True, unit="a fraction"),
+              default=0.005, show_default=True,
+              help="Stop when relative standard deviation is at most this (0.005 is 0.5%).")
+@click.option("--min-samples", type=Bounded(int, 2, 1_000_000), default=10, show_default=True)
+@click.option("--min-time", type=Bounded(float, 0, MAX_SECONDS, unit="seconds"), default=0.5,
+              show_default=True, help="Seconds of sampling at least.")
+@click.option("--timeout", type=Bounded(float, 0.01, MAX_SECONDS, unit="seconds"),
+              default=5.0, show_default=True,
               help="Seconds after which a noisy measurement stops anyway.")
-@click.option("--blocker-timeout", type=click.FloatRange(min=1e-6), default=5.0,
-              show_default=True, help="Seconds the blocking kernel holds a stream at most.")
+@click.option("--blocker-timeout", type=Bounded(float, 1e-6, MAX_SECONDS, unit="seconds"),
+              default=5.0, show_default=True,
+              help="Seconds the blocking kernel holds a stream at most.")
 @click.option("--flush-l2/--no-flush-l2", default=True, show_default=True,
               help="Clear L2 before every sample, as nvbench's cold measurement does; without "
                    "it, what earlier samples left in L2 moves stream figures between runs.")
-@click.option("--placements", type=click.IntRange(min=1), default=8, show_default=True,
+@click.option("--placements", type=Bounded(int, 1, MAX_PLACEMENTS), default=8,
+              show_default=True,
               help="Set the workload up this many times behind pad allocations of different "
                    "sizes; every figure is the median over placements (the stream path's "
                    "device time depends on where buffers land).")
@@ -119,13 +147,11 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
             out.print(sweep_table(fit))
         if cert is not None:
             err.print(f"sweep certificate: {cert}")
-        drawn = [p for p in (cert_plot, plot_path) if p is not None]
-        if drawn:  # drawn once; a second place gets a copy
-            plot_sweep(fit, drawn[0])
-            for extra in drawn[1:]:
-                shutil.copyfile(drawn[0], extra)
-            if plot_path is not None:
-                err.print(f"plot: {plot_path}")
+        for target in (cert_plot, plot_path):  # each in the format its name gives
+            if target is not None:
+                plot_sweep(fit, target)
+        if plot_path is not None:
+            err.print(f"plot: {plot_path}")
     if fresh_child:  # the parent reads one typed result back (graphcert.run.fresh)
         print_json(json.dumps({"results": results[0].result.to_json(),
                                "verdict": results[0].result.verdict.to_json()}))
@@ -149,10 +175,15 @@ def _runs(workloads: tuple[str, ...], sweep: str | None) -> list[tuple[str, str 
     key, sep, values = sweep.partition("=")
     if not sep or not key.strip().isidentifier() or not values.strip():
         raise InputError(f"--sweep {sweep!r} is malformed", hint="write KEY=V1,V2,...")
-    try:
-        nums = [int(v) for v in values.split(",") if v.strip()]
-    except ValueError:
-        raise InputError(f"--sweep values {values!r} are not integers") from None
+    nums = [int(SWEPT_VALUE.check(v, f"--sweep {key.strip()}"))
+            for v in values.split(",") if v.strip()]
+    twice = sorted(v for v, count in Counter(nums).items() if count > 1)
+    if twice:  # two runs of one value would write one certificate twice
+        raise InputError(f"--sweep {key.strip()} gives {twice[0]} twice",
+                         hint="give each value once")
+    if len(nums) < 2:
+        raise InputError(f"--sweep {sweep!r} gives {len(nums)} value(s); a + b·value needs "
+                         f"two or more", hint="write KEY=V1,V2,...")
     runs: list[tuple[str, str | None, Any]] = []
     for w in workloads:
         if "[" in w:

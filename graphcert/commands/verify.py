@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from graphcert.commands._fleet import fleet_capable
-from graphcert.commands._options import device_option, json_option, signing_key_option
+from graphcert.commands._options import Bounded, device_option, json_option, signing_key_option
 
 
 @click.command("verify")
@@ -16,9 +16,11 @@ from graphcert.commands._options import device_option, json_option, signing_key_
 @click.option("--classes", default="2^0..2^20", show_default=True,
               help="Capacity classes LO..HI (powers of two), a bucket list "
               "1,2,4,8,16,24,32, or vllm:MAX / sglang:MAX (those engines' capture sizes).")
-@click.option("--samples", type=click.IntRange(min=2), default=4, show_default=True,
+@click.option("--samples", type=Bounded(int, 2, 1000), default=4, show_default=True,
               help="Sizes per class: lower edge, upper edge and K-2 seeded between.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed for sample sizes.")
+# numpy's generators take non-negative seeds; 32 bits is every seed anyone types
+@click.option("--seed", type=Bounded(int, 0, 2 ** 32 - 1), default=0, show_default=True,
+              help="Seed for sample sizes.")
 @click.option("--mode", type=click.Choice(["global", "thread-local", "relaxed"]),
               default="global", show_default=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),

@@ -3,8 +3,10 @@ table and plot. Pure (matplotlib only inside plot)."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from rich.table import Table
@@ -18,6 +20,8 @@ from graphcert.cert.results import (
     SweepFit,
     Timing,
 )
+from graphcert.errors import InputError
+from graphcert.fileio import atomic_write_bytes, check_output_file
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -182,35 +186,67 @@ def sweep_view(fit: SweepFit) -> list[RenderableType]:
     return out
 
 
-def plot_sweep(fit: SweepFit, path: Path) -> Path:
-    """Per-kernel cost against N for stream and graph, host and device; saved to `path`."""
+def _matplotlib() -> ModuleType:
+    """matplotlib, set to draw into files (Agg), or InputError saying how to install it."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
     except ImportError as exc:
-        from graphcert.errors import InputError
-
         raise InputError("--plot needs matplotlib",
                          hint="pip install 'graphcert[plot]'") from exc
+    return matplotlib
+
+
+def _plot_format(path: Path) -> str:
+    """The image format `path` names by its suffix (png without one, as matplotlib does)."""
+    return path.suffix[1:].lower() or "png"
+
+
+def check_plot_path(path: Path) -> Path:
+    """Before any GPU work: `path` can be written as a file, matplotlib is importable and
+    draws the format its suffix names. InputError (one line, exit 2) otherwise."""
+    check_output_file(path, "--plot")
+    _matplotlib()
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if _plot_format(path) not in formats:
+        raise InputError(f"--plot {path}: matplotlib cannot draw {_plot_format(path)!r} "
+                         f"images", hint=f"end the name with one of "
+                                         f"{', '.join(sorted(formats))}")
+    return path
+
+
+def plot_sweep(fit: SweepFit, path: Path) -> Path:
+    """Per-kernel cost against N for stream and graph, host and device; saved to `path`.
+    Drawn into memory, then written atomically: an error leaves no file behind."""
+    _matplotlib()
+    import matplotlib.pyplot as plt
+
     key, xs = fit.key, list(fit.values)
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.5), sharex=True)
-    for ax, (q, label) in zip(axes, LABELS.items(), strict=True):
-        for way, style in (("stream", "o-"), ("graph", "s-")):
-            ys = [t.median_s / x * 1e6 if (t := p.way(way).get(q)) else float("nan")
-                  for x, p in zip(xs, fit.points, strict=True)]
-            ax.plot(xs, ys, style, label=f"{way} launch")
-        ax.set_xscale("log")
-        ax.set_title(f"{label}: time per kernel")
-        ax.set_xlabel(f"{key} (log scale)")
-        ax.set_ylabel("µs per kernel")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
-    fig.suptitle("graphcert bench: stream launch vs graph launch")
-    fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.tmp{path.suffix}")
-    fig.savefig(tmp, dpi=110)
-    plt.close(fig)
-    tmp.replace(path)
-    return path
+    try:
+        for ax, (q, label) in zip(axes, LABELS.items(), strict=True):
+            for way, style in (("stream", "o-"), ("graph", "s-")):
+                ys = [t.median_s / x * 1e6 if (t := p.way(way).get(q)) else float("nan")
+                      for x, p in zip(xs, fit.points, strict=True)]
+                ax.plot(xs, ys, style, label=f"{way} launch")
+            ax.set_xscale("log")
+            ax.set_title(f"{label}: time per kernel")
+            ax.set_xlabel(f"{key} (log scale)")
+            ax.set_ylabel("µs per kernel")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend()
+        fig.suptitle("graphcert bench: stream launch vs graph launch")
+        fig.tight_layout()
+        image = io.BytesIO()
+        fig.savefig(image, format=_plot_format(path), dpi=110)
+    except OSError as exc:  # a font or backend file matplotlib could not read
+        raise InputError(f"cannot draw the plot {path}: {exc.strerror or exc}") from exc
+    finally:
+        plt.close(fig)
+    try:
+        return atomic_write_bytes(path, image.getvalue())
+    except OSError as exc:
+        raise InputError(f"cannot write the plot {path}: {exc.strerror or exc}") from exc
