@@ -105,6 +105,25 @@ def test_digest_of_a_planted_package_reference_imports_nothing(planted: list[Pat
     assert [m for m in planted if m.exists()] == []
 
 
+@pytest.mark.parametrize("ref", ["~nouser-graphcert-test/w.py:W", "a.b\0c:W", "nope.mod:W",
+                                 "evilpkg.nope:W", "evilpkg.mod.W:W", "evilpkg..mod:W"])
+@pytest.mark.parametrize("command", ["gate", "show"])
+def test_a_reference_that_does_not_resolve_is_sources_not_found(planted: list[Path], ref: str,
+                                                                command: str) -> None:
+    """gate: one line, exit 2 (never a traceback: `~nouser` made expanduser raise); show
+    displays it as not found."""
+    write_certificate(Path("odd/t.json"), certificate("topology", ref=ref))
+    result = CliRunner().invoke(cli, [command, "odd" if command == "gate" else "odd/t.json"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), \
+        repr(result.exception)
+    if command == "gate":
+        assert result.exit_code == 2
+        assert len(_lines(result.stderr)) == 1 and "not found" in result.stderr
+    else:
+        assert result.exit_code == 0 and "sources not found" in result.stdout
+    assert [m for m in planted if m.exists()] == []
+
+
 def _touch(path: Path, text: str = "") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
