@@ -71,3 +71,23 @@ class InputError(GraphcertError):
 class FrameworkMissing(InputError):
     """A framework step's framework (PyTorch, CuPy, cuda.core) is not installed or has no
     CUDA device: a value with its reason for tests to skip on, one line for the CLI."""
+
+
+ECHO_LIMIT = 80  # characters of a file's own text (a key, a reference) a message repeats
+
+
+def clip(text: str, limit: int = ECHO_LIMIT) -> str:
+    """`text` (from a file or an argument) as a message may repeat it: a longer one is cut
+    after `limit` characters with an ellipsis and its length, so a 100 KB workload
+    reference or key makes a short line, not a 100 KB one."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters)"
+
+
+def clip_repr(value: object, limit: int = ECHO_LIMIT) -> str:
+    """repr(value) for a message, cut as `clip` cuts (a string's first `limit` characters
+    quoted, then the ellipsis and its length)."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]!r}… ({len(value):,} characters)"
+    return clip(repr(value), limit)

@@ -303,6 +303,7 @@ def test_examples_load_without_a_gpu(ref: str, monkeypatch: pytest.MonkeyPatch) 
     ("examples/missing.py:Saxpy", "does not exist"),
     ("examples/cuda_core_saxpy.py:Nope", "no object named 'Nope'"),
     ("examples/cuda_core_saxpy.py:Saxpy[b=1]", "cannot construct"),
+    ("~nouser-graphcert-test/w.py:W", "its home folder is unknown"),  # expanduser raised
 ])
 def test_example_loader_errors(ref: str, fragment: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)

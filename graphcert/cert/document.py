@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphcert._version import __version__
 from graphcert.cert.signing import SigningKey, sign
-from graphcert.errors import GraphcertError
+from graphcert.errors import GraphcertError, clip_repr
 from graphcert.fileio import atomic_write_text
 
 if TYPE_CHECKING:
@@ -113,7 +113,8 @@ def validate_certificate(cert: Mapping[str, Any]) -> list[str]:
 
     kind = cert.get("kind")
     if kind not in CERT_KINDS:
-        return [f"field 'kind': {kind!r} is not one of {', '.join(map(repr, CERT_KINDS))}"]
+        return [f"field 'kind': {clip_repr(kind)} is not one of "
+                f"{', '.join(map(repr, CERT_KINDS))}"]
     return check(cert, load_schema(str(kind)))
 
 

@@ -23,7 +23,7 @@ from graphcert.cert.document import (
 )
 from graphcert.cert.method import method_kind_of
 from graphcert.cert.signing import SigningKey, signature_problem
-from graphcert.errors import GraphcertError
+from graphcert.errors import GraphcertError, clip, clip_repr
 from graphcert.fileio import JSONProblem, parse_json
 from graphcert.model.io import SNAPSHOT_KIND
 
@@ -82,7 +82,7 @@ def check_document(doc: Any, path: Path | str, *, digest_of: DigestOf | None = N
         raise CertificateError(path, "missing field 'schema_version'", reason="missing_field")
     if not isinstance(version, int) or isinstance(version, bool):
         raise CertificateError(path, f"field 'schema_version': expected integer, got "
-                                     f"{version!r}", reason="invalid")
+                                     f"{clip_repr(version)}", reason="invalid")
     kind = doc.get("kind")
     producer = PRODUCER.get(str(kind), "graphcert verify/bench")
     if version > SCHEMA_VERSION:
@@ -98,7 +98,7 @@ def check_document(doc: Any, path: Path | str, *, digest_of: DigestOf | None = N
                   f"({SCHEMA_VERSION})", hint=f"re-run {producer} to regenerate it",
             reason="older")
     if kind not in CERT_KINDS:
-        raise CertificateError(path, f"unknown certificate kind {kind!r} (known: "
+        raise CertificateError(path, f"unknown certificate kind {clip_repr(kind)} (known: "
                                      f"{', '.join(CERT_KINDS)})", reason="invalid")
     if "digest" not in doc:
         raise CertificateError(path, "missing field 'digest'", reason="missing_field")
@@ -132,21 +132,22 @@ def check_stale(cert: Mapping[str, Any], path: Path | str, digest_of: DigestOf,
     """Raise when the workload's sources, or graphcert's method for this kind (unless
     `method_change` is "warn"), changed since the certificate was made."""
     workload = cert["workload"]
-    ref, name = workload["ref"], workload.get("name", workload["ref"])
+    # the file's own strings, shortened: a 100 KB reference must not make a 100 KB line
+    ref, name = clip(workload["ref"]), clip_repr(workload.get("name", workload["ref"]))
     producer = PRODUCER[cert["kind"]]
     try:
-        current = digest_of(ref)
+        current = digest_of(workload["ref"])
     except (GraphcertError, OSError) as exc:
-        raise CertificateError(path, f"sources of workload {name!r} not found ({exc}); "
+        raise CertificateError(path, f"sources of workload {name} not found ({clip(str(exc))}); "
                                      f"cannot check staleness", reason="sources_missing") from exc
     if current is None:
-        raise CertificateError(path, f"sources of workload {name!r} ({ref}) not found; cannot "
+        raise CertificateError(path, f"sources of workload {name} ({ref}) not found; cannot "
                                      f"check staleness",
                                hint="run the gate where the workload's sources are",
                                reason="sources_missing")
     if current != workload["source_digest"]:
         raise CertificateError(
-            path, f"stale: the sources of workload {name!r} changed since this certificate "
+            path, f"stale: the sources of workload {name} changed since this certificate "
                   f"was made", hint=f"re-run {producer} {ref}", reason="stale")
     if method_change == "stale" and method_changed(cert, method_of):
         raise CertificateError(

@@ -12,7 +12,7 @@ from typing import Any
 
 from graphcert.cert.document import CERT_KINDS
 from graphcert.cert.results import QUANTITIES
-from graphcert.errors import GraphcertError
+from graphcert.errors import GraphcertError, clip_repr
 
 
 class PolicyError(GraphcertError):
@@ -199,7 +199,7 @@ def parse_policy(table: Mapping[str, Any], source: str) -> Policy:
         raise PolicyError(f"policy {source}: expected a table")
     unknown = sorted(set(table) - set(POLICY_KEYS))
     if unknown:
-        raise PolicyError(f"policy {source}: unknown key {unknown[0]!r}",
+        raise PolicyError(f"policy {source}: unknown key {clip_repr(unknown[0])}",
                           hint=f"known keys: {', '.join(POLICY_KEYS)}")
 
     def bad(key: str, wanted: str) -> PolicyError:

@@ -9,7 +9,7 @@ import pickle
 from pathlib import Path
 from typing import Any
 
-from graphcert.errors import GraphcertError, InputError
+from graphcert.errors import GraphcertError, InputError, clip_repr
 from graphcert.fileio import JSONProblem, atomic_write_text, parse_json
 from graphcert.model.kinds import NodeKind
 from graphcert.model.snapshot import (
@@ -91,7 +91,7 @@ def _field(d: dict[str, Any], name: str, where: str) -> Any:
 
 def _int(value: Any, where: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
-        raise _Bad(f"field '{where}' must be an integer, got {value!r}")
+        raise _Bad(f"field '{where}' must be an integer, got {clip_repr(value)}")
     return value
 
 
@@ -154,7 +154,7 @@ def _raw_from_doc(d: Any, where: str) -> RawGraph:
         try:
             kind = NodeKind(kind_name)
         except ValueError:
-            raise _Bad(f"field '{w}.kind': unknown node kind {kind_name!r}") from None
+            raise _Bad(f"field '{w}.kind': unknown node kind {clip_repr(kind_name)}") from None
         deps = [_int(x, f"{w}.deps") for x in _list(_field(nd, "deps", f"{w}."), f"{w}.deps")]
         if sorted(deps) != sorted(preds.get(i, [])):
             raise _Bad(f"corrupt or edited: {w}.deps disagrees with the edges")
@@ -199,10 +199,10 @@ def _snapshot_from_doc(d: Any, where: str) -> GraphSnapshot:
         except KeyError as exc:
             raise _Bad(f"missing field '{w}.{exc.args[0]}'") from None
         if index != i or type(index) is not int:
-            raise _Bad(f"field '{w}.index' is {index!r}, expected {i}")
+            raise _Bad(f"field '{w}.index' is {clip_repr(index)}, expected {i}")
         kind = _KIND_OF.get(kind_name) if isinstance(kind_name, str) else None
         if kind is None:
-            raise _Bad(f"field '{w}.kind': unknown node kind {kind_name!r}")
+            raise _Bad(f"field '{w}.kind': unknown node kind {clip_repr(kind_name)}")
         mine = preds[i]
         mine.sort()
         try:  # deps of another type (null, text) cannot sort against ints: as corrupt
@@ -258,9 +258,9 @@ def _from_json(d: Any) -> GraphSnapshot:
         if "kind" not in d:
             raise _Bad("not a graphcert snapshot (no 'kind' field)")
         if kind in _CERTIFICATE_KINDS or isinstance(d.get("tool"), dict):
-            raise InputError(f"is a graphcert certificate ({kind!r}), not a snapshot",
+            raise InputError(f"is a graphcert certificate ({clip_repr(kind)}), not a snapshot",
                              hint="render certificates with graphcert show")
-        raise _Bad(f"not a graphcert snapshot (kind is {kind!r})")
+        raise _Bad(f"not a graphcert snapshot (kind is {clip_repr(kind)})")
     version = _int(_field(d, "schema_version", ""), "schema_version")
     if version > SNAPSHOT_SCHEMA_VERSION:
         raise InputError(f"snapshot schema_version {version} is newer than this graphcert "

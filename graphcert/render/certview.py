@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphcert.cert.compare import CertificateDiff, Change, fmt_seconds, hash_change
 from graphcert.cert.results import Verdict
+from graphcert.errors import clip
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -39,7 +40,7 @@ def header_rows(cert: Mapping[str, Any], path: str, staleness: str) -> list[tupl
         " (dirty)" if git.get("dirty") else "")
     return [
         ("certificate", f"{cert['kind']}  {path}"),
-        ("workload", f"{wl['name']} ({wl['ref']}), sources {staleness}"),
+        ("workload", f"{clip(wl['name'])} ({clip(wl['ref'])}), sources {staleness}"),
         ("verdict", Verdict.from_json(verdict).status.value.upper()),
         ("created", f"{cert['created']} by graphcert {cert['tool']['version']}"),
         ("gpu", f"{gpu['name']} ({_opt(gpu.get('uuid'))}), compute capability "
@@ -65,7 +66,7 @@ def show_renderables(cert: Mapping[str, Any], path: str, staleness: str
 
     out: list[RenderableType] = [_kv(header_rows(cert, path, staleness))]
     out += [Text(f"  - {r}") for r in cert["verdict"]["reasons"]]
-    ref = cert["workload"]["ref"]
+    ref = clip(cert["workload"]["ref"])  # a file's own text, shortened for the terminal
     if cert["kind"] == "topology":
         out += verify_view(ref, VerifyResult.from_json(cert["results"], cert["verdict"]))
     elif cert["kind"] == "sweep":

@@ -191,7 +191,10 @@ def _load_user_object(target: str) -> tuple[Any, str]:
     if not attr.isidentifier():
         raise InputError(f"workload reference {target!r} names no object after ':'")
     if location.endswith(".py") or "/" in location or "\\" in location:
-        path = Path(location).expanduser()
+        try:
+            path = Path(location).expanduser()
+        except RuntimeError:  # ~user/... of no such user
+            raise InputError(f"workload file {location}: its home folder is unknown") from None
         if not path.is_file():
             raise InputError(f"workload file {location} does not exist",
                              hint="give a path to a .py file, relative to the current folder")
@@ -241,7 +244,10 @@ def _location(ref: WorkloadRef, package_dir: Path | None
         return None if found is None else (*found, spec.kernel_files)
     location = ref.target.rpartition(":")[0]
     if location.endswith(".py") or "/" in location or "\\" in location:
-        path = Path(location).expanduser()
+        try:
+            path = Path(location).expanduser()
+        except RuntimeError:  # ~user/... of no such user: not found, like any missing file
+            return None
         if not path.is_file():
             return None
         folder = path.resolve().parent

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import importlib.util
 import json
 import re
+import sys
 from collections.abc import Iterable, Sequence
+from importlib import machinery
 from pathlib import Path
 from typing import Any
 
@@ -223,24 +224,70 @@ def method_digest(kind: str, *, package_dir: Path | None = None,
                            {"kind": kind})
 
 
+# The file loaders Python's path finder tries, in its order (extension, source, bytecode):
+# a folder holding both `m.so` and `m.py` imports the extension, so neither may be digested.
+_LOADERS = ((machinery.ExtensionFileLoader, machinery.EXTENSION_SUFFIXES),
+            (machinery.SourceFileLoader, machinery.SOURCE_SUFFIXES),
+            (machinery.SourcelessFileLoader, machinery.BYTECODE_SUFFIXES))
+
+
+def _find_file(parts: Sequence[str], entries: Iterable[object]) -> Path | None:
+    """The Python source file `import a.b.c` would run, searched in the folders `entries`
+    (sys.path) as Python's path finder does, one level at a time, without importing
+    anything: `importlib.util.find_spec` would import (run) each parent package first.
+
+    FileFinder only lists folders and tests files. A regular package or module in any
+    entry wins over namespace-package portions, which are merged, as in Python's import.
+    """
+    locations = [e for e in entries if isinstance(e, str)]
+    origin: str | None = None
+    for depth in range(len(parts)):
+        fullname = ".".join(parts[: depth + 1])
+        found = None
+        portions: list[str] = []
+        for location in locations:
+            if not Path(location or ".").is_dir():  # a zip file or a missing entry
+                continue
+            spec = machinery.FileFinder(location, *_LOADERS).find_spec(fullname)
+            if spec is None:
+                continue
+            if spec.loader is None:  # a portion of a namespace package: keep looking
+                portions += list(spec.submodule_search_locations or ())
+                continue
+            found = spec
+            break
+        if found is None:
+            if not portions:
+                return None
+            origin, locations = None, portions
+            continue
+        origin, locations = found.origin, list(found.submodule_search_locations or ())
+        if depth < len(parts) - 1 and found.submodule_search_locations is None:
+            return None  # a module is not a package: it has no submodules
+    if origin is None or not origin.endswith(".py"):
+        return None  # a namespace package, an extension or bytecode: no source to digest
+    return Path(origin)
+
+
 def module_location(module: str, *, package_dir: Path | None = None
                     ) -> tuple[Path, Path, Path] | None:
-    """(file, search root, local folder) of a dotted module, found without importing it.
+    """(file, search root, local folder) of a dotted module, found without importing it
+    or any parent package (a certificate's reference must never run code).
 
-    A graphcert module is looked up under `package_dir` (injectable); its local folder is
-    its own package's folder, so a built-in's digest follows graphcert.workloads only.
+    A graphcert module is looked up under `package_dir` (injectable; default the running
+    graphcert); its local folder is its own package's folder, so a built-in's digest
+    follows graphcert.workloads only. Any other module is searched on sys.path.
     """
     parts = module.split(".")
-    if parts[0] == "graphcert" and package_dir is not None:
-        path = package_dir.joinpath(*parts[1:])
+    if not all(part.isidentifier() for part in parts):
+        return None
+    if parts[0] == "graphcert":
+        pkg = package_dir or PACKAGE_DIR
+        path = pkg.joinpath(*parts[1:])
         file = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
-        return file, package_dir.parent, file.parent
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
+        return file, pkg.parent, file.parent
+    found = _find_file(parts, sys.path)
+    if found is None:
         return None
-    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
-        return None
-    file = Path(spec.origin)
-    depth = len(parts) + (1 if file.name == "__init__.py" else 0)
-    return file, file.parents[depth - 1], file.parent
+    depth = len(parts) + (1 if found.name == "__init__.py" else 0)
+    return found, found.parents[depth - 1], found.parent

@@ -7,10 +7,11 @@ worst worker's.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from graphcert.fileio import parse_json
 
 # A worker writes its progress to stderr as lines starting with this (render/progress.py
 # writes them, run/fleet.py reads them): "<prefix> total 12" then "<prefix> advance 1".
@@ -64,10 +65,11 @@ class WorkerOutcome:
         return self.exit_code == 0
 
     def output_json(self) -> Any:
-        """The worker's --json output, or None when it printed none (or not JSON)."""
+        """The worker's --json output, or None when it printed none (or not JSON, read by
+        the one strict JSON reader: a key twice is not JSON either)."""
         try:
-            return json.loads(self.stdout) if self.stdout.strip() else None
-        except ValueError:
+            return parse_json(self.stdout) if self.stdout.strip() else None
+        except ValueError:  # JSONProblem is one
             return None
 
     def to_json(self) -> dict[str, Any]:

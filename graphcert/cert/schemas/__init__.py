@@ -15,6 +15,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from graphcert.errors import clip, clip_repr
+
 SUPPORTED_KEYWORDS = frozenset({
     "$schema", "$id", "$defs", "$comment", "title", "description",
     "$ref", "type", "properties", "required", "additionalProperties", "items",
@@ -80,7 +82,7 @@ def _resolve(root: Mapping[str, Any], ref: str) -> Mapping[str, Any]:
 
 
 def _label(path: str) -> str:
-    return path or "(document)"
+    return clip(path) or "(document)"  # a path holds the file's own keys: shortened
 
 
 def _check(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any],
@@ -100,14 +102,15 @@ def _check(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any],
         yield f"field '{_label(path)}': expected {wanted}, got {_type_name(value)}"
         return
     if "const" in schema and value != schema["const"]:
-        yield f"field '{_label(path)}': expected {schema['const']!r}, got {value!r}"
+        yield f"field '{_label(path)}': expected {schema['const']!r}, got {clip_repr(value)}"
     if "enum" in schema and value not in schema["enum"]:
         allowed = ", ".join(repr(v) for v in schema["enum"])
-        yield f"field '{_label(path)}': {value!r} is not one of {allowed}"
+        yield f"field '{_label(path)}': {clip_repr(value)} is not one of {allowed}"
     if "minimum" in schema and _is_number(value) and value < schema["minimum"]:
-        yield f"field '{_label(path)}': {value!r} is below the minimum {schema['minimum']!r}"
+        yield (f"field '{_label(path)}': {clip_repr(value)} is below the minimum "
+               f"{schema['minimum']!r}")
     if "pattern" in schema and isinstance(value, str) and not re.search(schema["pattern"], value):
-        yield f"field '{_label(path)}': {value!r} does not match {schema['pattern']!r}"
+        yield f"field '{_label(path)}': {clip_repr(value)} does not match {schema['pattern']!r}"
     if isinstance(value, dict):
         yield from _check_object(value, schema, root, path)
     if isinstance(value, list) and "items" in schema:
@@ -127,7 +130,7 @@ def _check_object(value: dict[str, Any], schema: Mapping[str, Any], root: Mappin
         if name in props:
             yield from _check(item, props[name], root, f"{prefix}{name}")
         elif extra is False:
-            yield f"unknown field '{prefix}{name}'"
+            yield f"unknown field '{_label(prefix + name)}'"
         elif isinstance(extra, dict):
             yield from _check(item, extra, root, f"{prefix}{name}")
 
