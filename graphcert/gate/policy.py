@@ -12,6 +12,7 @@ from typing import Any
 from graphcert.cert.document import CERT_KINDS
 from graphcert.cert.results import QUANTITIES
 from graphcert.errors import GraphcertError
+from graphcert.fileread import MAX_POLICY_BYTES, FileProblem, read_bounded
 
 
 class PolicyError(GraphcertError):
@@ -107,7 +108,7 @@ def load_policy(path: Path | None = None, *, cwd: Path | None = None) -> Policy:
         pyproject = (cwd or Path.cwd()) / "pyproject.toml"
         if not pyproject.is_file():
             return Policy()
-        table = _gate_table(_read_toml(pyproject), pyproject.name)
+        table = _gate_table(_read_toml(pyproject, named=False), pyproject.name)
         if table is None:
             return Policy()
         return parse_policy(table, f"{pyproject.name} [tool.graphcert.gate]")
@@ -121,11 +122,13 @@ def load_policy(path: Path | None = None, *, cwd: Path | None = None) -> Policy:
     return parse_policy(data, str(path))
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path, *, named: bool = True) -> dict[str, Any]:
+    """A TOML file's table; `named` False for ./pyproject.toml (found, not named: a FIFO or
+    device there is refused, not read)."""
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise PolicyError(f"policy file {path} cannot be read: {exc.strerror or exc}") from exc
+        raw = read_bounded(path, MAX_POLICY_BYTES, streams=named)
+    except FileProblem as exc:
+        raise PolicyError(f"policy file {exc.one_line()}") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
