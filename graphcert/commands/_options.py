@@ -106,9 +106,12 @@ def lazy_device_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 def _signing_key(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
     """Check the signing key before any GPU work; a key file given here is the one the
     certificate writer uses (through $GRAPHCERT_SIGNING_KEY_FILE)."""
-    from graphcert.cert.signing import KEY_FILE_ENV, load_key
+    from graphcert.cert.signing import KEY_FILE_ENV, load_key, shadowed_key_note
 
     load_key(value)
+    note = shadowed_key_note(value)
+    if note is not None:
+        click.echo(f"graphcert: warning: {note}", err=True)
     if value is not None:
         os.environ[KEY_FILE_ENV] = str(value)
 
