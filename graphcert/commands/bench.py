@@ -10,7 +10,12 @@ from typing import Any
 import click
 
 from graphcert.commands._fleet import fleet_capable
-from graphcert.commands._options import device_option, json_option, signing_key_option
+from graphcert.commands._options import (
+    PathParam,
+    device_option,
+    json_option,
+    signing_key_option,
+)
 
 
 @click.command("bench")
@@ -20,7 +25,7 @@ from graphcert.commands._options import device_option, json_option, signing_key_
               "(1,2,4,8 or vllm:MAX / sglang:MAX).")
 @click.option("--sweep", help="KEY=V1,V2,... : one run per workload option value, e.g. "
                               "kernels=1,10,100,1000 for chain; fits a + b·value.")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--plot", "plot_path", type=PathParam(dir_okay=False, path_type=Path),
               help="With --sweep: draw per-kernel cost against the swept value.")
 @click.option("--max-noise", type=click.FloatRange(min=0), default=0.005, show_default=True,
               help="Stop when relative standard deviation is at most this.")
@@ -53,7 +58,7 @@ from graphcert.commands._options import device_option, json_option, signing_key_
                    "cold figures).")
 @click.option("--fresh-child", "fresh_child", is_flag=True, hidden=True,
               help="Internal: the child process of --context fresh.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", "out_dir", type=PathParam(file_okay=False, path_type=Path),
               default=Path("reports"), show_default=True)
 @click.option("--no-certificate", is_flag=True)
 @device_option

@@ -6,10 +6,12 @@ from pathlib import Path
 
 import click
 
+from graphcert.commands._options import PathParam
+
 
 @click.command("diff")
-@click.argument("a", type=click.Path(path_type=Path))
-@click.argument("b", type=click.Path(path_type=Path))
+@click.argument("a", type=PathParam(path_type=Path))
+@click.argument("b", type=PathParam(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def command(a: Path, b: Path, as_json: bool) -> None:
     """Compare B against A: two certificates of one kind (class by class hashes and node

@@ -6,23 +6,25 @@ from pathlib import Path
 
 import click
 
+from graphcert.commands._options import PathParam
+
 
 @click.command("gate")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--baseline", type=click.Path(path_type=Path), default=None,
+@click.argument("paths", nargs=-1, required=True, type=PathParam(path_type=Path))
+@click.option("--baseline", type=PathParam(path_type=Path), default=None,
               help="Folder of baseline certificates to compare with (topology, timings).")
-@click.option("--policy", "policy_file", type=click.Path(path_type=Path), default=None,
+@click.option("--policy", "policy_file", type=PathParam(path_type=Path), default=None,
               help="TOML policy file (default: [tool.graphcert.gate] in ./pyproject.toml).")
-@click.option("--junit", type=click.Path(path_type=Path), default=None,
+@click.option("--junit", type=PathParam(path_type=Path), default=None,
               help="Write JUnit XML here.")
-@click.option("--summary", type=click.Path(path_type=Path), default=None,
+@click.option("--summary", type=PathParam(path_type=Path), default=None,
               help="Write a markdown summary here ($GITHUB_STEP_SUMMARY gets it appended "
                    "whenever that is set).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--require-signature", is_flag=True,
               help="Fail unsigned or wrongly signed certificates (also policy key "
                    "require_signature).")
-@click.option("--signing-key-file", type=click.Path(path_type=Path), default=None,
+@click.option("--signing-key-file", type=PathParam(path_type=Path), default=None,
               help="Key to check signatures with (default $GRAPHCERT_SIGNING_KEY_FILE or "
                    "$GRAPHCERT_SIGNING_KEY).")
 @click.pass_context

@@ -7,17 +7,19 @@ from typing import TYPE_CHECKING
 
 import click
 
+from graphcert.commands._options import PathParam
+
 if TYPE_CHECKING:
     from graphcert.render.html import Picture
 
 
 @click.command("report")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
+@click.argument("paths", nargs=-1, required=True, type=PathParam(path_type=Path))
+@click.option("-o", "--output", type=PathParam(path_type=Path, dir_okay=False),
               default=Path("report.html"), show_default=True, help="The HTML file to write.")
-@click.option("--baseline", type=click.Path(path_type=Path), default=None,
+@click.option("--baseline", type=PathParam(path_type=Path), default=None,
               help="Folder of baseline certificates (as for gate).")
-@click.option("--policy", "policy_file", type=click.Path(path_type=Path), default=None,
+@click.option("--policy", "policy_file", type=PathParam(path_type=Path), default=None,
               help="TOML policy file (default: [tool.graphcert.gate] in ./pyproject.toml).")
 @click.pass_context
 def command(ctx: click.Context, paths: tuple[Path, ...], output: Path, baseline: Path | None,
