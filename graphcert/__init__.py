@@ -17,11 +17,16 @@ graphcert.errors.InputError (one line), checked at this edge (graphcert.apicheck
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Union
 
+from graphcert._version import __version__
+
+# Not `from typing import ...`: typing costs ~10 ms, and `python -m graphcert` runs this file
+# before __main__ can turn Ctrl-C into one line (so start-up stays short and interruptible).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
+    from typing import Any
 
     import numpy as np
 
@@ -29,11 +34,10 @@ if TYPE_CHECKING:
     from graphcert.model import GraphSnapshot, SnapshotDiff
     from graphcert.workloads.steps import Step
 
-from graphcert._version import __version__
-
 __all__ = ["__version__", "diff", "load", "save", "snapshot", "step", "verify_step"]
 
-PathLike = Union[str, "os.PathLike[str]"]
+if TYPE_CHECKING:
+    PathLike = str | os.PathLike[str]
 
 
 def snapshot(obj: Any, name: str | None = None) -> GraphSnapshot:
