@@ -1,7 +1,8 @@
 """graphcert: profile and certify CUDA Graphs.
 
 The public Python API; importing graphcert imports nothing heavy (each function imports what
-it needs when called):
+it needs when called). Every bad argument of every function here raises
+graphcert.errors.InputError (one line), checked at this edge (graphcert.apicheck):
 
     import graphcert
     snap = graphcert.snapshot(g)                 # torch CUDAGraph(keep_graph=True), CuPy Graph,
@@ -16,11 +17,16 @@ it needs when called):
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Union
 
+from graphcert._version import __version__
+
+# Not `from typing import ...`: typing costs ~10 ms, and `python -m graphcert` runs this file
+# before __main__ can turn Ctrl-C into one line (so start-up stays short and interruptible).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
+    from typing import Any
 
     import numpy as np
 
@@ -28,11 +34,10 @@ if TYPE_CHECKING:
     from graphcert.model import GraphSnapshot, SnapshotDiff
     from graphcert.workloads.steps import Step
 
-from graphcert._version import __version__
-
 __all__ = ["__version__", "diff", "load", "save", "snapshot", "step", "verify_step"]
 
-PathLike = Union[str, "os.PathLike[str]"]
+if TYPE_CHECKING:
+    PathLike = str | os.PathLike[str]
 
 
 def snapshot(obj: Any, name: str | None = None) -> GraphSnapshot:
@@ -43,37 +48,39 @@ def snapshot(obj: Any, name: str | None = None) -> GraphSnapshot:
     `GraphDefinition`, a cuda.bindings `CUgraph`, or a CUgraph address as an int. The graph is
     read, never changed. `name` is kept in the snapshot's meta. Anything else raises
     `graphcert.errors.InputError` with one line naming its type and the types taken."""
+    from graphcert.apicheck import optional_text
     from graphcert.sources import snapshot_of
 
-    return snapshot_of(obj, name=name)
+    return snapshot_of(obj, name=optional_text(name, "name"))
 
 
 def save(snapshot: GraphSnapshot, path: PathLike) -> Path:
     """Write a snapshot as JSON, atomically; returns the path written."""
+    from graphcert.apicheck import path_arg, snapshot_arg
+    from graphcert.fileio import check_output_file
     from graphcert.model import save_snapshot
 
-    return save_snapshot(path, snapshot)
+    snap = snapshot_arg(snapshot, "snapshot")
+    return save_snapshot(check_output_file(path_arg(path, "path"), "snapshot file"), snap)
 
 
 def load(path: PathLike) -> GraphSnapshot:
     """Read and verify a snapshot file (fingerprints are recomputed); InputError if unusable."""
+    from graphcert.apicheck import path_arg
     from graphcert.model import load_snapshot
 
-    return load_snapshot(path)
+    return load_snapshot(path_arg(path, "path"))
 
 
 def diff(a: GraphSnapshot | PathLike, b: GraphSnapshot | PathLike) -> SnapshotDiff:
     """What changed from a to b: nodes added, removed and changed, and whether the topology
     or only the launch shape differs. Each side is a snapshot or a snapshot file's path."""
-    from graphcert.model import diff_snapshots
+    from graphcert.apicheck import snapshot_or_path
+    from graphcert.model import diff_snapshots, load_snapshot
 
-    return diff_snapshots(_as_snapshot(a), _as_snapshot(b))
-
-
-def _as_snapshot(value: GraphSnapshot | PathLike) -> GraphSnapshot:
-    if isinstance(value, (str, os.PathLike)):
-        return load(value)
-    return value
+    sides = [snapshot_or_path(a, "a"), snapshot_or_path(b, "b")]  # both checked before loading
+    snaps = [load_snapshot(s) if isinstance(s, os.PathLike) else s for s in sides]
+    return diff_snapshots(snaps[0], snaps[1])
 
 
 def step(fn: Callable[..., Any], make_inputs: Callable[[int], Any], *,
@@ -91,8 +98,17 @@ def step(fn: Callable[..., Any], make_inputs: Callable[[int], Any], *,
     `pad_value`; outputs must match within `rtol`/`atol`. Name the returned object in a module
     and `graphcert verify file.py:NAME --classes vllm:64` takes it, as do capture, inventory
     and bench; in tests use the `graphcert_verify` fixture."""
+    from graphcert.apicheck import callable_arg, int_arg, number_arg, optional_text
     from graphcert.workloads.steps import step as declare
 
+    callable_arg(fn, "fn")
+    callable_arg(make_inputs, "make_inputs")
+    callable_arg(rows, "rows", optional=True)
+    for value, what in ((rtol, "rtol"), (atol, "atol"), (pad_value, "pad_value")):
+        number_arg(value, what)
+    int_arg(warmup, "warmup", 0)
+    optional_text(name, "name")
+    optional_text(description, "description")
     return declare(fn, make_inputs, framework=framework, rows=rows, rtol=rtol, atol=atol,
                    name=name, pad_value=pad_value, warmup=warmup, description=description)
 
@@ -102,8 +118,21 @@ def verify_step(step: Step, classes: str = "vllm:64", *, samples: int = 4, seed:
     """Verify a step over `classes` (a range, a bucket list or a preset) in this process, on
     GPU number `device`: the typed VerifyResult with its verdict. FrameworkMissing (an
     InputError) when its framework cannot run here."""
+    from graphcert.apicheck import int_arg, optional_text, text_arg, type_name
     from graphcert.classes import parse_buckets
-    from graphcert.run.steps import verify_step as run
+    from graphcert.errors import InputError
+    from graphcert.workloads.steps import Step as StepType
 
-    return run(step, ref or step.name, parse_buckets(classes), samples=samples, seed=seed,
+    if not isinstance(step, StepType):
+        raise InputError(f"step must be a graphcert.step(...) declaration, not a "
+                         f"{type_name(step)}")
+    text_arg(classes, "classes")
+    int_arg(samples, "samples", 1)
+    int_arg(seed, "seed", 0)
+    optional_text(ref, "ref")
+    int_arg(device, "device", 0)
+    buckets = parse_buckets(classes)
+    from graphcert.run.steps import verify_step as run  # after the checks: it imports numpy
+
+    return run(step, ref or step.name, buckets, samples=samples, seed=seed,
                classes_spec=classes, device=device)

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from graphcert import _interrupt
 from graphcert._version import __version__
 from graphcert.errors import GraphcertError
 
@@ -63,11 +64,14 @@ class LazyGroup(click.Group):
                 formatter.write_dl(rows)
 
     def invoke(self, context: click.Context) -> Any:
+        previous = _interrupt.unwind_in_body()
         try:
             try:
                 return super().invoke(context)
             except ModuleNotFoundError as exc:
                 raise _missing_dependency(exc) from exc
+            finally:  # before the handlers below: Ctrl-C while printing is one line too
+                _interrupt.restore(previous)
         except GraphcertError as exc:
             click.echo(f"graphcert: error: {exc.one_line()}", err=True)
             log = getattr(exc, "log", None)
@@ -76,6 +80,8 @@ class LazyGroup(click.Group):
             context.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("graphcert: interrupted", err=True)
+            if previous is not None:  # the command line itself (not a test's runner)
+                _interrupt.leave()
             context.exit(130)
 
 
@@ -106,5 +112,7 @@ def cli() -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point (graphcert.__main__.main installs the Ctrl-C handler
+    earlier, before click is imported; this covers an entry point that starts here)."""
+    _interrupt.install()
     cli(prog_name="graphcert")

@@ -1,6 +1,11 @@
 """Atomic file writes (a file on disk is whole or absent, also when a run is interrupted),
 and the one JSON reader every loader uses (one-line errors, bounded depth and integers, no
-duplicate keys)."""
+duplicate keys).
+
+A write never replaces a special file: a FIFO or character device the user named
+(`-o /dev/stdout`, `--junit /dev/null`) is written through, a symlink to a regular file has
+its target replaced (the link stays), and anything else is refused with one line. Input
+files are read by graphcert.fileread (bounded: size caps, FIFOs only when named)."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ import json
 import os
 import re
 import signal
+import stat
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -18,8 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from graphcert.errors import InputError, clip_repr
+from graphcert.fileread import MAX_DOCUMENT_BYTES, is_stream, kind_of, read_bounded, shown
 
 TEMP_SUFFIX = ".tmp"
+_TEMP_NAME_BYTES = 200  # of the target's name in a temp name: `.NAME.PID.XXXXXXXX.tmp` fits 255
 
 
 def is_temp_name(name: str) -> bool:
@@ -38,9 +46,16 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _temp_stem(path: Path) -> str:
+    """`.NAME.` of the temp files of writes to `path`, NAME cut so the temp name fits the
+    file system's 255 bytes whenever the target's name does."""
+    name = os.fsencode(path.name)[:_TEMP_NAME_BYTES]
+    return f".{os.fsdecode(name)}."
+
+
 def _remove_leftovers(path: Path) -> None:
     """Delete temp files of earlier writes to `path` whose writer died (e.g. SIGKILL)."""
-    prefix = f".{path.name}."
+    prefix = _temp_stem(path)
     try:
         entries = list(os.scandir(path.parent))
     except OSError:
@@ -86,12 +101,65 @@ def atomic_write_bytes(path: Path | str, data: bytes) -> Path:
 
     The temp name (`.NAME.PID.XXXX.tmp`) is hidden and skipped by every reader; SIGTERM
     during the write removes it, and a later write removes those left by dead writers.
+    An existing FIFO or character device is written through (no rename), a symlink to a
+    regular file has its target replaced; any other special target is an InputError. An
+    OSError names `path` (never the temp file).
     """
     path = Path(path)
+    target, through = _write_target(path)
+    try:
+        if through:
+            _write_through(target, data)
+            return path
+        _replace(target, data)
+    except OSError as exc:
+        if exc.filename is None or Path(exc.filename).parent == target.parent:
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+        raise  # a folder that could not be made: the error names it
+    return path
+
+
+def _write_target(path: Path) -> tuple[Path, bool]:
+    """Where a write to `path` goes, and whether it is written through instead of renamed."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (OSError, ValueError):
+        return path, False  # absent (or unnamable): the write itself says what is wrong
+    if stat.S_ISLNK(mode):
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            raise InputError(f"{shown(path)} is a symlink to a missing file "
+                             f"({shown(os.readlink(path))}); graphcert does not write "
+                             f"through a broken link",
+                             hint="remove the link, or create its target first") from None
+        if stat.S_ISREG(mode):  # replace the target atomically; the link stays a link
+            return Path(os.path.realpath(path)), False
+    if stat.S_ISREG(mode):
+        return path, False
+    if is_stream(mode):
+        return path, True
+    raise InputError(f"{shown(path)} is {kind_of(mode)}, which graphcert never replaces",
+                     hint="give a file path")
+
+
+def _write_through(path: Path, data: bytes) -> None:
+    """Write into a FIFO or device the user named, as a shell redirection does (opening a
+    FIFO waits for its reader)."""
+    fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def _replace(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     _remove_leftovers(path)
     with _sigterm_unwinds():
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.",
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f"{_temp_stem(path)}{os.getpid()}.",
                                    suffix=TEMP_SUFFIX)
         try:
             with os.fdopen(fd, "wb") as handle:
@@ -107,7 +175,6 @@ def atomic_write_bytes(path: Path | str, data: bytes) -> Path:
                 os.unlink(tmp)
             raise
     _fsync_dir(path.parent)
-    return path
 
 
 def atomic_write_text(path: Path | str, text: str) -> Path:
@@ -237,33 +304,78 @@ def parse_json(raw: bytes | str) -> Any:
     return value
 
 
-def read_json(path: Path | str, what: str = "file") -> Any:
+def read_json(path: Path | str, what: str = "file", *, named: bool = True) -> Any:
     """Read and parse a JSON file; InputError `<what> <path>: <problem>` on any failure.
 
-    The one JSON reader every loader uses (certificates, snapshots, baselines)."""
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{what} {path} cannot be read: {exc.strerror or exc}") from exc
+    The one JSON reader every loader uses (certificates, snapshots, baselines); `named`
+    False for a file found in a folder (then a FIFO or device is refused, not read)."""
+    raw = read_bounded(path, MAX_DOCUMENT_BYTES, streams=named)
     try:
         return parse_json(raw)
     except JSONProblem as exc:
-        raise InputError(f"{what} {path}: {exc.problem}") from None
+        raise InputError(f"{what} {shown(path)}: {exc.problem}") from None
 
 
 def check_output_file(path: Path | str, what: str = "output file") -> Path:
-    """Prove `path` can be written as a file before any work: not a folder, not under a
-    file, its folder writable. InputError (one line, exit 2) otherwise."""
+    """Prove `path` can be written as a file before any work: named, not a folder or other
+    special file (a FIFO or character device is fine: it is written through), not under a
+    file, its folder (or the nearest one that exists) writable. InputError (one line,
+    exit 2) otherwise."""
+    if not os.fspath(path):
+        raise InputError(f"{what} is an empty path", hint="give a file path")
     path = Path(path)
-    if path.is_dir():
-        raise InputError(f"{what} {path} is a folder", hint="give a file path")
-    ancestor = path.parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
+    folder = path.parent
+    try:
+        mode: int | None = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+        if os.path.islink(path):
+            raise InputError(f"{what} {shown(path)} is a symlink to a missing file",
+                             hint="remove the link, or create its target first") from None
+    except NotADirectoryError:
+        mode = None  # a file where a folder should be: found below
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{what} {shown(path)} cannot be written: "
+                         f"{getattr(exc, 'strerror', None) or exc}") from None
+    if mode is not None:
+        if stat.S_ISDIR(mode):
+            raise InputError(f"{what} {shown(path)} is a folder", hint="give a file path")
+        if is_stream(mode):
+            return path
+        if not stat.S_ISREG(mode):
+            raise InputError(f"{what} {shown(path)} is {kind_of(mode)}, which graphcert never "
+                             f"replaces", hint="give a file path")
+        folder = Path(os.path.realpath(path)).parent
+    ancestor = folder
+    while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
         ancestor = ancestor.parent
-    if ancestor.exists() and not ancestor.is_dir():
-        raise InputError(f"{what} {path} cannot be written: {ancestor} is a file, not a folder",
-                         hint="give a path in a folder")
-    if path.parent.is_dir() and not os.access(path.parent, os.W_OK):
-        raise InputError(f"{what} {path} cannot be written: its folder is not writable")
+    if os.path.exists(ancestor) and not os.path.isdir(ancestor):  # `a/b` where `a` is a file
+        raise InputError(f"{what} {shown(path)} cannot be written: {shown(ancestor)} is a "
+                         f"file, not a folder", hint="give a path in a folder")
+    if not os.access(ancestor, os.W_OK):
+        where = "its folder" if ancestor == folder else f"the folder {shown(ancestor)}"
+        raise InputError(f"{what} {shown(path)} cannot be written: {where} is not writable")
     return path
+
+
+def missing_folder(path: Path | str) -> Path | None:
+    """The outermost folder a write to `path` would create, or None when its folder exists."""
+    folder = Path(path).parent
+    if os.path.isdir(folder):
+        return None
+    while not os.path.isdir(folder.parent) and folder.parent != folder:
+        folder = folder.parent
+    return folder
+
+
+def write_output(path: Path | str, text: str, what: str = "output file") -> Path | None:
+    """Write a user's output file (checked first with check_output_file): atomically, or
+    through a FIFO or device. Returns the folder it had to create (the caller says so), or
+    None; any OSError is an InputError naming the file."""
+    created = missing_folder(path)
+    try:
+        atomic_write_text(path, text)
+    except OSError as exc:
+        raise InputError(f"{what} {shown(exc.filename or path)} cannot be written: "
+                         f"{exc.strerror or exc}") from None
+    return created

@@ -128,7 +128,7 @@ def test_unreadable_files(tmp_path: Path, content: bytes | None, message: str) -
 
 
 def test_a_folder_is_not_a_snapshot(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="cannot be read"):
+    with pytest.raises(InputError, match="is a folder, not a file"):
         load_snapshot(tmp_path)
 
 

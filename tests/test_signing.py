@@ -128,8 +128,8 @@ def test_short_or_missing_key_is_one_line(tmp_path: Path) -> None:
         load_key(environ={KEY_ENV: "short"})
     result = gate("reports", "--signing-key-file", str(tmp_path / "nope"))
     assert result.exit_code == 2
-    assert errors(result) == [f"graphcert: error: signing key file {tmp_path / 'nope'} cannot "
-                              f"be read: No such file or directory"]
+    assert errors(result) == [f"graphcert: error: signing key file {tmp_path / 'nope'}: no "
+                              f"such file"]
 
 
 def test_sign_replaces_an_old_signature() -> None:
@@ -147,3 +147,34 @@ def test_writers_check_the_key_before_gpu_work(command: str, tmp_path: Path) -> 
                                       str(tmp_path / "nope")])
     assert result.exit_code == 2, result.output
     assert "signing key file" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("file_from", ["option", "environment"])
+def test_key_file_wins_over_the_key_variable_and_says_so(file_from: str, tmp_path: Path
+                                                          ) -> None:
+    key_file = tmp_path / "key"
+    key_file.write_text(KEY)
+    written("r/t.json", certificate("topology"), KEY)  # signed with the file's key
+    env = {KEY_ENV: OTHER}
+    args = ["r", "--require-signature"]
+    if file_from == "option":
+        args += ["--signing-key-file", str(key_file)]
+        source = "--signing-key-file"
+    else:
+        env[KEY_FILE_ENV] = str(key_file)
+        source = f"${KEY_FILE_ENV}"
+    result = gate(*args, env=env)
+    assert result.exit_code == 0, result.output  # checked with the file's key, not OTHER
+    assert errors(result) == [f"graphcert: warning: both {source} ({key_file}) and "
+                              f"${KEY_ENV} are set: the key file is used, ${KEY_ENV} is "
+                              f"ignored"]
+
+
+def test_writers_say_which_key_wins(tmp_path: Path) -> None:
+    key_file = tmp_path / "key"
+    key_file.write_text(KEY)
+    result = CliRunner().invoke(cli, ["verify", "chain", "--classes", "", "--signing-key-file",
+                                      str(key_file)], env={KEY_ENV: OTHER})
+    assert result.stderr.splitlines()[0] == (
+        f"graphcert: warning: both --signing-key-file ({key_file}) and ${KEY_ENV} are set: "
+        f"the key file is used, ${KEY_ENV} is ignored")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from graphcert.errors import InputError
+from graphcert.fileread import MAX_KEY_BYTES, FileProblem, read_bounded
 
 ALGORITHM = "hmac-sha256"
 KEY_ENV = "GRAPHCERT_SIGNING_KEY"
@@ -56,15 +57,27 @@ def load_key(key_file: Path | str | None = None,
     path = key_file or env.get(KEY_FILE_ENV) or None
     if path:
         try:
-            data = Path(path).read_bytes()
-        except OSError as exc:
-            raise InputError(f"signing key file {path} cannot be read: "
-                             f"{exc.strerror or exc}") from exc
+            data = read_bounded(Path(path), MAX_KEY_BYTES)
+        except FileProblem as exc:
+            raise InputError(f"signing key file {exc.one_line()}") from None
         return _checked(data, f"key file {path}")
     value = env.get(KEY_ENV)
     if value:
         return _checked(value.encode("utf-8", "surrogateescape"), f"${KEY_ENV}")
     return None
+
+
+def shadowed_key_note(key_file: Path | str | None = None,
+                      environ: Mapping[str, str] | None = None) -> str | None:
+    """When a key file and $GRAPHCERT_SIGNING_KEY are both set, one line saying the file is
+    used and the variable ignored (the caller prints it); None otherwise."""
+    env = os.environ if environ is None else environ
+    path = key_file or env.get(KEY_FILE_ENV) or None
+    if not (path and env.get(KEY_ENV)):
+        return None
+    source = "--signing-key-file" if key_file else f"${KEY_FILE_ENV}"
+    return (f"both {source} ({path}) and ${KEY_ENV} are set: the key file is used, "
+            f"${KEY_ENV} is ignored")
 
 
 def _body(cert: Mapping[str, Any]) -> bytes:

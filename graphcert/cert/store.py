@@ -25,20 +25,21 @@ from graphcert.cert.method import method_kind_of
 from graphcert.cert.signing import SigningKey, signature_problem
 from graphcert.errors import GraphcertError, clip, clip_repr
 from graphcert.fileio import JSONProblem, parse_json
+from graphcert.fileread import MAX_DOCUMENT_BYTES, FileProblem, read_bounded
 from graphcert.model.io import SNAPSHOT_KIND
 
 DigestOf = Callable[[str], "str | None"]  # workload ref -> its source digest now
 MethodOf = Callable[[str], "str | None"]  # method kind -> graphcert's method digest now
 
 
-def read_document(path: Path | str) -> Any:
-    """Parse a JSON file; CertificateError (one line) when unreadable or not JSON."""
+def read_document(path: Path | str, *, named: bool = True) -> Any:
+    """Parse a JSON file; CertificateError (one line) when unreadable or not JSON. `named`
+    False for a file found by walking a folder: then a FIFO or device is refused, not read."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise CertificateError(path, f"cannot be read: {exc.strerror or exc}",
-                               reason="unreadable") from exc
+        raw = read_bounded(path, MAX_DOCUMENT_BYTES, streams=named)
+    except FileProblem as exc:
+        raise CertificateError(path, exc.problem, hint=exc.hint, reason="unreadable") from None
     try:
         return parse_json(raw)
     except JSONProblem as exc:

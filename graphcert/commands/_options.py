@@ -15,6 +15,31 @@ import click
 from graphcert.errors import InputError
 
 DEVICE_ENV = "GRAPHCERT_DEVICE"
+
+
+class PathParam(click.Path):
+    """click.Path for every path a command takes: an empty one is refused (click reads ''
+    as the current folder, so `gate ''` gated it), and click's own refusals (a folder
+    given where a file belongs) are one line, exit 2, like every other bad input."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        label = _label(param)
+        if isinstance(value, (str, bytes)) and not value:
+            raise InputError(f"{label} is an empty path", hint="give a file or folder path")
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter as exc:
+            raise InputError(f"{label}: {' '.join(exc.message.split())}") from None
+
+
+def _label(param: click.Parameter | None) -> str:
+    """How a message names a parameter: `--junit`, or `PATHS` for an argument."""
+    if isinstance(param, click.Option):
+        return param.opts[0]
+    return param.human_readable_name if param is not None else "a path"
+
+
 _MAX_DEVICE_DIGITS = 6
 _MAX_NUMBER_CHARS = 40  # a longer literal is refused before it is converted
 # The longest any one timing option may ask for: bounded, so a typo (1e300) cannot make a
@@ -170,16 +195,19 @@ def lazy_device_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 def _signing_key(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
     """Check the signing key before any GPU work; a key file given here is the one the
     certificate writer uses (through $GRAPHCERT_SIGNING_KEY_FILE)."""
-    from graphcert.cert.signing import KEY_FILE_ENV, load_key
+    from graphcert.cert.signing import KEY_FILE_ENV, load_key, shadowed_key_note
 
     load_key(value)
+    note = shadowed_key_note(value)
+    if note is not None:
+        click.echo(f"graphcert: warning: {note}", err=True)
     if value is not None:
         os.environ[KEY_FILE_ENV] = str(value)
 
 
 def signing_key_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     """--signing-key-file for commands that write certificates."""
-    return click.option("--signing-key-file", type=click.Path(path_type=Path), default=None,
+    return click.option("--signing-key-file", type=PathParam(path_type=Path), default=None,
                         expose_value=False, callback=_signing_key,
                         help="Sign certificates with this key (HMAC-SHA256); default "
                              "$GRAPHCERT_SIGNING_KEY_FILE or $GRAPHCERT_SIGNING_KEY.")(fn)

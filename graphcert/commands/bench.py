@@ -13,6 +13,7 @@ from graphcert.commands._fleet import fleet_capable
 from graphcert.commands._options import (
     MAX_SECONDS,
     Bounded,
+    PathParam,
     device_option,
     json_option,
     signing_key_option,
@@ -42,7 +43,7 @@ def _plot_now(ctx: click.Context, param: click.Parameter, value: Path | None) ->
               "(1,2,4,8 or vllm:MAX / sglang:MAX).")
 @click.option("--sweep", help="KEY=V1,V2,... : one run per workload option value, e.g. "
                               "kernels=1,10,100,1000 for chain; fits a + b·value.")
-@click.option("--plot", "plot_path", type=click.Path(path_type=Path),
+@click.option("--plot", "plot_path", type=PathParam(path_type=Path),
               callback=_plot_now,
               help="With --sweep: draw per-kernel cost against the swept value (the image "
                    "format follows the name: .png, .svg, .pdf, ...).")
@@ -81,7 +82,7 @@ def _plot_now(ctx: click.Context, param: click.Parameter, value: Path | None) ->
                    "cold figures).")
 @click.option("--fresh-child", "fresh_child", is_flag=True, hidden=True,
               help="Internal: the child process of --context fresh.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", "out_dir", type=PathParam(file_okay=False, path_type=Path),
               default=Path("reports"), show_default=True)
 @click.option("--no-certificate", is_flag=True)
 @device_option

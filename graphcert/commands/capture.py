@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from graphcert.commands._fleet import fleet_capable
-from graphcert.commands._options import device_option, json_option
+from graphcert.commands._options import PathParam, device_option, json_option
 
 
 @click.command("capture")
@@ -18,7 +18,7 @@ from graphcert.commands._options import device_option, json_option
               "(1,2,4,8 or vllm:MAX / sglang:MAX), at its capacity.")
 @click.option("--mode", type=click.Choice(["global", "thread-local", "relaxed"]),
               default="global", show_default=True, help="Stream capture mode.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", "out_dir", type=PathParam(file_okay=False, path_type=Path),
               default=Path("reports"), show_default=True, help="Where snapshots go.")
 @device_option
 @json_option

@@ -6,10 +6,12 @@ from pathlib import Path
 
 import click
 
+from graphcert.commands._options import PathParam
+
 
 @click.command("diff")
-@click.argument("a", type=click.Path(path_type=Path))
-@click.argument("b", type=click.Path(path_type=Path))
+@click.argument("a", type=PathParam(path_type=Path))
+@click.argument("b", type=PathParam(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def command(a: Path, b: Path, as_json: bool) -> None:
     """Compare B against A: two certificates of one kind (class by class hashes and node
@@ -26,7 +28,7 @@ def command(a: Path, b: Path, as_json: bool) -> None:
 
     doc_a, doc_b = read_document(a), read_document(b)
     if is_snapshot(doc_a) and is_snapshot(doc_b):
-        _diff_snapshots(a, b, as_json)
+        _diff_snapshots((a, doc_a), (b, doc_b), as_json)
         return
     if is_snapshot(doc_a) or is_snapshot(doc_b):
         snap, other = (a, b) if is_snapshot(doc_a) else (b, a)
@@ -49,15 +51,17 @@ def command(a: Path, b: Path, as_json: bool) -> None:
         console.print(item)
 
 
-def _diff_snapshots(a: Path, b: Path, as_json: bool) -> None:
-    """Node by node, through the snapshot model and the inventory renderer."""
+def _diff_snapshots(a: tuple[Path, object], b: tuple[Path, object], as_json: bool) -> None:
+    """Node by node, through the snapshot model and the inventory renderer. Each side is a
+    path and its document, read once (a FIFO named here has nothing left a second time)."""
     import json
 
-    from graphcert.model import diff_snapshots, load_snapshot
+    from graphcert.model import diff_snapshots, snapshot_from_json
     from graphcert.render.console import print_json, stdout_console
     from graphcert.render.diff import render_diff
 
-    diff = diff_snapshots(load_snapshot(a), load_snapshot(b))
+    snap_a, snap_b = (snapshot_from_json(doc, source=str(path)) for path, doc in (a, b))
+    diff = diff_snapshots(snap_a, snap_b)
     if as_json:
         print_json(json.dumps(diff.to_dict(), indent=2, ensure_ascii=False, default=str))
         return

@@ -6,23 +6,25 @@ from pathlib import Path
 
 import click
 
+from graphcert.commands._options import PathParam
+
 
 @click.command("gate")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--baseline", type=click.Path(path_type=Path), default=None,
+@click.argument("paths", nargs=-1, required=True, type=PathParam(path_type=Path))
+@click.option("--baseline", type=PathParam(path_type=Path), default=None,
               help="Folder of baseline certificates to compare with (topology, timings).")
-@click.option("--policy", "policy_file", type=click.Path(path_type=Path), default=None,
+@click.option("--policy", "policy_file", type=PathParam(path_type=Path), default=None,
               help="TOML policy file (default: [tool.graphcert.gate] in ./pyproject.toml).")
-@click.option("--junit", type=click.Path(path_type=Path), default=None,
+@click.option("--junit", type=PathParam(path_type=Path), default=None,
               help="Write JUnit XML here.")
-@click.option("--summary", type=click.Path(path_type=Path), default=None,
+@click.option("--summary", type=PathParam(path_type=Path), default=None,
               help="Write a markdown summary here ($GITHUB_STEP_SUMMARY gets it appended "
                    "whenever that is set).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--require-signature", is_flag=True,
               help="Fail unsigned or wrongly signed certificates (also policy key "
                    "require_signature).")
-@click.option("--signing-key-file", type=click.Path(path_type=Path), default=None,
+@click.option("--signing-key-file", type=PathParam(path_type=Path), default=None,
               help="Key to check signatures with (default $GRAPHCERT_SIGNING_KEY_FILE or "
                    "$GRAPHCERT_SIGNING_KEY).")
 @click.pass_context
@@ -47,10 +49,10 @@ def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | No
     faster, slower, ambiguous); noise never fails a build, and a timing that ended on its
     sampling timeout warns.
     """
-    from graphcert.cert.document import atomic_write_text, utc_now
-    from graphcert.cert.signing import load_key
+    from graphcert.cert.document import utc_now
+    from graphcert.cert.signing import load_key, shadowed_key_note
     from graphcert.errors import InputError
-    from graphcert.fileio import check_output_file
+    from graphcert.fileio import check_output_file, missing_folder, write_output
     from graphcert.gate import UnusableInput, load_policy, run_gate, step_summary_path
     from graphcert.render.console import print_json, stdout_console
     from graphcert.render.report import OutputFormat, print_table, render
@@ -65,6 +67,9 @@ def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | No
             check_output_file(target, what)
     policy = load_policy(policy_file)
     key = load_key(signing_key_file)
+    note = shadowed_key_note(signing_key_file)
+    if note is not None:
+        click.echo(f"graphcert: warning: {note}", err=True)
     try:
         report = run_gate(list(paths), policy=policy, baseline=baseline, created=utc_now(),
                           digest_of=source_digest, method_of=method_digest, key=key,
@@ -78,16 +83,22 @@ def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | No
     else:
         print_table(report, stdout_console())
     markdown = render(report, OutputFormat.MARKDOWN)
-    try:  # checked above, yet a disk can fill up: still one line, exit 2
-        if junit is not None:
-            atomic_write_text(junit, render(report, OutputFormat.JUNIT))
-        if summary is not None and (step is None or step.resolve() != summary.resolve()):
-            atomic_write_text(summary, markdown)
-        if step is not None:  # GitHub Actions: append, never overwrite earlier steps' text
+    # checked above, yet a disk can fill up: still one line naming the file, exit 2
+    created = {}  # folder made -> for which file
+    if junit is not None:
+        created[write_output(junit, render(report, OutputFormat.JUNIT), "--junit")] = junit
+    if summary is not None and (step is None or step.resolve() != summary.resolve()):
+        created[write_output(summary, markdown, "--summary")] = summary
+    if step is not None:  # GitHub Actions: append, never overwrite earlier steps' text
+        created[missing_folder(step)] = step
+        try:
             step.parent.mkdir(parents=True, exist_ok=True)
             with step.open("a", encoding="utf-8") as handle:
                 handle.write(markdown + "\n")
-    except OSError as exc:
-        raise InputError(f"cannot write {exc.filename or 'an output file'}: "
-                         f"{exc.strerror or exc}") from exc
+        except OSError as exc:
+            raise InputError(f"$GITHUB_STEP_SUMMARY {step} cannot be written: "
+                             f"{exc.strerror or exc}") from exc
+    for folder, target in created.items():
+        if folder is not None:
+            click.echo(f"graphcert: created the folder {folder} for {target}", err=True)
     context.exit(report.exit_code)

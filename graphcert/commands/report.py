@@ -7,17 +7,19 @@ from typing import TYPE_CHECKING
 
 import click
 
+from graphcert.commands._options import PathParam
+
 if TYPE_CHECKING:
     from graphcert.render.html import Picture
 
 
 @click.command("report")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
+@click.argument("paths", nargs=-1, required=True, type=PathParam(path_type=Path))
+@click.option("-o", "--output", type=PathParam(path_type=Path, dir_okay=False),
               default=Path("report.html"), show_default=True, help="The HTML file to write.")
-@click.option("--baseline", type=click.Path(path_type=Path), default=None,
+@click.option("--baseline", type=PathParam(path_type=Path), default=None,
               help="Folder of baseline certificates (as for gate).")
-@click.option("--policy", "policy_file", type=click.Path(path_type=Path), default=None,
+@click.option("--policy", "policy_file", type=PathParam(path_type=Path), default=None,
               help="TOML policy file (default: [tool.graphcert.gate] in ./pyproject.toml).")
 @click.pass_context
 def command(ctx: click.Context, paths: tuple[Path, ...], output: Path, baseline: Path | None,
@@ -28,11 +30,13 @@ def command(ctx: click.Context, paths: tuple[Path, ...], output: Path, baseline:
     (inline SVG where Graphviz's `dot` is installed). Needs no GPU."""
     from graphcert.cert.document import utc_now
     from graphcert.cert.store import check_document, read_document
-    from graphcert.fileio import atomic_write_text
+    from graphcert.fileio import check_output_file, write_output
     from graphcert.gate import UnusableInput, find_json_files, load_policy, run_gate
     from graphcert.render.html import render_html
     from graphcert.workloads.registry import source_digest
 
+    check_output_file(output, "-o")  # before any work: a bad path is exit 2, not a traceback
+    _regular_inputs(paths)
     policy = load_policy(policy_file)
     try:
         report = run_gate(list(paths), policy=policy, baseline=baseline, created=utc_now(),
@@ -44,9 +48,29 @@ def command(ctx: click.Context, paths: tuple[Path, ...], output: Path, baseline:
     certs = {c.path: check_document(read_document(c.path), c.path, digest_of=None)
              for c in report.certificates}
     pictures = _pictures(find_json_files(list(paths), exclude=baseline)[0])
-    atomic_write_text(output, render_html(report, certs, pictures))
+    created = write_output(output, render_html(report, certs, pictures), "-o")
+    if created is not None:
+        click.echo(f"graphcert: created the folder {created} for {output}", err=True)
     click.echo(f"report: {output} ({len(certs)} certificates, {len(pictures)} graphs; "
                f"gate {report.status.value.upper()})", err=True)
+
+
+def _regular_inputs(paths: tuple[Path, ...]) -> None:
+    """The report reads each certificate more than once: a FIFO or device (which gate takes)
+    would be empty the second time, so it is refused up front."""
+    import os
+
+    from graphcert.errors import InputError
+    from graphcert.fileread import is_stream, kind_of, shown
+
+    for path in paths:
+        try:
+            mode = os.stat(path).st_mode
+        except (OSError, ValueError):
+            continue  # the gate names a missing path
+        if is_stream(mode):
+            raise InputError(f"{shown(path)} is {kind_of(mode)}: the report reads its inputs "
+                             f"more than once", hint="save it to a regular file first")
 
 
 def _pictures(files: list[Path]) -> list[Picture]:

@@ -6,9 +6,11 @@ from pathlib import Path
 
 import click
 
+from graphcert.commands._options import PathParam
+
 
 @click.command("show")
-@click.argument("cert", type=click.Path(path_type=Path))
+@click.argument("cert", type=PathParam(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the certificate as JSON.")
 def command(cert: Path, as_json: bool) -> None:
     """Render the certificate CERT: environment, verdict and results.

@@ -8,7 +8,13 @@ from pathlib import Path
 import click
 
 from graphcert.commands._fleet import fleet_capable
-from graphcert.commands._options import Bounded, device_option, json_option, signing_key_option
+from graphcert.commands._options import (
+    Bounded,
+    PathParam,
+    device_option,
+    json_option,
+    signing_key_option,
+)
 
 
 @click.command("verify")
@@ -23,7 +29,7 @@ from graphcert.commands._options import Bounded, device_option, json_option, sig
               help="Seed for sample sizes.")
 @click.option("--mode", type=click.Choice(["global", "thread-local", "relaxed"]),
               default="global", show_default=True)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", "out_dir", type=PathParam(file_okay=False, path_type=Path),
               default=Path("reports"), show_default=True,
               help="Where the topology certificates go.")
 @click.option("--no-certificate", is_flag=True, help="Verify without writing certificates.")

@@ -13,6 +13,7 @@ from typing import Any
 from graphcert.cert.document import CERT_KINDS
 from graphcert.cert.results import QUANTITIES
 from graphcert.errors import GraphcertError, clip_repr
+from graphcert.fileread import MAX_POLICY_BYTES, FileProblem, read_bounded
 
 
 class PolicyError(GraphcertError):
@@ -116,7 +117,7 @@ def load_policy(path: Path | None = None, *, cwd: Path | None = None) -> Policy:
         pyproject = (cwd or Path.cwd()) / "pyproject.toml"
         if not pyproject.is_file():
             return Policy()
-        data = _read_toml(pyproject)
+        data = _read_toml(pyproject, named=False)
         table = _gate_table(data, pyproject.name)
         if table is None:
             return Policy()
@@ -174,11 +175,13 @@ def check_workload_names(policy: Policy, workloads: Collection[str]) -> None:
                                "workload")
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path, *, named: bool = True) -> dict[str, Any]:
+    """A TOML file's table; `named` False for ./pyproject.toml (found, not named: a FIFO or
+    device there is refused, not read)."""
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise PolicyError(f"policy file {path} cannot be read: {exc.strerror or exc}") from exc
+        raw = read_bounded(path, MAX_POLICY_BYTES, streams=named)
+    except FileProblem as exc:
+        raise PolicyError(f"policy file {exc.one_line()}") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

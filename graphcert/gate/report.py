@@ -6,6 +6,7 @@ Pure and import-light (no numpy, no CUDA): `graphcert gate` must start fast on a
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from graphcert.cert.store import (
 )
 from graphcert.errors import GraphcertError
 from graphcert.fileio import is_temp_name
+from graphcert.fileread import is_stream, kind_of, shown
 from graphcert.gate.fleet import cross_gpu_rules, gpu_labels
 from graphcert.gate.policy import Policy, check_workload_names
 from graphcert.gate.rules import (
@@ -133,9 +135,25 @@ def _safe_resolve(path: Path) -> Path | None:
         return None
 
 
+def _regular(path: Path, problems: list[str]) -> bool:
+    """True for a regular file (or a link to one). A FIFO, device or socket found in a
+    folder is named, never opened: reading one could hang or never end."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return True  # a broken link or loop: find_json_files names it
+    if stat.S_ISREG(mode):
+        return True
+    via = " (through a symlink)" if os.path.islink(path) else ""
+    problems.append(f"{display_path(path)}: is {kind_of(mode)}{via}, not a regular file; the "
+                    f"gate reads only regular files in a folder (remove it)")
+    return False
+
+
 def _walk_json(root: Path, skip: Path | None, problems: list[str]) -> list[Path]:
     """*.json under `root`, without following links to folders (no loops), skipping hidden
-    folders, hidden files (temp files of interrupted writes) and `skip`."""
+    folders, graphcert's temp files (of interrupted writes) and `skip`. Other names that
+    start with a dot are certificates like any other: a failing one must not hide."""
     found: list[Path] = []
 
     def onerror(exc: OSError) -> None:
@@ -148,27 +166,33 @@ def _walk_json(root: Path, skip: Path | None, problems: list[str]) -> list[Path]
             dirs[:] = []
             continue
         for name in sorted(files):
-            if name.endswith(".json") and not name.startswith(".") and not is_temp_name(name):
+            if name.endswith(".json") and not is_temp_name(name) and _regular(here / name,
+                                                                               problems):
                 found.append(here / name)
     return found
 
 
 def find_json_files(paths: Sequence[Path], exclude: Path | None = None
                     ) -> tuple[list[Path], list[str]]:
-    """*.json files under `paths` (hidden folders and files, and `exclude`, skipped);
-    problems (missing paths, symlink loops, unreadable folders)."""
+    """*.json files under `paths` (hidden folders, graphcert's temp files and `exclude`
+    skipped); problems (missing paths, symlink loops, unreadable folders, special files in
+    a folder). A path named in `paths` may be a FIFO or device: read_document bounds it."""
     files: list[Path] = []
     problems: list[str] = []
     skip = _safe_resolve(exclude) if exclude is not None else None
     for path in paths:
-        if path.is_symlink() and _safe_resolve(path) is None:
-            problems.append(f"{path}: a broken symlink or a symlink loop")
-        elif path.is_file():
-            files.append(path)
-        elif path.is_dir():
+        try:
+            mode = os.stat(path).st_mode
+        except (OSError, ValueError) as exc:
+            problems.append(_missing(path, exc))
+            continue
+        if stat.S_ISDIR(mode):
             files += _walk_json(path, skip, problems)
+        elif stat.S_ISREG(mode) or is_stream(mode):
+            files.append(path)
         else:
-            problems.append(f"{path}: no such file or folder")
+            problems.append(f"{shown(path)}: is {kind_of(mode)}, not a certificate file or a "
+                            f"folder")
     seen: set[Path] = set()
     unique = []
     for f in files:
@@ -181,17 +205,27 @@ def find_json_files(paths: Sequence[Path], exclude: Path | None = None
     return unique, problems
 
 
+def _missing(path: Path, exc: OSError | ValueError) -> str:
+    """Why a path on the command line cannot be opened, in a few words."""
+    if os.path.islink(path):
+        return f"{shown(path)}: a broken symlink or a symlink loop"
+    if isinstance(exc, FileNotFoundError):
+        return f"{shown(path)}: no such file or folder"
+    return f"{shown(path)}: cannot be read: {getattr(exc, 'strerror', None) or exc}"
+
+
 def load_all(paths: Sequence[Path], *, digest_of: DigestOf | None,
              exclude: Path | None = None, trust: Trust | None = None
              ) -> tuple[list[Loaded], int, list[str]]:
     """Load every certificate under `paths`: (accepted, snapshots skipped, problems)."""
     files, problems = find_json_files(paths, exclude)
+    named = set(paths)  # a FIFO or device is read only when named, never one found in a folder
     trust = trust or Trust()
     loaded: list[Loaded] = []
     snapshots = 0
     for f in files:
         try:
-            doc = read_document(f)
+            doc = read_document(f, named=f in named)
             cert = check_document(doc, display_path(f), digest_of=digest_of,
                                   method_of=trust.method_of, method_change=trust.method_change,
                                   key=trust.key, require_signature=trust.require_signature)
@@ -264,11 +298,16 @@ def run_gate(paths: Sequence[Path], *, policy: Policy, baseline: Path | None = N
 def _load_baseline(baseline: Path, policy: Policy, trust: Trust
                    ) -> tuple[list[Loaded], list[str]]:
     """The baseline's certificates (not checked for staleness: they are old on purpose)."""
-    if baseline.is_file():
-        return [], [f"{baseline}: the baseline is a file; give the folder that holds the "
-                    f"baseline certificates"]
-    if not baseline.is_dir():
-        return [], [f"{baseline}: baseline folder does not exist"]
+    try:
+        mode = os.stat(baseline).st_mode
+    except FileNotFoundError:
+        return [], [f"{shown(baseline)}: baseline folder does not exist"]
+    except (OSError, ValueError) as exc:
+        return [], [f"baseline {_missing(baseline, exc)}"]
+    if not stat.S_ISDIR(mode):
+        what = "a file" if stat.S_ISREG(mode) else kind_of(mode)
+        return [], [f"{shown(baseline)}: the baseline is {what}; give the folder that holds "
+                    f"the baseline certificates"]
     base_trust = Trust(None, "warn", trust.key, trust.require_signature)
     base, _, problems = load_all([baseline], digest_of=None, trust=base_trust)
     problems = [f"baseline {p}" for p in problems]

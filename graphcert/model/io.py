@@ -11,6 +11,7 @@ from typing import Any
 
 from graphcert.errors import GraphcertError, InputError, clip_repr
 from graphcert.fileio import JSONProblem, atomic_write_text, parse_json
+from graphcert.fileread import MAX_DOCUMENT_BYTES, read_bounded
 from graphcert.model.kinds import NodeKind
 from graphcert.model.snapshot import (
     EdgeData,
@@ -299,12 +300,7 @@ def save_snapshot(path: str | os.PathLike[str], s: GraphSnapshot) -> Path:
 def load_snapshot(path: str | os.PathLike[str]) -> GraphSnapshot:
     """Read and verify a snapshot file; InputError (one line, naming the file) when unusable."""
     p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{p}: no such file") from None
-    except OSError as exc:
-        raise InputError(f"{p}: cannot be read: {exc.strerror or exc}") from None
+    data = read_bounded(p, MAX_DOCUMENT_BYTES)  # FileProblem: one line naming the file
     try:  # the one strict reader: depth and integer length bounded, NaN/Infinity refused
         doc = parse_json(data)
     except JSONProblem as exc:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from graphcert.cert.method import STEP_SUFFIX
+from graphcert.fileread import MAX_SOURCE_BYTES, read_bounded
 from graphcert.paths import kernels_dir
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -60,7 +61,9 @@ _KERNEL_NAME = re.compile(r"^[^\n\0]{1,255}\.(cu|cuh|h|hpp)$")
 
 
 def _read(path: Path) -> bytes:
-    return path.read_bytes()
+    """A source file's bytes: a regular file only, size-capped (a certificate names the
+    workload, so a FIFO or /dev/zero planted as its module must not hang the gate)."""
+    return read_bounded(path, MAX_SOURCE_BYTES, streams=False)
 
 
 def _under(path: Path, root: Path) -> bool:
