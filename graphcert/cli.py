@@ -10,7 +10,7 @@ import click
 
 from graphcert import _interrupt
 from graphcert._version import __version__
-from graphcert.errors import GraphcertError
+from graphcert.errors import ExitStatus, GraphcertError
 
 # name -> (module holding a click command called `command`, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -82,7 +82,7 @@ class LazyGroup(click.Group):
             click.echo("graphcert: interrupted", err=True)
             if previous is not None:  # the command line itself (not a test's runner)
                 _interrupt.leave()
-            context.exit(130)
+            context.exit(ExitStatus.INTERRUPTED)
 
 
 def _missing_dependency(exc: ModuleNotFoundError) -> Exception:

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+from enum import IntEnum
+
+
+class ExitStatus(IntEnum):
+    """What a graphcert command's exit code means; every command exits with one of these."""
+
+    OK = 0  # done; for verify, bench and gate also: the verdict passed
+    FAILED = 1  # the verdict or the gate failed (CI reads this as a failed check)
+    UNUSABLE = 2  # bad input or unusable certificates: one line says what and how to fix it
+    NO_GPU = 3  # no CUDA driver or device where one is needed
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT); graphcert._interrupt writes it as a literal
+
 
 class GraphcertError(Exception):
     """An error the user can act on: one line of message, an optional fix, an exit code."""
 
-    exit_code = 2
+    exit_code: int = ExitStatus.UNUSABLE
 
     def __init__(self, message: str, *, hint: str | None = None, exit_code: int | None = None):
         super().__init__(message)
@@ -29,7 +41,7 @@ class GraphcertError(Exception):
 class NoDriverError(GraphcertError):
     """No NVIDIA driver or no CUDA device: the only condition under which GPU tests skip."""
 
-    exit_code = 3
+    exit_code = ExitStatus.NO_GPU
 
 
 class CudaError(GraphcertError):

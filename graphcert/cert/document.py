@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphcert._version import __version__
 from graphcert.cert.signing import SigningKey, sign
-from graphcert.errors import GraphcertError, clip_repr
+from graphcert.errors import ExitStatus, GraphcertError, clip_repr
 from graphcert.fileio import atomic_write_text
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ PRODUCER: dict[str, str] = {"topology": "graphcert verify", "bench": "graphcert 
 class CertificateError(GraphcertError):
     """A certificate that cannot be used: unreadable, corrupt, tampered, wrong version, stale."""
 
-    exit_code = 2
+    exit_code = ExitStatus.UNUSABLE
 
     def __init__(self, path: Path | str, problem: str, *, hint: str | None = None,
                  reason: str = "invalid"):

@@ -18,6 +18,7 @@ from graphcert.commands._options import (
     json_option,
     signing_key_option,
 )
+from graphcert.errors import ExitStatus
 
 # Placement k sits behind a pad of about k * 2 MiB (run/placements.py): 1,024 placements
 # pad up to 2 GiB, and each after the first opens a new context.
@@ -164,7 +165,7 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
     # Like verify: a failed or incomplete verdict exits 1, so a fleet run sees it. Not the
     # --fresh-child child: its parent reads the verdict, and takes a non-zero exit as a crash.
     if not fresh_child and not all(r.result.verdict.passed for r in results):
-        click.get_current_context().exit(1)
+        click.get_current_context().exit(ExitStatus.FAILED)
 
 
 def _runs(workloads: tuple[str, ...], sweep: str | None) -> list[tuple[str, str | None, Any]]:

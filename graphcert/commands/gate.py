@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from graphcert.commands._options import PathParam
+from graphcert.errors import ExitStatus
 
 
 @click.command("gate")
@@ -77,7 +78,7 @@ def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | No
     except UnusableInput as exc:
         for problem in exc.problems:
             click.echo(f"graphcert: error: {' '.join(problem.split())}", err=True)
-        context.exit(2)
+        context.exit(ExitStatus.UNUSABLE)
     if as_json:
         print_json(render(report, OutputFormat.JSON))
     else:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from graphcert.commands._options import PathParam
+from graphcert.errors import ExitStatus
 
 if TYPE_CHECKING:
     from graphcert.render.html import Picture
@@ -44,7 +45,7 @@ def command(ctx: click.Context, paths: tuple[Path, ...], output: Path, baseline:
     except UnusableInput as exc:
         for problem in exc.problems:
             click.echo(f"graphcert: error: {' '.join(problem.split())}", err=True)
-        ctx.exit(2)
+        ctx.exit(ExitStatus.UNUSABLE)
     certs = {c.path: check_document(read_document(c.path), c.path, digest_of=None)
              for c in report.certificates}
     pictures = _pictures(find_json_files(list(paths), exclude=baseline)[0])

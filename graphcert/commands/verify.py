@@ -15,6 +15,7 @@ from graphcert.commands._options import (
     json_option,
     signing_key_option,
 )
+from graphcert.errors import ExitStatus
 
 
 @click.command("verify")
@@ -86,4 +87,4 @@ def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, m
             "certificate": str(r.certificate) if r.certificate else None} for r in runs],
             indent=2))
     if not all(r.result.verdict.passed for r in runs):
-        click.get_current_context().exit(1)
+        click.get_current_context().exit(ExitStatus.FAILED)

@@ -22,7 +22,7 @@ from graphcert.cert.store import (
     method_changed,
     read_document,
 )
-from graphcert.errors import GraphcertError
+from graphcert.errors import ExitStatus, GraphcertError
 from graphcert.fileio import is_temp_name
 from graphcert.fileread import is_stream, kind_of, shown
 from graphcert.gate.fleet import cross_gpu_rules, gpu_labels
@@ -79,7 +79,7 @@ class GateReport:
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.passed else 1
+        return ExitStatus.OK if self.passed else ExitStatus.FAILED
 
     def failures(self) -> list[tuple[str, RuleResult]]:
         """(subject, rule result) of every failed rule, in report order."""
