@@ -151,7 +151,7 @@ def test_results_are_checked_and_permissive_where_producers_add() -> None:
 
 def test_skipped_classes_and_failed_samples_are_valid(tmp_path: Path) -> None:
     """What verify writes when a class does not fit or a sample fails before the update."""
-    cert = certificate("topology")
+    cert = certificate("topology", passed=False)
     cert["results"]["classes"][0].update(
         status="skipped", reason="test: needs more memory", topology_hash=None, shape_hash=None,
         node_count=None, counts={}, predicted=None, padding_waste={}, samples=[])
@@ -159,6 +159,8 @@ def test_skipped_classes_and_failed_samples_are_valid(tmp_path: Path) -> None:
         update=None, topology_equal=None, shape_equal=None, output_equal=None,
         param_update_output_equal=None, node_count_matches_prediction=None,
         error="test: capture failed")
+    cert["results"]["classes"][1].update(status="fail", reason="n=512: test: capture failed")
+    cert["results"]["transitions"] = []  # one class with a graph: nothing to compare
     reseal(cert)
     assert_schema_valid(cert)
     assert load_certificate(write_certificate(tmp_path / "c.json", cert)) == cert
