@@ -104,3 +104,12 @@ def test_floats_are_not_integers() -> None:
                          ids=lambda p: p.name)
 def test_every_recorded_certificate_fits_the_schemas(path: Path) -> None:
     assert validate_certificate(json.loads(path.read_text())) == []
+
+
+def test_a_key_a_typed_map_does_not_allow_is_named() -> None:
+    doc = json.loads(BENCH.read_text())
+    graph = doc["results"]["sizes"][0]["placements"]["graph"]
+    bad = _set(doc, ("results", "sizes", 0, "placements", "graph", "hot"), graph["device"])
+    assert validate_certificate(bad) == [
+        "field 'results.sizes[0].placements.graph': the key 'hot' is not allowed (allowed: "
+        "'host_enqueue', 'device', 'end_to_end', 'hot_device')"]

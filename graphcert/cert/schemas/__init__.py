@@ -135,6 +135,10 @@ def _describe(error: ValidationError) -> str:
     prefix = f"{_label(path)}." if path else ""
     if kw in ("anyOf", "oneOf"):
         return _explain(error)
+    if "propertyNames" in error.relative_schema_path:  # `value` is the key, not a value
+        allowed = (f"allowed: {', '.join(map(repr, want))}" if kw == "enum" else
+                   f"keys are at most {want} characters" if kw == "maxLength" else kw)
+        return f"{field}: the key {_show(value)} is not allowed ({allowed})"
     if kw == "required":
         missing = next((name for name in want if name not in value), "?")
         return f"missing field '{prefix}{missing}'"
@@ -142,8 +146,6 @@ def _describe(error: ValidationError) -> str:
         known = error.schema.get("properties", {})
         extra = next((k for k in value if k not in known), "?")
         return f"unknown field '{prefix}{_cut(str(extra))}'"
-    if kw == "propertyNames":
-        return f"{field}: the key {_show(value)} is not allowed here"
     if kw == "type":
         names = want if isinstance(want, str) else " or ".join(want)
         return f"{field}: expected {names}, got {_type_name(value)}"
