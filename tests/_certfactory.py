@@ -61,9 +61,7 @@ def topology_class(capacity: int, *, topology_hash: str = "t" * 8, shape_hash: s
 
 def topology_results(capacities: tuple[int, ...] = (256, 512)) -> dict[str, Any]:
     classes = [topology_class(c) for c in capacities]
-    transitions = [{"from": a, "to": b, "change": "launch shape"}
-                   for a, b in zip(capacities, capacities[1:], strict=False)]
-    return {"classes": classes, "transitions": transitions}
+    return {"classes": classes, "transitions": transitions(classes)}
 
 
 def timing(median_s: float, noise: float = 0.01, samples: int = 100) -> dict[str, Any]:
@@ -82,11 +80,13 @@ def bench_size(n: int, *, stream_s: float = 2.0e-3, graph_s: float = 1.0e-3,
 
     ratio = stream_s / graph_s
     iv = {"median": ratio, "low": ratio * 0.95, "high": ratio * 1.05}
+    gain = stream_s - graph_s  # the break-even count is derived, as bench derives it
     return {"n": n, "capacity": n, "stream": q(stream_s), "graph": q(graph_s),
             "speedup": {"host_enqueue": iv, "device": iv, "end_to_end": iv},
             "upfront": {"capture_s": 1e-3, "instantiate_s": 1e-3, "upload_s": 1e-3,
                         "first_launch_s": 1e-3, "exec_update_s": 1e-3, "set_params_s": 1e-3},
-            "break_even_launches": 2.0, "node_count": node_count, "throttled": throttled}
+            "break_even_launches": 3e-3 / gain if gain > 0 else None,
+            "node_count": node_count, "throttled": throttled}
 
 
 def bench_results(sizes: tuple[int, ...] = (256,), **kw: Any) -> dict[str, Any]:
@@ -97,13 +97,26 @@ def bench_results(sizes: tuple[int, ...] = (256,), **kw: Any) -> dict[str, Any]:
                          "context_settled_launches": 2000}}
 
 
+def transitions(classes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What changes class to class, from the fingerprints, as verify derives it (the gate
+    refuses a certificate whose transitions disagree with its classes)."""
+    done = [c for c in classes if c["topology_hash"] is not None]
+    return [{"from": a["capacity"], "to": b["capacity"],
+             "change": "topology" if a["topology_hash"] != b["topology_hash"] else
+             "launch shape" if a["shape_hash"] != b["shape_hash"] else "parameters only"}
+            for a, b in zip(done, done[1:], strict=False)]
+
+
 def certificate(kind: str = "topology", *, ref: str = "scan", gpu: str = "TEST-GPU",
                 results: dict[str, Any] | None = None, passed: bool = True,
                 reasons: list[str] | None = None, digest: str | None = None,
                 created: str = CREATED) -> dict[str, Any]:
-    """A sealed synthetic certificate of `kind`."""
+    """A sealed synthetic certificate of `kind` (a topology one's transitions derived from
+    its classes)."""
     if results is None:
         results = topology_results() if kind == "topology" else bench_results()
+    if kind == "topology" and "classes" in results:
+        results = {**results, "transitions": transitions(results["classes"])}
     return make_certificate(
         kind, workload=workload(ref, digest=digest, kind=kind), environment=environment(gpu),
         results=copy.deepcopy(results),

@@ -22,13 +22,7 @@ from graphcert.cert.document import (
     validate_certificate,
     write_certificate,
 )
-from graphcert.cert.schemas import (
-    SUPPORTED_KEYWORDS,
-    check,
-    keywords_used,
-    load_schema,
-    schema_kinds,
-)
+from graphcert.cert.schemas import check, load_schema, schema_kinds
 from graphcert.cert.store import load_certificate, staleness
 from graphcert.workloads import registry
 
@@ -40,7 +34,7 @@ def fake_sources(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def assert_schema_valid(cert: dict[str, Any]) -> None:
-    """jsonschema (the reference implementation) and graphcert's own check agree: valid."""
+    """Valid for plain jsonschema and for graphcert's check (strict integers, one line each)."""
     schema = load_schema(cert["kind"])
     jsonschema.Draft202012Validator(schema).validate(cert)
     assert check(cert, schema) == []
@@ -86,12 +80,10 @@ def test_unknown_kind_is_refused() -> None:
         make_certificate("speed", workload={}, environment={}, results={}, verdict={})
 
 
-def test_schemas_ship_for_every_kind_and_use_only_supported_keywords() -> None:
+def test_schemas_ship_for_every_kind_and_are_valid_json_schemas() -> None:
     assert schema_kinds() == ("bench", "sweep", "topology")
     for kind in schema_kinds():
-        schema = load_schema(kind)
-        jsonschema.Draft202012Validator.check_schema(schema)
-        assert keywords_used(schema) <= SUPPORTED_KEYWORDS
+        jsonschema.Draft202012Validator.check_schema(load_schema(kind))
 
 
 def test_schemas_share_the_common_definitions() -> None:
@@ -159,7 +151,7 @@ def test_results_are_checked_and_permissive_where_producers_add() -> None:
 
 def test_skipped_classes_and_failed_samples_are_valid(tmp_path: Path) -> None:
     """What verify writes when a class does not fit or a sample fails before the update."""
-    cert = certificate("topology")
+    cert = certificate("topology", passed=False)
     cert["results"]["classes"][0].update(
         status="skipped", reason="test: needs more memory", topology_hash=None, shape_hash=None,
         node_count=None, counts={}, predicted=None, padding_waste={}, samples=[])
@@ -167,6 +159,8 @@ def test_skipped_classes_and_failed_samples_are_valid(tmp_path: Path) -> None:
         update=None, topology_equal=None, shape_equal=None, output_equal=None,
         param_update_output_equal=None, node_count_matches_prediction=None,
         error="test: capture failed")
+    cert["results"]["classes"][1].update(status="fail", reason="n=512: test: capture failed")
+    cert["results"]["transitions"] = []  # one class with a graph: nothing to compare
     reseal(cert)
     assert_schema_valid(cert)
     assert load_certificate(write_certificate(tmp_path / "c.json", cert)) == cert

@@ -12,12 +12,12 @@ import json
 import os
 import sys
 import types
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _certfactory import certificate
+from _fuzzing import assert_clean, field_paths
 from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -40,19 +40,6 @@ def invoke(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args))
 
 
-def assert_clean(result: Result, ok: tuple[int, ...] = (0, 1)) -> None:
-    """A result (exit in `ok`) or error lines naming the problem with exit 2; no traceback."""
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    assert "Traceback" not in result.output
-    if result.exit_code == 2:
-        lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
-        assert lines and all(ln.startswith(("graphcert: error:", "Usage:", "Try ", "Error:"))
-                             or ln.startswith("  ") for ln in lines), lines
-    else:
-        assert result.exit_code in ok, (result.exit_code, result.output)
-
-
 # ------------------------------------------------------------------------- JSON documents
 
 json_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False,
@@ -62,23 +49,13 @@ json_value = st.recursive(json_leaf, lambda inner: st.one_of(
     max_leaves=20)
 
 
-def _paths(doc: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    yield prefix
-    if isinstance(doc, dict):
-        for k, v in doc.items():
-            yield from _paths(v, (*prefix, k))
-    elif isinstance(doc, list):
-        for i, v in enumerate(doc):
-            yield from _paths(v, (*prefix, i))
-
-
 @st.composite
 def mutated(draw: st.DrawFn, base: Any, reseal: bool) -> bytes:
     """`base` with one to three values replaced or deleted, resealed when asked (so the
     mutation reaches the schema and the rules, not only the digest check)."""
     doc = copy.deepcopy(base)
     for _ in range(draw(st.integers(1, 3))):
-        paths = [p for p in _paths(doc) if p]
+        paths = [p for p in field_paths(doc) if p]
         if not paths:
             break
         path = draw(st.sampled_from(paths))

@@ -261,7 +261,7 @@ def test_ambiguous_and_throttled_timings_warn(tmp_path: Path) -> None:
     r = rule(gate([tmp_path / "cur"], baseline=tmp_path / "base"), Rule.REGRESSION)
     assert r.status is Status.WARN and "ambiguous (current noise 70%)" in r.details[0]
     put(tmp_path / "cur", "b.json",
-        certificate("bench", results=bench_results(graph_s=2e-3, throttled=True)))
+        certificate("bench", results=bench_results(graph_s=2e-3, throttled=True), passed=False))
     r = rule(gate([tmp_path / "cur"], baseline=tmp_path / "base"), Rule.REGRESSION)
     assert r.status is Status.WARN and "(GPU clocks throttled)" in r.details[0]
 
@@ -333,6 +333,9 @@ def golden_report(root: Path) -> GateReport:
     sizes = bench_results((256, 1024))
     sizes["sizes"][1] = bench_size(1024, graph_s=1.2e-3)
     sizes["sizes"][0]["graph"]["host_enqueue"] = timing(1.03e-4, 0.02)
+    ratio = 2e-4 / 1.03e-4  # the host speedup follows the host timings
+    sizes["sizes"][0]["speedup"]["host_enqueue"] = {"median": ratio, "low": ratio * 0.95,
+                                                    "high": ratio * 1.05}
     put(cur, "bench-scan.json", certificate("bench", results=sizes))
     put(cur, "topology-join.json", certificate("topology", ref="join", passed=False))
     (cur / "snapshot-scan-256.json").write_text(json.dumps({"kind": "graphcert.snapshot"}))

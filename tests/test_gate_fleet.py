@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _certfactory import bench_results, certificate, fake_digest, synthetic_hash
+from _certfactory import (
+    bench_results,
+    certificate,
+    fake_digest,
+    synthetic_hash,
+    transitions,
+)
 
 from graphcert.cert.document import compute_digest
 from graphcert.cert.results.fleet import Gpu
@@ -88,8 +94,10 @@ def _altered(cert: dict[str, Any], capacity: int, snapshot: dict[str, Any] | Non
         if cls["capacity"] == capacity:
             cls["topology_hash"] = synthetic_hash("another topology")
             cls["counts"] = {**cls["counts"], "kernel": cls["counts"]["kernel"] + 1}
+            cls.update(node_count=cls["node_count"] + 1, predicted=dict(cls["counts"]))
             if snapshot is not None:
                 cls["snapshot"] = snapshot
+    out["results"]["transitions"] = transitions(out["results"]["classes"])
     out["digest"] = compute_digest(out)
     return out
 
@@ -138,7 +146,9 @@ def test_timings_are_compared_per_gpu_model(tmp_path: Path) -> None:
     slow = certificate("bench", ref="chain", results=bench_results(graph_s=2.0e-3))
     fast = certificate("bench", ref="chain", results=bench_results(graph_s=1.0e-3))
     put(tmp_path / "base", "b.json", relabel(fast, "TEST-GPU-A", UUID_A))
-    put(tmp_path / "cur", "other-model.json", relabel(slow, "TEST-GPU-B", UUID_B))
+    # another model is another GPU: a UUID of its own (one GPU has one name)
+    put(tmp_path / "cur", "other-model.json",
+        relabel(slow, "TEST-GPU-B", "GPU-cccccccc-1111-2222-3333-444444444444"))
     report = gate(tmp_path / "cur", baseline=tmp_path / "base")
     [cert] = report.certificates
     assert [r.summary for r in cert.rules if r.rule.value == "max_regression"] == \
@@ -160,7 +170,7 @@ WORKER = r"""
 import os, sys
 from pathlib import Path
 sys.path.insert(0, os.environ["TESTS_DIR"])
-from _certfactory import environment, topology_results
+from _certfactory import environment, topology_results, transitions
 from graphcert.cert.results import VerifyResult
 from graphcert.run.environment import write
 from graphcert.workloads.registry import load
@@ -172,6 +182,7 @@ for ref in ("scan", "join"):
     results = topology_results()
     if ref == os.environ.get("ALTER_REF") and dev == 1:
         results["classes"][0]["topology_hash"] = "synthetic-different-topology"
+        results["transitions"] = transitions(results["classes"])
     result = VerifyResult.from_json(results, {"passed": True, "reasons": ["synthetic"]})
     print(write(result, out, ref, load(ref), env))
 """

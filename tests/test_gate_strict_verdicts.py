@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from graphcert.cert.document import compute_digest, write_certificate
 from graphcert.cert.results import SkippedClass, VerifyResult
 from graphcert.cli import cli
-from graphcert.gate import GateReport, Policy, Rule, Status, run_gate
+from graphcert.gate import GateReport, Policy, Rule, Status, UnusableInput, run_gate
 
 
 def gate(folder: Path, policy: Policy | None = None) -> GateReport:
@@ -66,22 +66,25 @@ def _resealed_pass(cert: dict[str, Any]) -> dict[str, Any]:
     return cert
 
 
-def test_stored_pass_over_a_failed_class_fails_the_gate(tmp_path: Path) -> None:
+def test_stored_pass_over_a_failed_class_is_refused(tmp_path: Path) -> None:
+    # issue 28: a contradiction is unusable input (exit 2), not one side of it taken
     results = topology_results((256, 512))
     results["classes"][1].update(status="fail", reason="synthetic: output differs")
     write_certificate(tmp_path / "t.json", _resealed_pass(certificate("topology",
                                                                       results=results)))
-    report = gate(tmp_path)
-    r = rule(report, Rule.VERDICT)
-    assert report.exit_code == 1 and r.status is Status.FAIL
-    assert r.details == ("class 512: synthetic: output differs",)
+    with pytest.raises(UnusableInput) as refused:
+        gate(tmp_path)
+    assert refused.value.problems[0].endswith(
+        "t.json: contradicts itself: verdict.status says 'pass' but class 512 has status "
+        "'fail' (edited or corrupted; re-run graphcert verify to regenerate it)")
 
 
-def test_stored_pass_over_a_throttled_size_fails_the_gate(tmp_path: Path) -> None:
+def test_stored_pass_over_a_throttled_size_is_refused(tmp_path: Path) -> None:
     cert = certificate("bench", results=bench_results((256,), throttled=True))
     write_certificate(tmp_path / "b.json", _resealed_pass(cert))
-    r = rule(gate(tmp_path), Rule.VERDICT)
-    assert r.status is Status.FAIL and r.details == ("n=256: throttled",)
+    with pytest.raises(UnusableInput, match="verdict.status says 'pass' but size n=256 is "
+                                            "throttled"):
+        gate(tmp_path)
 
 
 def test_stored_fail_stays_failed_when_the_results_look_clean(tmp_path: Path) -> None:

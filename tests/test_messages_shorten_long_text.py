@@ -18,6 +18,10 @@ from graphcert.cli import cli
 from graphcert.errors import clip, clip_repr
 
 LONG = "x" * 100_000
+# The longest reference and workload name the schema admits (longer ones are refused by
+# the schema in one short line): what reaches the messages that echo them.
+LONG_REF = "x" * 4_080
+LONG_NAME = "x" * 1_000
 MOST = 400  # characters in any line a run prints about a long value (80 + its context)
 SNAPSHOT = Path(__file__).parent / "golden" / "example_snapshot.json"
 
@@ -63,13 +67,14 @@ def write(path: str, doc: dict[str, Any]) -> None:
     Path(path).write_text(json.dumps(doc))
 
 
-@pytest.mark.parametrize("ref", [LONG + ".py:W", "pkg." + LONG + ":W", LONG],
+@pytest.mark.parametrize("ref", [LONG_REF + ".py:W", "pkg." + LONG_REF + ":W", LONG_REF],
                          ids=["file", "module", "bare"])
-def test_a_100000_character_reference_makes_short_lines(ref: str, tmp_path: Path,
+def test_the_longest_reference_makes_short_lines(ref: str, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch
                                                         ) -> None:
     """The real registry (no fake digests): the sources are not found, said in one short
-    line by gate and report; show prints the certificate with the reference shortened."""
+    line by gate and report; show prints the certificate with the reference shortened.
+    (A 100,000-character reference is refused by the schema: test_certificate_field_types.)"""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
@@ -80,17 +85,17 @@ def test_a_100000_character_reference_makes_short_lines(ref: str, tmp_path: Path
     shown = run("show", "certs/t.json")
     assert shown.exit_code == 0, shown.output[:2000]
     assert "x" * 81 not in shown.output
-    assert "(100,00" in shown.output  # the length of what was cut
+    assert "(4,08" in shown.output  # the length of what was cut
 
 
 @pytest.mark.usefixtures("synthetic_cli")
 def test_a_long_workload_name_in_a_stale_message_is_short() -> None:
     cert = certificate("topology", digest="0" * 64)
-    cert["workload"]["name"] = LONG
+    cert["workload"]["name"] = LONG_NAME
     cert["digest"] = compute_digest(cert)
     write("certs/t.json", cert)
     line = short_error(run("gate", "certs"))
-    assert "stale" in line and "(100,000 characters)" in line
+    assert "stale" in line and "(1,000 characters)" in line
 
 
 @pytest.mark.usefixtures("synthetic_cli")
@@ -155,3 +160,12 @@ def test_a_long_value_that_fails_a_pattern_is_short() -> None:
     write("certs/t.json", cert)
     line = short_error(run("gate", "certs", "--require-signature"))
     assert "signature.key_id" in line and "does not match" in line
+
+
+def test_a_100000_character_reference_is_refused_by_the_schema_in_a_short_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    write("certs/t.json", resealed(ref=LONG + ".py:W", name="W"))
+    line = short_error(run("gate", "certs"))
+    assert "workload.ref" in line and "100,005 characters" in line

@@ -33,6 +33,8 @@ def _point(kernels: int) -> SizeResult:
     doc: dict[str, Any] = bench_size(1, node_count=kernels)  # synthetic shell
     doc["stream"]["device"] = timing(stream_us * kernels * 1e-6)
     doc["graph"]["device"] = timing(graph_us * kernels * 1e-6)
+    ratio = stream_us / graph_us  # the device speedup follows the device timings
+    doc["speedup"]["device"] = {"median": ratio, "low": ratio * 0.95, "high": ratio * 1.05}
     return SizeResult.from_json(doc)
 
 

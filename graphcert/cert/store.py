@@ -21,6 +21,7 @@ from graphcert.cert.document import (
     compute_digest,
     validate_certificate,
 )
+from graphcert.cert.evidence import contradictions
 from graphcert.cert.method import method_kind_of
 from graphcert.cert.signing import SigningKey, signature_problem
 from graphcert.errors import GraphcertError, clip, clip_repr
@@ -118,6 +119,12 @@ def check_document(doc: Any, path: Path | str, *, digest_of: DigestOf | None = N
         reason = "missing_field" if first.startswith("missing field") else "invalid"
         raise CertificateError(path, first + more, hint=f"re-run {producer} to regenerate it",
                                reason=reason)
+    found = contradictions(doc)
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise CertificateError(path, f"contradicts itself: {found[0]}{more}",
+                               hint=f"edited or corrupted; re-run {producer} to regenerate it",
+                               reason="contradiction")
     problem = signature_problem(doc, key, required=require_signature)
     if problem is not None:
         raise CertificateError(path, problem, hint=f"re-run {producer} with the signing key set",

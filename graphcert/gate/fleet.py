@@ -43,6 +43,23 @@ def gpu_labels(loaded: Sequence[Loaded]) -> dict[str, str]:
     return out
 
 
+def gpu_name_conflicts(items: Sequence[Loaded]) -> list[str]:
+    """One line per certificate whose GPU UUID another certificate of the run (or of its
+    baseline) names differently: one physical GPU has one name, and a renamed copy would be
+    shown, and judged, as a second GPU."""
+    first: dict[str, tuple[str, Loaded]] = {}
+    out = []
+    for it in items:
+        name, uuid = gpu_of(it.cert["environment"])
+        if not uuid:
+            continue
+        seen = first.setdefault(uuid, (name, it))
+        if seen[0] != name:
+            out.append(f"{it.path}: contradicts {seen[1].path}: GPU {uuid} is named {name!r} "
+                       f"here but {seen[0]!r} there (one GPU has one name; edited?)")
+    return out
+
+
 def cross_gpu_rules(loaded: Sequence[Loaded], policy: Policy) -> list[RuleResult]:
     """One rule per workload whose topology certificates come from more than one GPU."""
     groups: dict[str, list[Loaded]] = {}

@@ -25,7 +25,7 @@ from graphcert.cert.store import (
 from graphcert.errors import ExitStatus, GraphcertError
 from graphcert.fileio import is_temp_name
 from graphcert.fileread import is_stream, kind_of, shown
-from graphcert.gate.fleet import cross_gpu_rules, gpu_labels
+from graphcert.gate.fleet import cross_gpu_rules, gpu_labels, gpu_name_conflicts
 from graphcert.gate.policy import Policy, check_workload_names
 from graphcert.gate.rules import (
     Loaded,
@@ -272,6 +272,7 @@ def run_gate(paths: Sequence[Path], *, policy: Policy, baseline: Path | None = N
         base, base_problems = _load_baseline(baseline, policy, trust)
         problems += base_problems
     problems += _duplicates(loaded, "") + _duplicates(base, "baseline ")
+    problems += gpu_name_conflicts([*loaded, *base])
     if not problems and not loaded:
         problems.append(f"no certificates under {', '.join(map(str, paths))}")
     if problems:

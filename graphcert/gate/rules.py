@@ -87,9 +87,9 @@ _STRICTNESS = {VStatus.PASS: 0, VStatus.INCOMPLETE: 1, VStatus.FAIL: 2}
 
 def results_of(cert: Mapping[str, Any]) -> VerifyResult | BenchResult | SweepFit:
     """A certificate's typed results with the stricter of its stored verdict and the one its
-    results earn now: a stored pass over a failed or skipped class (or a throttled size) is
-    not trusted, and a certificate written before graphcert recorded verdict status reads
-    fail or incomplete as its results say."""
+    results earn now. A stored verdict its evidence contradicts never gets here (the loader
+    refuses it: graphcert.cert.evidence); this makes a certificate written before graphcert
+    recorded verdict status read incomplete where its results say so (a skipped class)."""
     result: VerifyResult | BenchResult | SweepFit
     if cert["kind"] == "sweep":
         result = SweepFit.from_json(cert["results"], cert["verdict"])

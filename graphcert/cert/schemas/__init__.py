@@ -1,42 +1,31 @@
-"""JSON Schemas of the certificate kinds, and a small structural validator. Pure, no deps.
+"""JSON Schemas of the certificate kinds, checked with jsonschema. Pure.
 
-The schemas (`<kind>.json` beside this file) are the single source of truth. jsonschema
-validates against them in tests; at load time graphcert runs `check`, which interprets the
-subset of JSON Schema these files use (listed in SUPPORTED_KEYWORDS; a test keeps the
-schemas inside that subset), so the runtime needs no jsonschema.
+The schemas (`<kind>.json` beside this file) are the single source of truth: they type every
+field a reader uses (finite, bounded numbers; strict integers; bounded strings; enums), so a
+certificate that passes them cannot make a reader overflow or trip on a wrong type.
+jsonschema (the reference implementation) checks them wherever a certificate is read or
+written; `validate` turns its errors into one line each, naming the field.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Mapping
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from graphcert.errors import clip, clip_repr
+from graphcert.errors import clip
 
-SUPPORTED_KEYWORDS = frozenset({
-    "$schema", "$id", "$defs", "$comment", "title", "description",
-    "$ref", "type", "properties", "required", "additionalProperties", "items",
-    "enum", "const", "minimum", "pattern", "anyOf",
-})
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
 
-_TYPES: dict[str, tuple[type, ...]] = {
-    "object": (dict,),
-    "array": (list,),
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "null": (type(None),),
-}
 
 
 @cache
 def load_schema(kind: str) -> Mapping[str, Any]:
-    """The shipped schema of one certificate kind (`topology`, `bench`)."""
+    """The shipped schema of one certificate kind (`topology`, `bench`, `sweep`)."""
     text = resources.files(__name__).joinpath(f"{kind}.json").read_text(encoding="utf-8")
     schema: Mapping[str, Any] = json.loads(text)
     return schema
@@ -49,113 +38,128 @@ def schema_kinds() -> tuple[str, ...]:
     ))
 
 
-def check(instance: Any, schema: Mapping[str, Any]) -> list[str]:
-    """Every structural problem of `instance`, as 'missing field X' / 'field X: ...' lines."""
-    return list(_check(instance, schema, schema, ""))
+def _validator_class() -> Any:
+    """Draft 2020-12 with strict integers: 2.0 is a number, not an integer (JSON Schema
+    allows it; graphcert's readers index and count with them)."""
+    from jsonschema import Draft202012Validator, validators
 
+    def is_integer(_: Any, value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", is_integer)
+    return validators.extend(Draft202012Validator, type_checker=checker)
+
+
+@cache
+def _validator(kind: str) -> Validator:
+    validator: Validator = _validator_class()(dict(load_schema(kind)))
+    return validator
+
+
+def validate(instance: Any, kind: str) -> list[str]:
+    """Every problem of `instance` against the schema of `kind`, one line each."""
+    return [_describe(e) for e in _validator(kind).iter_errors(instance)]
+
+
+def check(instance: Any, schema: Mapping[str, Any]) -> list[str]:
+    """Every problem of `instance` against `schema`, one line each ('missing field X',
+    'unknown field X', 'field X: ...')."""
+    return [_describe(e) for e in _validator_class()(dict(schema)).iter_errors(instance)]
+
+
+# ------------------------------------------------------------------------------ messages
 
 def _type_name(value: Any) -> str:
     if isinstance(value, bool):
         return "boolean"
-    for name in ("object", "array", "string", "integer", "number", "null"):
-        if isinstance(value, _TYPES[name]):
+    for name, kinds in (("object", dict), ("array", list), ("string", str),
+                        ("integer", int), ("number", float)):
+        if isinstance(value, kinds):
             return name
-    return type(value).__name__
+    return "null" if value is None else type(value).__name__
 
 
-def _is_type(value: Any, name: str) -> bool:
-    if isinstance(value, bool):
-        return name == "boolean"
-    if name == "integer" and isinstance(value, float):
-        return value.is_integer()
-    return isinstance(value, _TYPES[name])
+def _show(value: Any) -> str:
+    """A value as a message quotes it: its repr, cut short (a huge integer by its size)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"an integer of {value.bit_length():,} bits"
+    if isinstance(value, (dict, list)):
+        return f"{_type_name(value)} of {len(value):,} item(s)"
+    return clip(repr(value))
 
 
-def _resolve(root: Mapping[str, Any], ref: str) -> Mapping[str, Any]:
-    if not ref.startswith("#/"):
-        raise ValueError(f"only local $ref is supported, not {ref!r}")
-    node: Any = root
-    for part in ref[2:].split("/"):
-        node = node[part]
-    resolved: Mapping[str, Any] = node
-    return resolved
+def _label(path: Any) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f"{'.' if out else ''}{clip(str(part))}"
+    return out or "(document)"
 
 
-def _label(path: str) -> str:
-    return clip(path) or "(document)"  # a path holds the file's own keys: shortened
+def _branches(error: ValidationError) -> Iterator[list[ValidationError]]:
+    """An anyOf error's sub-errors, grouped by the branch they came from."""
+    groups: dict[Any, list[ValidationError]] = {}
+    for sub in error.context or ():
+        groups.setdefault(sub.schema_path[0] if sub.schema_path else None, []).append(sub)
+    yield from groups.values()
 
 
-def _check(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any],
-           path: str) -> Iterator[str]:
-    if "$ref" in schema:
-        yield from _check(value, _resolve(root, schema["$ref"]), root, path)
-    if "anyOf" in schema:
-        branches = [_resolve(root, b["$ref"]) if "$ref" in b else b for b in schema["anyOf"]]
-        results = [list(_check(value, b, root, path)) for b in branches]
-        if not any(not r for r in results):
-            # report the branch whose type fits the value, the most telling one
-            fitting = [r for b, r in zip(branches, results, strict=True)
-                       if "type" in b and _type_fits(value, b["type"])]
-            yield from (fitting[0] if fitting else results[0])
-    if "type" in schema and not _type_fits(value, schema["type"]):
-        wanted = schema["type"] if isinstance(schema["type"], str) else " or ".join(schema["type"])
-        yield f"field '{_label(path)}': expected {wanted}, got {_type_name(value)}"
-        return
-    if "const" in schema and value != schema["const"]:
-        yield f"field '{_label(path)}': expected {schema['const']!r}, got {clip_repr(value)}"
-    if "enum" in schema and value not in schema["enum"]:
-        allowed = ", ".join(repr(v) for v in schema["enum"])
-        yield f"field '{_label(path)}': {clip_repr(value)} is not one of {allowed}"
-    if "minimum" in schema and _is_number(value) and value < schema["minimum"]:
-        yield (f"field '{_label(path)}': {clip_repr(value)} is below the minimum "
-               f"{schema['minimum']!r}")
-    if "pattern" in schema and isinstance(value, str) and not re.search(schema["pattern"], value):
-        yield f"field '{_label(path)}': {clip_repr(value)} does not match {schema['pattern']!r}"
-    if isinstance(value, dict):
-        yield from _check_object(value, schema, root, path)
-    if isinstance(value, list) and "items" in schema:
-        for i, item in enumerate(value):
-            yield from _check(item, schema["items"], root, f"{path}[{i}]")
+def _explain(error: ValidationError) -> str:
+    """An anyOf error: 'expected X or Y, got Z' when the value fits no branch's type, else
+    the problem inside the branch whose type it fits that went deepest (the branch the value
+    was most likely meant for)."""
+    wrong_type, fitting = [], []
+    for branch in _branches(error):
+        if all(e.validator == "type" and not e.relative_path for e in branch):
+            wanted = branch[0].validator_value
+            wrong_type += [wanted] if isinstance(wanted, str) else list(wanted)
+        else:
+            fitting.append(branch)
+    if fitting:
+        best = min(fitting, key=lambda b: (-max(len(e.absolute_path) for e in b), len(b)))
+        return _describe(max(best, key=lambda e: len(e.absolute_path)))
+    if wrong_type:
+        names = " or ".join(dict.fromkeys(wrong_type))
+        return (f"field '{_label(error.absolute_path)}': expected {names}, got "
+                f"{_type_name(error.instance)}")
+    return f"field '{_label(error.absolute_path)}': fits none of the allowed forms"
 
 
-def _check_object(value: dict[str, Any], schema: Mapping[str, Any], root: Mapping[str, Any],
-                  path: str) -> Iterator[str]:
-    prefix = f"{path}." if path else ""
-    for name in schema.get("required", ()):
-        if name not in value:
-            yield f"missing field '{prefix}{name}'"
-    props: Mapping[str, Any] = schema.get("properties", {})
-    extra = schema.get("additionalProperties", True)
-    for name, item in value.items():
-        if name in props:
-            yield from _check(item, props[name], root, f"{prefix}{name}")
-        elif extra is False:
-            yield f"unknown field '{_label(prefix + name)}'"
-        elif isinstance(extra, dict):
-            yield from _check(item, extra, root, f"{prefix}{name}")
-
-
-def _type_fits(value: Any, wanted: str | list[str]) -> bool:
-    names = [wanted] if isinstance(wanted, str) else wanted
-    return any(_is_type(value, n) for n in names)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def keywords_used(schema: Any) -> set[str]:
-    """Every keyword a schema uses (property names excluded); for the subset test."""
-    found: set[str] = set()
-    if isinstance(schema, dict):
-        for key, sub in schema.items():
-            found.add(key)
-            if key in ("properties", "$defs"):
-                for child in sub.values():
-                    found |= keywords_used(child)
-            elif key in ("items", "additionalProperties") and isinstance(sub, dict):
-                found |= keywords_used(sub)
-            elif key == "anyOf":
-                for child in sub:
-                    found |= keywords_used(child)
-    return found
+def _describe(error: ValidationError) -> str:
+    """One jsonschema error as one line naming the field."""
+    kw, want, value = error.validator, error.validator_value, error.instance
+    path = list(error.absolute_path)
+    field = f"field '{_label(path)}'"
+    prefix = f"{_label(path)}." if path else ""
+    if kw in ("anyOf", "oneOf"):
+        return _explain(error)
+    if "propertyNames" in error.relative_schema_path:  # `value` is the key, not a value
+        allowed = (f"allowed: {', '.join(map(repr, want))}" if kw == "enum" else
+                   f"keys are at most {want} characters" if kw == "maxLength" else kw)
+        return f"{field}: the key {_show(value)} is not allowed ({allowed})"
+    if kw == "required":
+        missing = next((name for name in want if name not in value), "?")
+        return f"missing field '{prefix}{missing}'"
+    if kw == "additionalProperties":
+        known = error.schema.get("properties", {})
+        extra = next((k for k in value if k not in known), "?")
+        return f"unknown field '{prefix}{clip(str(extra))}'"
+    if kw == "type":
+        names = want if isinstance(want, str) else " or ".join(want)
+        return f"{field}: expected {names}, got {_type_name(value)}"
+    if kw == "const":
+        return f"{field}: expected {want!r}, got {_show(value)}"
+    if kw == "enum":
+        return f"{field}: {_show(value)} is not one of {', '.join(map(repr, want))}"
+    if kw in ("minimum", "exclusiveMinimum"):
+        return f"{field}: {_show(value)} is below the minimum {want:g}"
+    if kw in ("maximum", "exclusiveMaximum"):
+        return f"{field}: {_show(value)} is above the maximum {want:g}"
+    if kw == "pattern":
+        return f"{field}: {_show(value)} does not match {want!r}"
+    if kw == "minItems":
+        return f"{field}: has {len(value)} item(s), needs at least {want}"
+    if kw == "maxLength":
+        return f"{field}: a string of {len(value):,} characters, longer than {want:,}"
+    if kw == "minLength":
+        return f"{field}: an empty string"
+    return f"{field}: {clip(error.message)}"
