@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from graphcert.model import (
     snapshot_from_raw,
     snapshot_to_json,
 )
+from graphcert.render import diff as render_diff_module
 from graphcert.render import inventory
 from graphcert.render.diff import render_diff
 from graphcert.render.inventory import (
@@ -138,6 +140,33 @@ def test_diff_topology_golden() -> None:
                                                             child_name="k_child_z"))
     assert d.summary() == "topology"
     check_golden("diff_topology.txt", rendered(lambda c: render_diff(c, d)))
+
+
+@pytest.mark.parametrize("golden", ["diff_launch_shape.txt", "diff_topology.txt"])
+def test_large_diffs_get_the_same_layout(monkeypatch: pytest.MonkeyPatch, golden: str) -> None:
+    """Past LARGE_TABLE_ROWS the diff table is padded by hand; it must look the same."""
+    monkeypatch.setattr(render_diff_module, "LARGE_TABLE_ROWS", 0)
+    other = (example_snapshot(grid=8, value=7, block=128) if golden == "diff_launch_shape.txt"
+             else example_snapshot(with_k_c=False, child_name="k_child_z"))
+    d = diff_snapshots(example_snapshot(), other)
+    assert rendered(lambda c: render_diff(c, d)) == (GOLDEN / golden).read_text(encoding="utf-8")
+
+
+def test_a_diff_of_20000_changed_fields_prints_in_well_under_seconds() -> None:
+    """A rich Table takes 10 s for this (0.5 ms a row); padded by hand, ~0.05 s."""
+    edges = tuple((i, i + 1) for i in range(19_999))
+    a = snapshot_from_raw(RawGraph(tuple(kern(i, "k_step") for i in range(20_000)), edges))
+    b = snapshot_from_raw(RawGraph(tuple(kern(i, "k_step", grid=2) for i in range(20_000)),
+                                   edges))
+    d = diff_snapshots(a, b)
+    out = io.StringIO()
+    console = Console(width=120, color_system=None, force_terminal=False, file=out)
+    start = time.perf_counter()
+    render_diff(console, d)
+    assert time.perf_counter() - start < 2.0
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 20_003 and lines[2].split() == ["0", "0", "changed", "grid", "1x1x1",
+                                                         "2x1x1"]
 
 
 def test_diff_lines_and_dict() -> None:

@@ -14,8 +14,11 @@ run relabelled it. The last run uses the coarsest (topology) colouring, so:
 A colouring that splits the vertices into no more classes than the next coarser one is the
 same partition (each level refines the next) and is skipped: its run would change nothing.
 Colours are ranks of the signature strings in sorted order, so equal graphs get equal
-colours. `topological_order` turns labels into the order snapshots list nodes in (by depth,
-then label): a function of the relabelled graph alone, so it keeps both properties.
+colours. Where a colouring's twin classes (same colour, same neighbours: a wide fan-out's
+leaves) are too large for BLISS's search, the run first gives each twin a colour of its own
+(graphcert.model.twins; docs/fingerprints.md, section 4a, says why the form stays exact).
+`topological_order` turns labels into the order snapshots list nodes in (by depth, then
+label): a function of the relabelled graph alone, so it keeps both properties.
 `labelled_order` does both. Where every node has a depth of its own (a chain, as a small
 framework step often is), labels cannot change that order: `depth_order` gives it without
 BLISS, the same order.
@@ -25,6 +28,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from graphcert.model.twins import individualised, neighbourhoods
 
 
 def _graph(n: int, edges: Sequence[tuple[int, int]]) -> Any:
@@ -52,11 +57,14 @@ def colour_ranks(signatures: Sequence[str]) -> tuple[list[int], int]:
 
 
 def canonical_labels(n: int, edges: Sequence[tuple[int, int]],
-                     levels: Sequence[Sequence[str]]) -> list[int]:
+                     levels: Sequence[Sequence[str]],
+                     hoods: Sequence[int] | None = None) -> list[int]:
     """Canonical label of each of the n vertices of a simple directed graph.
 
     levels: vertex signatures per colouring, finest first and topology last; each must
-    refine the next (equal signatures at one level imply equal ones at the next)."""
+    refine the next (equal signatures at one level imply equal ones at the next).
+    hoods: twins.neighbourhoods of the first vertices, where twin classes may need
+    splitting (twins.individualised decides per colouring); None: never split."""
     if n == 0:
         return []
     graph = _graph(n, edges)
@@ -67,6 +75,8 @@ def canonical_labels(n: int, edges: Sequence[tuple[int, int]],
     for i, (colours, k) in enumerate(counts):
         if i < last and k == counts[i + 1][1]:
             continue  # same partition as the next level: nothing to refine
+        if hoods is not None:  # twins numbered in their order in `graph`
+            colours = individualised(colours, hoods, label) or colours
         # colours are per original vertex; `graph` is numbered by `label`
         if graph_is_input:
             current = colours
@@ -112,7 +122,8 @@ def labelled_order(n: int, pairs: Sequence[tuple[int, int]], levels: Sequence[Se
                    edge_colours: Mapping[tuple[int, int], str]) -> list[int] | None:
     """topological_order by canonical_labels over `levels` (finest first); None on a cycle.
     BLISS wants a simple graph: an edge in `edge_colours` (its signature) becomes a vertex of
-    that colour between its ends, so a programmatic edge and a plain one are told apart."""
+    that colour between its ends, so a programmatic edge and a plain one are told apart.
+    Twins are found on the nodes, through their edges and edge colours (twins.neighbourhoods)."""
     coloured = [list(level) for level in levels]
     graph_edges: list[tuple[int, int]] = list(pairs)
     if edge_colours:
@@ -126,7 +137,8 @@ def labelled_order(n: int, pairs: Sequence[tuple[int, int]], levels: Sequence[Se
             for level in coloured:
                 level.append(colour)
             graph_edges += [(a, mid), (mid, b)]
-    labels = canonical_labels(len(coloured[0]), graph_edges, coloured)
+    hoods = neighbourhoods(n, pairs, edge_colours)
+    labels = canonical_labels(len(coloured[0]), graph_edges, coloured, hoods)
     return topological_order(n, pairs, labels[:n])
 
 

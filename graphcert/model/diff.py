@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 import json
+from collections import deque
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
+from graphcert.model.align import align
 from graphcert.model.kinds import KINDS, NodeKind
 from graphcert.model.snapshot import EdgeData, GraphSnapshot, NodeRecord
 
@@ -137,7 +138,9 @@ def _compare(a: NodeRecord, b: NodeRecord, deps_b_from_a: tuple[int | str, ...] 
              data: _EdgeMaps | None = None) -> None:
     if a.kind is not b.kind:
         changes.append(FieldChange(a.index, b.index, "kind", a.kind.value, b.kind.value))
-    for key in sorted(set(a.attrs) | set(b.attrs)):
+    # Look-alike nodes share one attrs dict (snapshot_from_raw and the loader intern them).
+    same = a.attrs is b.attrs or a.attrs == b.attrs
+    for key in () if same else sorted(set(a.attrs) | set(b.attrs)):
         va, vb = a.attrs.get(key), b.attrs.get(key)
         if va != vb:
             changes.append(FieldChange(a.index, b.index, key, va, vb))
@@ -168,9 +171,9 @@ def diff_snapshots(a: GraphSnapshot, b: GraphSnapshot) -> SnapshotDiff:
     """Compare two snapshots node by node (recursing into child graphs).
 
     Equal topology: node i of a is node i of b (canonical order guarantees it). Otherwise the
-    canonical sequences are aligned by node signature (kind, kernel name) with difflib, nodes
-    left over are paired by signature in order, and the rest are reported as removed from a
-    / added in b."""
+    canonical sequences are aligned by node signature (kind, kernel name) with
+    graphcert.model.align (difflib where affordable), nodes left over are paired by signature
+    in order, and the rest are reported as removed from a / added in b."""
     changes: list[FieldChange] = []
     child_diffs: list[ChildDiff] = []
     topology_equal = a.topology_hash == b.topology_hash
@@ -182,21 +185,17 @@ def diff_snapshots(a: GraphSnapshot, b: GraphSnapshot) -> SnapshotDiff:
 
     sig_a = [node_signature(n) for n in a.nodes]
     sig_b = [node_signature(n) for n in b.nodes]
-    matcher = difflib.SequenceMatcher(None, sig_a, sig_b, autojunk=False)
-    a_to_b: dict[int, int] = {}
-    for block in matcher.get_matching_blocks():
-        for k in range(block.size):
-            a_to_b[block.a + k] = block.b + k
+    a_to_b = align(sig_a, sig_b)
     # A new edge can move a node far in canonical order; pair such left-overs by signature
     # (in order) so they show as a change of deps, not as removed and added again.
-    spare_b: dict[tuple[str, str], list[int]] = {}
+    spare_b: dict[tuple[str, str], deque[int]] = {}
     matched = set(a_to_b.values())
     for ib, sig in enumerate(sig_b):
         if ib not in matched:
-            spare_b.setdefault(sig, []).append(ib)
+            spare_b.setdefault(sig, deque()).append(ib)
     for ia, sig in enumerate(sig_a):
         if ia not in a_to_b and spare_b.get(sig):
-            a_to_b[ia] = spare_b[sig].pop(0)
+            a_to_b[ia] = spare_b[sig].popleft()
     maps = (_in_edge_data(a), _in_edge_data(b), a_to_b)
     for ia, ib in sorted(a_to_b.items()):
         na, nb = a.nodes[ia], b.nodes[ib]

@@ -6,7 +6,7 @@ golden files.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 from rich import box
@@ -211,23 +211,40 @@ def inventory_table(snapshot: GraphSnapshot) -> Table:
 
 def plain_inventory_table(snapshot: GraphSnapshot) -> Text:
     """The inventory table laid out like inventory_table, fast for any size (no folding)."""
-    table = [_HEADERS, *_table_rows(snapshot)]
+    return plain_layout(_HEADERS, _table_rows(snapshot), _RIGHT)
+
+
+def plain_layout(headers: Sequence[str], rows: Sequence[Sequence[str]],
+                 right: Collection[str]) -> Text:
+    """Rows laid out as a rich Table with box SIMPLE_HEAD, no edges, lays them out where no
+    cell folds (columns in `right` right-justified), in one pass for any number of rows."""
+    table = [headers, *rows]
     columns = []
     widths = []
-    for i, header in enumerate(_HEADERS):
+    for i, header in enumerate(headers):
         cells = [row[i] for row in table]
         if all(c.isascii() for c in cells):  # one cell per character: str pads in C
             width = max(map(len, cells))
-            pad = str.rjust if header in _RIGHT else str.ljust
+            pad = str.rjust if header in right else str.ljust
             columns.append([pad(c, width) for c in cells])
         else:
             width = max(map(cell_len, cells))
-            columns.append([" " * (width - cell_len(c)) + c if header in _RIGHT
+            columns.append([" " * (width - cell_len(c)) + c if header in right
                             else c + " " * (width - cell_len(c)) for c in cells])
         widths.append(width)
     lines = ["   ".join(cells) for cells in zip(*columns, strict=True)]
     rule = "\u2500" * (sum(widths) + 3 * (len(widths) - 1))
     return Text("\n".join([lines[0], rule, *lines[1:]]))
+
+
+def print_plain(console: Console, text: Text) -> None:
+    """Print text laid out already (plain_layout). Unstyled: where nothing records it,
+    rich's render pipeline would only copy it (a sixth of `inventory FILE` for 10,000
+    nodes), so it is written as it is."""
+    if console.record or console.is_jupyter:
+        console.print(text, soft_wrap=True)
+    else:
+        console.file.write(text.plain + "\n")
 
 
 def counts_line(snapshot: GraphSnapshot) -> str:
@@ -301,13 +318,7 @@ def render_inventory(console: Console, snapshot: GraphSnapshot, *, tree: bool = 
     if tree:
         console.print(inventory_tree(snapshot))
     elif sum(snapshot.counts(recursive=True).values()) > LARGE_TABLE_ROWS:
-        table = plain_inventory_table(snapshot)
-        if console.record or console.is_jupyter:
-            console.print(table, soft_wrap=True)
-        else:
-            # Unstyled text, already laid out: rich's render pipeline would only copy it
-            # (a sixth of `inventory FILE` for 10,000 nodes).
-            console.file.write(table.plain + "\n")
+        print_plain(console, plain_inventory_table(snapshot))
     else:
         console.print(inventory_table(snapshot))
     console.print(summary_text(snapshot))
@@ -324,6 +335,8 @@ __all__ = [
     "meta_line",
     "operation",
     "plain_inventory_table",
+    "plain_layout",
+    "print_plain",
     "render_inventory",
     "short_hash",
     "summary_text",
