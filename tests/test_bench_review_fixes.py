@@ -202,7 +202,7 @@ def test_sweep_names_the_plot_and_draws_nothing(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(jobs.environment, "environment", lambda device: {})
     monkeypatch.setattr(jobs.environment, "gpu_label", lambda env: "TEST-GPU")
     monkeypatch.setattr(jobs.environment, "write_sweep",
-                        lambda fit, out, ref, w, env: out / "sweep.json")
+                        lambda fit, out, loaded, env: out / "sweep.json")
     monkeypatch.setattr(jobs.importlib.util, "find_spec", lambda name: object())
     runs = [jobs.Certified(f"chain[kernels={k}]", synthetic()) for k in (1, 10)]
     fit, cert, plot = jobs.sweep("kernels", [1, 10], runs, base_ref="chain",

@@ -46,6 +46,7 @@ from graphcert.run.harness import SETTLE_LAUNCHES, BenchSettings, Harness, Queue
 from graphcert.run.placements import Sampled, pad_bytes, pooled
 from graphcert.run.session import Built, WorkloadSession
 from graphcert.stats import QUANTUM_S, fit_line, speedup_interval
+from graphcert.workloads.loaded import NativeWorkload
 
 __all__ = ["SETTLE_LAUNCHES", "BenchSettings", "Harness", "QueueUnavailable", "bench",
            "bench_size", "fit_sweep", "judge_sizes", "throttle_check"]
@@ -229,7 +230,8 @@ def _finite(mhz: float) -> float | None:
 
 
 def bench(ctx: RunContext, ref: str, sizes: Sequence[int], settings: BenchSettings, *,
-          workload: Any = None, on_progress: Callable[..., None] | None = None) -> BenchResult:
+          workload: NativeWorkload | None = None, on_progress: Callable[..., None] | None = None
+          ) -> BenchResult:
     """Bench one workload at each size: the typed result with its verdict.
     `on_progress(units, description)` gets len(QUANTITIES) units per size measured."""
     session = WorkloadSession(ctx, ref, workload)

@@ -16,11 +16,14 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from graphcert.errors import InputError
 from graphcert.paths import kernels_dir
 from graphcert.workloads import sources
+from graphcert.workloads.base import Workload
+from graphcert.workloads.loaded import LoadedWorkload, NativeWorkload, hooks_of
+from graphcert.workloads.steps import Step
 
 
 @dataclass(frozen=True)
@@ -140,8 +143,9 @@ def _check_option_types(obj: type, options: dict[str, Any], origin: str) -> None
 _A = {"int": "an", "float": "a", "bool": "a", "str": "a"}
 
 
-def load(text: str) -> Any:
-    """Instantiate the workload a reference names; every failure is one clear line."""
+def load(text: str) -> LoadedWorkload:
+    """Load the workload a reference names, normalised once: a built-in or user workload with
+    its hooks resolved, or a framework step. Every failure is one clear line."""
     ref = parse_ref(text)
     if ref.is_builtin:
         spec = BUILTINS[ref.target]
@@ -157,7 +161,7 @@ def load(text: str) -> Any:
     if isinstance(obj, type):
         _check_option_types(obj, dict(ref.options), origin)
     try:
-        workload = obj(**dict(ref.options)) if isinstance(obj, type) else obj
+        made: object = obj(**dict(ref.options)) if isinstance(obj, type) else obj
         if ref.options and not isinstance(obj, type):
             raise InputError(f"{origin}: {ref.target} is an instance; it takes no options")
     except InputError:
@@ -168,22 +172,29 @@ def load(text: str) -> Any:
     except (Exception, SystemExit) as exc:  # user code: report, never a traceback
         raise InputError(f"{origin}: constructing {ref.target} raised "
                          f"{type(exc).__name__}: {exc}") from exc
-    if getattr(workload, "is_step", False) is True:  # graphcert.step(...): its own checks
-        return workload
-    _check_interface(workload, origin)
-    return workload
+    if isinstance(made, Step):  # graphcert.step(...): its own checks
+        return LoadedWorkload(text, origin, made)
+    workload = _check_interface(made, origin)
+    try:
+        hooks = hooks_of(workload)
+    except Exception as exc:  # user code (a hook property): report, never a traceback
+        raise InputError(f"{origin}: reading the optional hooks of {ref.target} raised "
+                         f"{type(exc).__name__}: {exc}") from exc
+    return LoadedWorkload(text, origin, NativeWorkload(workload, hooks))
 
 
 _REQUIRED = ("name", "description", "kernel_files", "setup", "record", "outputs", "reference",
              "teardown")
 
 
-def _check_interface(workload: Any, origin: str) -> None:
-    missing = [a for a in _REQUIRED if not hasattr(workload, a)]
+def _check_interface(obj: object, origin: str) -> Workload:
+    """`obj` as a Workload, or one line naming what it lacks."""
+    missing = [a for a in _REQUIRED if not hasattr(obj, a)]
     if missing:
         raise InputError(f"{origin}: the object does not implement the Workload interface: "
                          f"missing {', '.join(missing)}",
                          hint="see graphcert/workloads/base.py or examples/")
+    return cast(Workload, obj)  # every member of the protocol is there (checked just above)
 
 
 def _load_user_object(target: str) -> tuple[Any, str]:
