@@ -85,7 +85,9 @@ def write(result: VerifyResult | BenchResult, out_dir: Path, loaded: LoadedWorkl
     and write it atomically; returns its path. With $GRAPHCERT_CERT_NAME=uuid (set for the
     workers of a several-GPU run) the name carries the GPU's short UUID."""
     kind = "topology" if isinstance(result, VerifyResult) else "bench"
-    method = method_kind(kind, result.settings)  # "+step" for a framework step
+    # "+step" for a framework step: from the settings as the certificate holds them, as the
+    # gate derives it
+    method = method_kind(kind, result.to_json().get("settings"))
     cert = certificate_of(result, workload=workload_identity(loaded, method),
                           environment=env)
     name = certificate_filename(cert["kind"], labelled(loaded), gpu_label(env))

@@ -148,7 +148,9 @@ def with_other_context(settled: BenchResult, fresh: BenchResult) -> BenchResult:
     """`settled` with the fresh-context run beside it; the verdict is both (a failed or
     incomplete fresh half is never hidden behind a settled pass)."""
     return replace(settled, other_context=fresh,
-                   verdict=settled.verdict.combined(fresh.verdict, "fresh context: "))
+                   verdict=BenchResult.judge(settled.sizes,
+                                             clock_unavailable=settled.clock_unavailable,
+                                             other_context=fresh))
 
 
 def sweep(key: str, values: Sequence[Any], runs: Sequence[Certified[BenchResult]], *,

@@ -24,6 +24,7 @@ from graphcert.cert.results import (
     Transition,
     UpdateOutcome,
     VerifyResult,
+    VerifySettings,
 )
 from graphcert.classes import Buckets, padding_waste, sample_sizes
 from graphcert.cuda.context import RunContext
@@ -287,5 +288,5 @@ def verify(ctx: RunContext, ref: str, capacities: Sequence[int], *, samples: int
     phases = {"compile": 0.0, **session.timings.phases}
     spec = classes_spec if classes_spec is not None else ",".join(map(str, capacities))
     return VerifyResult(tuple(classes), transitions(classes), phases,
-                        {"samples": samples, "seed": seed, "mode": mode, "classes": spec},
-                        VerifyResult.judge(classes))
+                        VerifySettings(samples, seed, mode, spec),
+                        verdict=VerifyResult.judge(classes))
