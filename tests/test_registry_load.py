@@ -27,6 +27,8 @@ def test_a_builtin_loads_as_a_native_workload_with_its_hooks() -> None:
     assert isinstance(loaded.target, NativeWorkload) and not loaded.is_step
     assert isinstance(loaded.target.workload, Chain) and loaded.target.workload.kernels == 3
     assert loaded.native() is loaded.target
+    with pytest.raises(InputError, match="not a framework step"):
+        loaded.step()
     assert loaded.target.hooks.predict(1) == {"kernel": 3}
     assert loaded.target.hooks.tolerance() == Tolerance()
 
@@ -50,6 +52,7 @@ def test_a_framework_step_loads_as_the_step(tmp_path: Path) -> None:
     import _fakestep
 
     assert loaded.target is _fakestep.SAFE and loaded.name == _fakestep.SAFE.name
+    assert loaded.step() is _fakestep.SAFE
     with pytest.raises(InputError, match="is a framework step"):
         loaded.native()
 

@@ -48,9 +48,9 @@ def _unread_clock(results: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("make", [
-    lambda: VerifyResult((ClassResult(256, True),)),
-    lambda: BenchResult(()),
-    lambda: SweepFit("kernels", (1, 2), {}),
+    lambda: VerifyResult((ClassResult(256, True),)),  # type: ignore[call-arg]
+    lambda: BenchResult(()),  # type: ignore[call-arg]
+    lambda: SweepFit("kernels", (1, 2), {}),  # type: ignore[call-arg]
 ], ids=["verify", "bench", "sweep"])
 def test_a_result_cannot_be_made_without_a_verdict(make: Any) -> None:
     with pytest.raises(TypeError, match="verdict"):

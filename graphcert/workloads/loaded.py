@@ -114,5 +114,12 @@ class LoadedWorkload:
                              hint="run it with graphcert verify, bench or capture")
         return self.target
 
+    def step(self) -> Step:
+        """The framework step; InputError for a workload graphcert records itself."""
+        if not isinstance(self.target, Step):
+            raise InputError(f"{self.ref} is a workload, not a framework step",
+                             hint="declare a step with graphcert.step(fn, make_inputs, ...)")
+        return self.target
+
 
 __all__ = ["Hooks", "LoadedWorkload", "NativeWorkload", "hooks_of"]
