@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from graphcert.errors import InputError
 from graphcert.workloads.base import SizeParam, Tolerance, Workload, WorkloadBase
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 _DEFAULTS = WorkloadBase()
 
 
-def _own(workload: object, name: str) -> Any:
+def _own(workload: object, name: str) -> object:
     """The workload's hook `name`, or WorkloadBase's default for it (None means the default:
     subclasses and duck-typed workloads alike)."""
     own = getattr(workload, name, None)
@@ -51,8 +51,11 @@ class Hooks:
 
 def hooks_of(workload: object) -> Hooks:
     """The workload's optional hooks: its own where it defines them, else the defaults."""
-    predict: Callable[[int], Mapping[str, int] | None] = _own(workload, "predict")
-    bytes_needed: Callable[[int], int | None] = _own(workload, "bytes_needed")
+    # The casts state what WorkloadBase declares each hook to be (a user's own may differ:
+    # then it fails where it is called, as a user's code does, and run/ reports it).
+    predict = cast(Callable[[int], Mapping[str, int] | None], _own(workload, "predict"))
+    bytes_needed = cast(Callable[[int], int | None], _own(workload, "bytes_needed"))
+    build = cast("Callable[[GraphBuilder, int], None] | None", _own(workload, "build"))
 
     def counts(capacity: int) -> dict[str, int] | None:
         got = predict(capacity)
@@ -63,14 +66,12 @@ def hooks_of(workload: object) -> Hooks:
         return int(need) if need is not None else None
 
     def size_params() -> tuple[SizeParam, ...]:
-        params: Iterable[SizeParam] = _own(workload, "size_params")
-        return tuple(params)
+        return tuple(cast(Iterable[SizeParam], _own(workload, "size_params")))
 
     def tolerance() -> Tolerance:
-        value: Tolerance = _own(workload, "tolerance")
-        return value
+        return cast(Tolerance, _own(workload, "tolerance"))
 
-    return Hooks(counts, memory, _own(workload, "build"), size_params, tolerance)
+    return Hooks(counts, memory, build, size_params, tolerance)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from types import ModuleType
+from typing import cast
 
 from graphcert.errors import InputError
 from graphcert.paths import kernels_dir
@@ -63,6 +64,9 @@ BUILTINS: dict[str, BuiltinSpec] = {
     )
 }
 
+# A constructor option as `name[key=value]` gives it: a number, a boolean or text.
+OptionValue = int | float | bool | str
+
 _REF = re.compile(r"^(?P<target>[^\[\]]+?)(?:\[(?P<opts>[^\]]*)\])?$")
 
 
@@ -72,7 +76,7 @@ class WorkloadRef:
 
     text: str
     target: str
-    options: tuple[tuple[str, Any], ...]
+    options: tuple[tuple[str, OptionValue], ...]
 
     @property
     def is_builtin(self) -> bool:
@@ -86,7 +90,7 @@ def parse_ref(text: str) -> WorkloadRef:
         raise InputError(f"workload reference {text!r} is malformed",
                          hint="write NAME, path/file.py:NAME or package.module:NAME, "
                               "options as NAME[key=value,...]")
-    options: list[tuple[str, Any]] = []
+    options: list[tuple[str, OptionValue]] = []
     for item in filter(None, (match.group("opts") or "").split(",")):
         key, sep, raw = item.partition("=")
         if not sep or not key.strip().isidentifier():
@@ -98,7 +102,7 @@ def parse_ref(text: str) -> WorkloadRef:
     return WorkloadRef(text.strip(), match.group("target").strip(), tuple(options))
 
 
-def _parse_value(raw: str) -> Any:
+def _parse_value(raw: str) -> OptionValue:
     # bounded lengths: a 5,000-digit literal is left as text (the type check rejects it)
     # rather than converted
     if re.fullmatch(r"[+-]?[0-9][0-9_]{0,40}", raw):
@@ -118,7 +122,7 @@ _KINDS: dict[str, tuple[type, ...]] = {"int": (int,), "float": (int, float), "bo
                                        "str": (str,)}
 
 
-def _check_option_types(obj: type, options: dict[str, Any], origin: str) -> None:
+def _check_option_types(obj: type, options: dict[str, OptionValue], origin: str) -> None:
     """An option annotated int/float/bool/str must have that type: `kernels=1.5` for an int
     is an error, never a silent truncation."""
     try:
@@ -197,7 +201,7 @@ def _check_interface(obj: object, origin: str) -> Workload:
     return cast(Workload, obj)  # every member of the protocol is there (checked just above)
 
 
-def _load_user_object(target: str) -> tuple[Any, str]:
+def _load_user_object(target: str) -> tuple[object, str]:
     location, _, attr = target.rpartition(":")
     if not attr.isidentifier():
         raise InputError(f"workload reference {target!r} names no object after ':'")
@@ -225,7 +229,7 @@ def _load_user_object(target: str) -> tuple[Any, str]:
     return getattr(module, attr), origin
 
 
-def _import_file(path: Path) -> Any:
+def _import_file(path: Path) -> ModuleType:
     name = "graphcert_user_" + hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
     if name in sys.modules:
         return sys.modules[name]
