@@ -77,7 +77,7 @@ def main() -> int:
     print(f"{'workload':<10}{'old':>10}{'new':>10}{'speedup':>9}")
     total_old = total_new = 0.0
     for name in args.workloads.split(","):
-        workload, ctx = registry.load(name), HostContext(args.seed)
+        workload, ctx = registry.load(name).native().workload, HostContext(args.seed)
         old_s = new_s = 0.0
         for capacity in capacities:
             workload.setup(ctx, capacity)

@@ -135,7 +135,7 @@ def main() -> None:
 
     torch = torch_module
     ref = str(Path(__file__).resolve().parents[1] / "examples/steps/torch_decode.py:DECODE")
-    step = load(ref)
+    step = load(ref).step()
     ad = TorchAdapter(0)
     ad.prepare()
     for cap, n in ((8, 5), (64, 57), (136, 130)):

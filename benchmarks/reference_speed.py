@@ -81,8 +81,8 @@ def main() -> int:
     for _ in range(args.repeat):
         memo.clear()  # cold, then the workloads in order in one process, as one verify runs
         for name in names:
-            after[name].append(build_all(registry.load(name), capacities, args.samples,
-                                         args.seed))
+            after[name].append(build_all(registry.load(name).native().workload, capacities,
+                                         args.samples, args.seed))
     for name in names:
         before = [build_all(old_workload(name), capacities, args.samples, args.seed)
                   for _ in range(args.repeat)]

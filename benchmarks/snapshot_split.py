@@ -58,7 +58,7 @@ def main() -> None:
     from graphcert.sources.detect import graph_ref
     from graphcert.workloads.registry import load
 
-    step = load(str(ROOT / "examples/steps/torch_decode.py:DECODE"))
+    step = load(str(ROOT / "examples/steps/torch_decode.py:DECODE")).step()
     verifier = StepVerifier(step, "split", open_adapter(step, 0), 4, 0)
     verifier.prepare()
     print("bucket nodes  graph_ref  read_raw  model  whole (us, median of 40)")

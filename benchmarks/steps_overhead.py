@@ -53,7 +53,7 @@ def main() -> int:
 
         step, ref = _fakestep.SAFE, "synthetic:SAFE"
     else:
-        step, ref = load(args.step), args.step
+        step, ref = load(args.step).step(), args.step
     buckets = parse_buckets(args.classes)
     verifier = StepVerifier(step, ref, open_adapter(step, args.device), args.samples, 0)
     print(f"{step.name} ({step.framework}) over {args.classes}: {len(buckets)} buckets, "

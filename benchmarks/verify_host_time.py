@@ -54,13 +54,19 @@ def measure(classes: str, samples: int, seed: int, names: list[str]) -> dict[str
     from graphcert.classes import parse_classes, sample_sizes
     from graphcert.run.outputs import mismatches
     from graphcert.workloads import registry
-    from graphcert.workloads.base import size_params, tolerance
 
     rng = np.random.default_rng(seed)
     out: dict[str, Any] = {}
     for name in names:
-        workload, ctx = registry.load(name), HostContext(seed)
-        tol, twice = tolerance(workload), bool(size_params(workload))
+        loaded, ctx = registry.load(name), HostContext(seed)
+        if hasattr(loaded, "native"):  # issue 29: a LoadedWorkload, its hooks resolved
+            workload, hooks = loaded.native().workload, loaded.native().hooks
+            tol, twice = hooks.tolerance(), bool(hooks.size_params())
+        else:  # the base commit: load gave the workload, hooks were module functions
+            from graphcert.workloads.base import size_params, tolerance
+
+            workload = loaded
+            tol, twice = tolerance(workload), bool(size_params(workload))
         ref_s = cmp_s = 0.0
         verdicts: list[int] = []
         for capacity in parse_classes(classes):

@@ -18,11 +18,14 @@ import inspect
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from graphcert.cert.results import ClassResult, VerifyResult
+
+if TYPE_CHECKING:
+    from graphcert.workloads.steps import Step
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -121,14 +124,15 @@ class StepVerify:
                         pytrace=False)
         return result
 
-    def _write(self, result: VerifyResult, ref: str, step: Any, device: int) -> Path:
+    def _write(self, result: VerifyResult, ref: str, step: Step, device: int) -> Path:
         from graphcert.fileio import ensure_writable_dir
         from graphcert.run import environment
+        from graphcert.workloads.loaded import LoadedWorkload
 
         assert self.out_dir is not None
         ensure_writable_dir(self.out_dir)
-        return environment.write(result, self.out_dir, ref, step,
-                                 environment.environment(device))
+        loaded = LoadedWorkload(ref, "the graphcert_verify fixture", step)
+        return environment.write(result, self.out_dir, loaded, environment.environment(device))
 
 
 @pytest.fixture

@@ -86,7 +86,9 @@ def bench_size(n: int, *, stream_s: float = 2.0e-3, graph_s: float = 1.0e-3,
             "upfront": {"capture_s": 1e-3, "instantiate_s": 1e-3, "upload_s": 1e-3,
                         "first_launch_s": 1e-3, "exec_update_s": 1e-3, "set_params_s": 1e-3},
             "break_even_launches": 3e-3 / gain if gain > 0 else None,
-            "node_count": node_count, "throttled": throttled}
+            "node_count": node_count, "throttled": throttled,
+            # the SM clock read before and after the size (a drop of over 5% is throttling)
+            "clock_mhz": {"before": 1980.0, "after": 1500.0 if throttled else 1980.0}}
 
 
 def bench_results(sizes: tuple[int, ...] = (256,), **kw: Any) -> dict[str, Any]:

@@ -160,7 +160,7 @@ def test_policy_that_is_not_utf8(reports: Path) -> None:
 def test_int_option_given_a_float_is_an_error_not_a_truncation() -> None:
     with pytest.raises(InputError, match=r"option kernels=1.5 must be an int"):
         registry.load("chain[kernels=1.5]")
-    assert registry.load("chain[kernels=3]").kernels == 3
+    assert registry.load("chain[kernels=3]").native().workload.kernels == 3  # type: ignore[attr-defined]
 
 
 def test_duplicate_option_key_is_an_error() -> None:

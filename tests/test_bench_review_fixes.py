@@ -13,11 +13,11 @@ import pytest
 from _certfactory import bench_results
 from click.testing import CliRunner
 
-from graphcert.cert.results import BenchResult, Status, Verdict
+from graphcert.cert.results import BenchResult, SizeResult, Status, Verdict
 from graphcert.cli import cli
 from graphcert.errors import GraphcertError
 from graphcert.run import fresh, harness, jobs
-from graphcert.run.bench import judge_sizes, throttle_check
+from graphcert.run.bench import throttle_check
 from graphcert.run.harness import SETTLE_LAUNCHES, BenchSettings, Harness
 
 
@@ -42,15 +42,18 @@ def test_bench_exits_1_on_a_failed_verdict_but_not_as_fresh_child(
 
 def test_both_contexts_verdict_keeps_a_failed_fresh_half() -> None:
     settled = synthetic()
-    failed = replace(synthetic(), verdict=Verdict(Status.FAIL, ("n=256: throttled",)))
+    failed = synthetic(throttled=True)
+    throttled = "n=256: SM clock dropped from 1980 to 1500 MHz (throttled)"
     both = jobs.with_other_context(settled, failed)
     assert both.other_context is failed
     assert both.verdict.status is Status.FAIL
-    assert both.verdict.reasons == ("fresh context: n=256: throttled",)
-    incomplete = replace(settled, verdict=Verdict(Status.INCOMPLETE, ("clock",)))
-    worse = jobs.with_other_context(incomplete, failed)
+    assert both.verdict.reasons == (f"fresh context: {throttled}",)
+    unread = BenchResult.from_json({**bench_results((256,)), "sizes": [
+        {k: v for k, v in bench_results((256,))["sizes"][0].items() if k != "clock_mhz"}]})
+    assert unread.verdict.status is Status.INCOMPLETE
+    worse = jobs.with_other_context(unread, failed)
     assert worse.verdict.status is Status.FAIL
-    assert worse.verdict.reasons == ("clock", "fresh context: n=256: throttled")
+    assert worse.verdict.reasons == (unread.verdict.reasons[0], f"fresh context: {throttled}")
     assert jobs.with_other_context(settled, synthetic()).verdict.passed
 
 
@@ -184,11 +187,15 @@ def test_an_unreadable_clock_is_never_a_pass() -> None:
     for before, after in ((1500.0, nan), (nan, 1500.0), (0.0, 1500.0)):
         assert throttle_check(before, after) == (False, None)
     row = synthetic().sizes[0]
-    assert judge_sizes([replace(row, clock_mhz={"before": 1.0, "after": 1.0})]).passed
-    verdict = judge_sizes([replace(row, clock_mhz=None)])
+
+    def judge(*rows: SizeResult) -> Verdict:
+        return BenchResult.judge(rows, clock_unavailable=None, other_context=None)
+
+    assert judge(replace(row, clock_mhz={"before": 1.0, "after": 1.0})).passed
+    verdict = judge(replace(row, clock_mhz=None))
     assert verdict.status is Status.INCOMPLETE and "SM clock could not be read" in \
         verdict.reasons[0]
-    assert judge_sizes([replace(row, clock_mhz=None, throttled=True)]).status is Status.FAIL
+    assert judge(replace(row, clock_mhz=None, throttled=True)).status is Status.FAIL
 
 
 def test_sweep_names_the_plot_and_draws_nothing(monkeypatch: pytest.MonkeyPatch,
@@ -202,7 +209,7 @@ def test_sweep_names_the_plot_and_draws_nothing(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(jobs.environment, "environment", lambda device: {})
     monkeypatch.setattr(jobs.environment, "gpu_label", lambda env: "TEST-GPU")
     monkeypatch.setattr(jobs.environment, "write_sweep",
-                        lambda fit, out, ref, w, env: out / "sweep.json")
+                        lambda fit, out, loaded, env: out / "sweep.json")
     monkeypatch.setattr(jobs.importlib.util, "find_spec", lambda name: object())
     runs = [jobs.Certified(f"chain[kernels={k}]", synthetic()) for k in (1, 10)]
     fit, cert, plot = jobs.sweep("kernels", [1, 10], runs, base_ref="chain",

@@ -184,7 +184,7 @@ for ref in ("scan", "join"):
         results["classes"][0]["topology_hash"] = "synthetic-different-topology"
         results["transitions"] = transitions(results["classes"])
     result = VerifyResult.from_json(results, {"passed": True, "reasons": ["synthetic"]})
-    print(write(result, out, ref, load(ref), env))
+    print(write(result, out, load(ref), env))
 """
 
 

@@ -33,7 +33,7 @@ def _assert_same(new: dict[str, np.ndarray], old: dict[str, np.ndarray], where: 
 
 
 def _check(ref: str, seed: int, capacity: int, sizes: list[int], **options: Any) -> None:
-    workload = load(ref)
+    workload = load(ref).native().workload
     workload.setup(HostContext(seed), capacity)
     try:
         for n in sizes:
@@ -119,7 +119,7 @@ def test_label_walk_in_any_order_equals_propagate(seed: int, exponent: int, comp
 
 def test_cached_references_are_read_only_and_the_cache_is_bounded(monkeypatch: Any) -> None:
     memo.clear()
-    scan = load("scan")
+    scan = load("scan").native().workload
     scan.setup(HostContext(1), 1024)
     prefix = scan.reference(1000)["prefix"]
     with pytest.raises(ValueError):

@@ -60,11 +60,10 @@ def test_run_layer_signs_with_the_environment_key(source: str, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """run/environment loads the key ($GRAPHCERT_SIGNING_KEY, or the key file that
     --signing-key-file names through $GRAPHCERT_SIGNING_KEY_FILE) and passes it down."""
-    from types import SimpleNamespace
-
     from test_sweep import recorded_fit
 
     from graphcert.run.environment import write_sweep
+    from graphcert.workloads.registry import load
 
     if source == "env":
         monkeypatch.setenv(KEY_ENV, KEY)
@@ -72,14 +71,14 @@ def test_run_layer_signs_with_the_environment_key(source: str, tmp_path: Path,
         keyfile = tmp_path / "key"
         keyfile.write_text(KEY + "\n")
         monkeypatch.setenv(KEY_FILE_ENV, str(keyfile))
-    path = write_sweep(recorded_fit(), tmp_path / "out", "chain", SimpleNamespace(name="chain"),
+    path = write_sweep(recorded_fit(), tmp_path / "out", load("chain"),
                        certificate()["environment"])
     doc = json.loads(path.read_text())
     assert signature_problem(doc, load_key(environ={KEY_ENV: KEY}), required=True) is None
     monkeypatch.delenv(KEY_ENV, raising=False)
     monkeypatch.delenv(KEY_FILE_ENV, raising=False)
-    unsigned = write_sweep(recorded_fit(), tmp_path / "plain", "chain",
-                           SimpleNamespace(name="chain"), certificate()["environment"])
+    unsigned = write_sweep(recorded_fit(), tmp_path / "plain", load("chain"),
+                           certificate()["environment"])
     assert "signature" not in json.loads(unsigned.read_text())
 
 

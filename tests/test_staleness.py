@@ -213,7 +213,9 @@ def test_editing_frameworks_py_makes_step_certificates_stale_and_built_ins_fresh
     user = tmp_path / "mystep.py"
     user.write_text("STEP = None  # a synthetic step module: only its bytes are digested\n")
     ref = f"{user}:STEP"
-    results = {**topology_results(), "settings": {"framework": "synthetic"}}
+    settings = {"samples": 2, "seed": 0, "mode": "synthetic capture", "classes": "4,8",
+                "framework": "synthetic", "rtol": 1e-3, "atol": 1e-3, "pad_value": 0.0}
+    results = {**topology_results(), "settings": settings}
     cert = certificate("topology", ref=ref, digest=source_of(ref),  # type: ignore[operator]
                        results=results)
     assert method_kind_of(cert) == "topology+step"

@@ -116,7 +116,7 @@ def test_steps_load_by_reference_and_verify_from_the_cli(tmp_path: Path) -> None
     user = tmp_path / "mystep.py"
     user.write_text(f"import sys\nsys.path.insert(0, {str(TESTS)!r})\n"
                     "from _fakestep import SAFE, UNSAFE\n")
-    assert is_step(load(f"{user}:SAFE"))
+    assert is_step(load(f"{user}:SAFE").target)
     from graphcert.cli import cli
 
     ok = CliRunner().invoke(cli, ["verify", f"{user}:SAFE", "--classes", "4,8",

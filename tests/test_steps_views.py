@@ -48,13 +48,13 @@ def test_bucket_cells_on_synthetic_facts() -> None:
         ("16", "synthetic", "12.50", "0.40", "3 MiB", "2 KiB / 2 MiB", "25.0", "100.0", "4.0x",
          "abababababab"),
         ("32", "synthetic", "-", "-", "-", "-", "-", "-", "-", "-")]
-    text = _draw(VerifyResult(classes, (), {}, {}, VerifyResult.judge(classes)))
+    text = _draw(VerifyResult(classes, verdict=VerifyResult.judge(classes)))
     assert "buckets (framework step)" in text and "2 KiB / 2 MiB" in text
 
 
 def test_no_bucket_table_without_bucket_facts() -> None:
     classes = (ClassResult(16, True),)
-    text = _draw(VerifyResult(classes, (), {}, {}, VerifyResult.judge(classes)))
+    text = _draw(VerifyResult(classes, verdict=VerifyResult.judge(classes)))
     assert "buckets (framework step)" not in text and "verify synthetic" in text
 
 

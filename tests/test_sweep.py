@@ -107,14 +107,13 @@ def test_certificate_names_carry_options() -> None:
     from graphcert.run.environment import labelled, sweep_filename
     from graphcert.workloads.registry import load
 
-    chain = load("chain")
-    assert labelled("chain", chain) == "chain"
-    assert labelled("chain[kernels=10]", chain) == "chain[kernels=10]"
-    assert sweep_filename("chain", chain, "kernels", "NVIDIA H200") == \
+    assert labelled(load("chain")) == "chain"
+    assert labelled(load("chain[kernels=10]")) == "chain[kernels=10]"
+    assert sweep_filename(load("chain"), "kernels", "NVIDIA H200") == \
         "sweep-chain_kernels-NVIDIA_H200.json"
     from graphcert.cert.document import certificate_filename
 
-    names = {certificate_filename("bench", labelled(f"chain[kernels={k}]", chain), "H100")
+    names = {certificate_filename("bench", labelled(load(f"chain[kernels={k}]")), "H100")
              for k in (1, 10, 100, 1000)}
     assert len(names) == 4 and "bench-chain_kernels_10-H100.json" in names
 

@@ -79,7 +79,8 @@ def test_scan_size_params_name_only_kernels_the_class_has() -> None:
 
 
 def test_example_saxpy_size_param_points_at_n() -> None:
-    saxpy = registry.load(str(ROOT / "examples" / "cuda_core_saxpy.py") + ":Saxpy")
+    ref = str(ROOT / "examples" / "cuda_core_saxpy.py") + ":Saxpy"
+    saxpy = registry.load(ref).native().workload
     module = sys.modules[type(saxpy).__module__]
     params = _kernel_params(module.SOURCE)
     (sp,) = saxpy.size_params
@@ -260,7 +261,7 @@ def test_chain_and_resident_predict_and_reference() -> None:
 @pytest.mark.parametrize("ref", ["scan", "join", "join[arity=2,build_rows=100,duplicates=3]",
                                  "chain", "chain[kernels=1000]", "resident"])
 def test_registry_constructs_builtins(ref: str) -> None:
-    workload = registry.load(ref)
+    workload = registry.load(ref).native().workload
     assert workload.name == registry.parse_ref(ref).target
     assert workload.kernel_files == registry.BUILTINS[workload.name].kernel_files
 
@@ -294,7 +295,7 @@ def test_bad_options_are_one_line_input_errors(ref: str, fragment: str) -> None:
                                  "examples/cupy_scan.py:CupyScan"])
 def test_examples_load_without_a_gpu(ref: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
-    workload = registry.load(ref)
+    workload = registry.load(ref).native().workload
     for attr in ("setup", "record", "outputs", "reference", "teardown"):
         assert callable(getattr(workload, attr))
 

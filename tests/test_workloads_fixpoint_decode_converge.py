@@ -170,11 +170,11 @@ def test_bad_options_are_input_errors(make: Any) -> None:
 
 
 def test_registry_builds_with_options() -> None:
-    fp = registry.load("fixpoint[iterations=3,degree=1]")
+    fp = registry.load("fixpoint[iterations=3,degree=1]").native().workload
     assert (fp.iterations, fp.degree) == (3, 1)
-    dec = registry.load("decode[layers=2,hidden=32]")
+    dec = registry.load("decode[layers=2,hidden=32]").native().workload
     assert (dec.layers, dec.hidden) == (2, 32)
-    assert isinstance(registry.load("converge"), Converge)
+    assert isinstance(registry.load("converge").native().workload, Converge)
 
 
 # --- the sizing rule, checked on the recorded launches ---

@@ -43,7 +43,7 @@ def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, m
     """Prove that one graph per capacity class can be updated in place for every size in the
     class and still compute the right answer. Exits 1 if any class fails or could not run
     (a class too large for device memory makes the verdict incomplete, never a pass)."""
-    from graphcert.cert.results import AnyClass, SkippedClass, Status, VerifyResult
+    from graphcert.cert.results import AnyClass, Status, VerifyResult
     from graphcert.classes import parse_buckets
     from graphcert.render.console import print_json, stderr_console, stdout_console
     from graphcert.render.progress import progress
@@ -63,12 +63,8 @@ def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, m
         for item in verify_view(done.ref, done.result):
             out.print(item)
         # a skipped class's reason is INCOMPLETE even when another class failed the verdict
-        skipped = set(VerifyResult.judge(
-            [c for c in done.result.classes if isinstance(c, SkippedClass)]).reasons)
-        verdict = done.result.verdict
-        for why in verdict.reasons:
-            label = ("[yellow]INCOMPLETE[/]" if why in skipped or verdict.status
-                     is not Status.FAIL else "[red]FAIL[/]")
+        for status, why in done.result.verdict.labelled():
+            label = "[red]FAIL[/]" if status is Status.FAIL else "[yellow]INCOMPLETE[/]"
             err.print(f"{label} {done.ref}: {why}", highlight=False)
         if done.certificate:
             err.print(f"certificate: {done.certificate}")

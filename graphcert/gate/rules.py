@@ -99,7 +99,7 @@ def results_of(cert: Mapping[str, Any]) -> VerifyResult | BenchResult | SweepFit
         judged = VerifyResult.judge(result.classes)
     else:
         result = BenchResult.from_json(cert["results"], cert["verdict"])
-        judged = BenchResult.judge(result.sizes)
+        judged = result.rejudged()
     if _STRICTNESS[judged.status] > _STRICTNESS[result.verdict.status]:
         return replace(result, verdict=judged)
     return result

@@ -32,7 +32,6 @@ from graphcert.cert.results import (
     Timing,
     Unavailable,
     Upfront,
-    Verdict,
     WayTimings,
 )
 from graphcert.classes import Buckets, class_of
@@ -46,9 +45,10 @@ from graphcert.run.harness import SETTLE_LAUNCHES, BenchSettings, Harness, Queue
 from graphcert.run.placements import Sampled, pad_bytes, pooled
 from graphcert.run.session import Built, WorkloadSession
 from graphcert.stats import QUANTUM_S, fit_line, speedup_interval
+from graphcert.workloads.loaded import NativeWorkload
 
 __all__ = ["SETTLE_LAUNCHES", "BenchSettings", "Harness", "QueueUnavailable", "bench",
-           "bench_size", "fit_sweep", "judge_sizes", "throttle_check"]
+           "bench_size", "fit_sweep", "throttle_check"]
 Measured = dict[str, "Sampled | Unavailable"]
 
 def _upfront(session: WorkloadSession, h: Harness, n: int) -> tuple[Built, Upfront]:
@@ -210,18 +210,11 @@ def throttle_check(before_mhz: float, after_mhz: float
                    ) -> tuple[bool, dict[str, float] | None]:
     """(throttled, the clock figures) from the SM clock read before and after one size.
     A reading that is not a positive finite number (the timer gave no time) cannot show
-    throttling: the figures are None, which `judge_sizes` makes incomplete, never a pass."""
+    throttling: the figures are None, which `BenchResult.judge` makes incomplete, never a
+    pass."""
     if not all(math.isfinite(v) and v > 0 for v in (before_mhz, after_mhz)):
         return False, None
     return after_mhz < 0.95 * before_mhz, {"before": before_mhz, "after": after_mhz}
-
-
-def judge_sizes(rows: Sequence[SizeResult]) -> Verdict:
-    """BenchResult.judge (a throttled size fails), and incomplete where a size's SM clock
-    could not be read (so throttling was not checked)."""
-    missing = [f"n={r.n:,}: the SM clock could not be read (clock64 over %globaltimer gave "
-               f"no time), so throttling was not checked" for r in rows if r.clock_mhz is None]
-    return Verdict.of(list(BenchResult.judge(rows).reasons), missing)
 
 
 def _finite(mhz: float) -> float | None:
@@ -229,7 +222,8 @@ def _finite(mhz: float) -> float | None:
 
 
 def bench(ctx: RunContext, ref: str, sizes: Sequence[int], settings: BenchSettings, *,
-          workload: Any = None, on_progress: Callable[..., None] | None = None) -> BenchResult:
+          workload: NativeWorkload | None = None, on_progress: Callable[..., None] | None = None
+          ) -> BenchResult:
     """Bench one workload at each size: the typed result with its verdict.
     `on_progress(units, description)` gets len(QUANTITIES) units per size measured."""
     session = WorkloadSession(ctx, ref, workload)
@@ -265,8 +259,8 @@ def _bench(session: WorkloadSession, ctx: RunContext, sizes: Sequence[int],
          "blocker_timeout_s": settings.blocker_timeout_s,
          "context_settled_launches": h.settled_launches, "placements": settings.placements,
          "new_contexts": settings.new_contexts, "hot": settings.hot},
-        bare, judge_sizes(rows),
-        Context.SEVERAL_STREAMS if settings.settle else Context.FRESH)
+        bare, verdict=BenchResult.judge(rows, clock_unavailable=None, other_context=None),
+        context=Context.SEVERAL_STREAMS if settings.settle else Context.FRESH)
 
 
 def fit_sweep(key: str, points: Sequence[tuple[Any, SizeResult]]) -> SweepFit:

@@ -52,16 +52,16 @@ def capture_snapshot(ref: str, size: int, mode: str = "global", device: int = 0)
     """The snapshot of one workload at one size (for `inventory WORKLOAD`); a framework
     step is captured by its framework at that size."""
     from graphcert.workloads.registry import load
-    from graphcert.workloads.steps import is_step
+    from graphcert.workloads.steps import Step
 
-    workload = load(ref)
-    if is_step(workload):
+    target = load(ref).target
+    if isinstance(target, Step):
         from graphcert.run.steps import capture_step
 
-        (result,) = capture_step(workload, ref, [size], lambda n: n, device=device)
+        (result,) = capture_step(target, ref, [size], lambda n: n, device=device)
         return result.snapshot
     with RunContext.open(device) as ctx:
-        session = WorkloadSession(ctx, ref, workload)
+        session = WorkloadSession(ctx, ref, target)
         (result,) = list(capture_sizes(session, [size], mode))
         return result.snapshot
 

@@ -19,13 +19,15 @@ from graphcert.cert.results import BenchResult, SweepFit, VerifyResult
 from graphcert.cert.results.fleet import CERT_NAME_ENV, short_uuid
 from graphcert.cert.signing import load_key
 from graphcert.workloads import registry
+from graphcert.workloads.loaded import LoadedWorkload
 
 
-def workload_identity(ref: str, workload: Any, kind: str) -> dict[str, Any]:
+def workload_identity(loaded: LoadedWorkload, kind: str) -> dict[str, Any]:
     """Reference, name, options, the digest of the sources and of graphcert's method for
     method kind `kind` (the gate recomputes both the same way; see
     graphcert.workloads.sources and graphcert.cert.method.method_kind)."""
-    return {"ref": ref, "name": str(workload.name), "source_digest": registry.source_digest(ref),
+    ref = loaded.ref
+    return {"ref": ref, "name": loaded.name, "source_digest": registry.source_digest(ref),
             "method_digest": registry.method_digest(kind),
             "options": dict(registry.parse_ref(ref).options)}
 
@@ -76,17 +78,19 @@ def _without_driver(reason: str) -> dict[str, Any]:
     return env
 
 
-def write(result: VerifyResult | BenchResult, out_dir: Path, ref: str, workload: Any,
+def write(result: VerifyResult | BenchResult, out_dir: Path, loaded: LoadedWorkload,
           env: dict[str, Any]) -> Path:
     """Seal the certificate of `result`, sign it when a key is set
     ($GRAPHCERT_SIGNING_KEY_FILE, which --signing-key-file sets, or $GRAPHCERT_SIGNING_KEY)
     and write it atomically; returns its path. With $GRAPHCERT_CERT_NAME=uuid (set for the
     workers of a several-GPU run) the name carries the GPU's short UUID."""
     kind = "topology" if isinstance(result, VerifyResult) else "bench"
-    method = method_kind(kind, result.settings)  # "+step" for a framework step
-    cert = certificate_of(result, workload=workload_identity(ref, workload, method),
+    # "+step" for a framework step: from the settings as the certificate holds them, as the
+    # gate derives it
+    method = method_kind(kind, result.to_json().get("settings"))
+    cert = certificate_of(result, workload=workload_identity(loaded, method),
                           environment=env)
-    name = certificate_filename(cert["kind"], labelled(ref, workload), gpu_label(env))
+    name = certificate_filename(cert["kind"], labelled(loaded), gpu_label(env))
     return write_certificate(out_dir / name, cert, key=load_key())
 
 
@@ -99,28 +103,28 @@ def gpu_label(env: dict[str, Any]) -> str:
     return gpu
 
 
-def labelled(ref: str, workload: Any, swept: str | None = None) -> str:
+def labelled(loaded: LoadedWorkload, swept: str | None = None) -> str:
     """The workload's name with its options, as certificate file names carry it
     (`chain[kernels=10]`; a sweep's `chain[kernels]`), so runs that differ only in options
     (a --sweep) never overwrite each other. No options: the plain name, as before."""
-    options = dict(registry.parse_ref(ref).options)
+    options = dict(registry.parse_ref(loaded.ref).options)
     parts = [f"[{k}={options[k]}]" for k in sorted(options) if k != swept]
-    return str(workload.name) + "".join(parts) + (f"[{swept}]" if swept else "")
+    return loaded.name + "".join(parts) + (f"[{swept}]" if swept else "")
 
 
-def sweep_filename(base_ref: str, workload: Any, key: str, gpu_name: str,
-                   suffix: str = ".json") -> str:
+def sweep_filename(base: LoadedWorkload, key: str, gpu_name: str, suffix: str = ".json"
+                   ) -> str:
     """`sweep-<workload>_<key>-<gpu>.json` (or another suffix, for the plot beside it)."""
-    name = certificate_filename("sweep", labelled(base_ref, workload, key), gpu_name)
+    name = certificate_filename("sweep", labelled(base, key), gpu_name)
     return name[:-len(".json")] + suffix
 
 
-def write_sweep(fit: SweepFit, out_dir: Path, base_ref: str, workload: Any,
-                env: dict[str, Any]) -> Path:
+def write_sweep(fit: SweepFit, out_dir: Path, base: LoadedWorkload, env: dict[str, Any]
+                ) -> Path:
     """Seal the sweep certificate (fit, points, the runs' certificates), sign it when a key
     is set (as `write`), and write it."""
-    cert = make_certificate("sweep", workload=workload_identity(base_ref, workload, "sweep"),
+    cert = make_certificate("sweep", workload=workload_identity(base, "sweep"),
                             environment=env, results=fit.to_json(),
                             verdict=fit.verdict.to_json())
-    name = sweep_filename(base_ref, workload, fit.key, gpu_label(env))
+    name = sweep_filename(base, fit.key, gpu_label(env))
     return write_certificate(out_dir / name, cert, key=load_key())

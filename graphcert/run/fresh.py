@@ -57,9 +57,8 @@ def merge(parts: Sequence[BenchResult]) -> BenchResult:
     tel = Telemetry(*(sum(getattr(t, f) for t in tels) for f in
                       ("syncs", "htod_bytes", "dtoh_bytes", "htod_copies", "dtoh_copies"))
                     ) if tels else None
-    verdict = parts[0].verdict
-    for p in parts[1:]:  # each child judged its own size (clock unreadable included)
-        verdict = verdict.combined(p.verdict)
+    verdict = BenchResult.judge(sizes, clock_unavailable=first.clock_unavailable,
+                                other_context=first.other_context)
     return replace(first, sizes=sizes, telemetry=tel, verdict=verdict,
                    clock={"before_mhz": first.clock.get("before_mhz"),
                           "after_mhz": parts[-1].clock.get("after_mhz")})

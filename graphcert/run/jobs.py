@@ -27,8 +27,9 @@ from graphcert.errors import InputError
 from graphcert.fileio import ensure_writable_dir
 from graphcert.run import environment
 from graphcert.run.bench import BenchSettings, fit_sweep
+from graphcert.workloads.loaded import LoadedWorkload
 from graphcert.workloads.registry import load
-from graphcert.workloads.steps import is_step
+from graphcert.workloads.steps import Step
 
 R = TypeVar("R", VerifyResult, BenchResult)
 
@@ -42,18 +43,18 @@ class Certified(Generic[R]):
     certificate: Path | None = None
 
 
-def _prepare(refs: Sequence[str], out_dir: Path | None) -> list[tuple[str, Any]]:
-    loaded = [(ref, load(ref)) for ref in refs]  # bad references fail before GPU work
+def _prepare(refs: Sequence[str], out_dir: Path | None) -> list[LoadedWorkload]:
+    loaded = [load(ref) for ref in refs]  # bad references fail before GPU work
     if out_dir is not None:
         ensure_writable_dir(out_dir)
     return loaded
 
 
-def _certify(result: R, ref: str, workload: Any, env: dict[str, Any], out_dir: Path | None,
+def _certify(result: R, loaded: LoadedWorkload, env: dict[str, Any], out_dir: Path | None,
              on_result: Callable[[Certified[R]], None] | None) -> Certified[R]:
     """Write the result's certificate when asked to, and report it."""
-    path = environment.write(result, out_dir, ref, workload, env) if out_dir else None
-    done = Certified(ref, result, path)
+    path = environment.write(result, out_dir, loaded, env) if out_dir else None
+    done = Certified(loaded.ref, result, path)
     if on_result is not None:
         on_result(done)
     return done
@@ -75,28 +76,30 @@ def verify_workloads(refs: Sequence[str], capacities: Sequence[int], *, samples:
     done: list[Certified[VerifyResult]] = []
     with _context(loaded, device, seed) as ctx:
         env = environment.environment(device) if out_dir is not None else {}
-        for ref, workload in loaded:
-            def each(cls: AnyClass, ref: str = ref) -> None:
+        for one in loaded:
+            def each(cls: AnyClass, ref: str = one.ref) -> None:
                 if on_class is not None:
                     on_class(ref, cls)
 
-            if is_step(workload):  # captured by its framework, padded per bucket
-                result = verify_step(workload, ref, capacities, samples=samples, seed=seed,
+            target = one.target
+            if isinstance(target, Step):  # captured by its framework, padded per bucket
+                result = verify_step(target, one.ref, capacities, samples=samples, seed=seed,
                                      classes_spec=classes_spec, on_class=each,
                                      on_progress=on_progress, device=device)
             else:
-                result = verify(ctx, ref, capacities, samples=samples, seed=seed, mode=mode,
-                                workload=workload, classes_spec=classes_spec, on_class=each,
+                assert ctx is not None  # opened: not every workload is a step
+                result = verify(ctx, one.ref, capacities, samples=samples, seed=seed, mode=mode,
+                                workload=target, classes_spec=classes_spec, on_class=each,
                                 on_progress=on_progress)
-            done.append(_certify(result, ref, workload, env, out_dir, on_result))
+            done.append(_certify(result, one, env, out_dir, on_result))
     return done
 
 
-def _context(loaded: list[tuple[str, Any]], device: int, seed: int = 0
-             ) -> AbstractContextManager[Any]:
+def _context(loaded: list[LoadedWorkload], device: int, seed: int = 0
+             ) -> AbstractContextManager[RunContext | None]:
     """graphcert's own RunContext, only where a workload (not a framework step) needs it: a
     step runs in its framework's context."""
-    if all(is_step(w) for _, w in loaded):
+    if all(one.is_step for one in loaded):
         return nullcontext()
     return RunContext.open(device, seed=seed)
 
@@ -117,25 +120,27 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
     done: list[Certified[BenchResult]] = []
     with _context(loaded, device) as ctx:
         env = environment.environment(device) if out_dir is not None else {}
-        for ref, workload in loaded:
+        for one in loaded:
+            target, ref = one.target, one.ref
             # --context fresh|both: a child process times the fresh single-stream state.
             fresh = (bench_fresh(ref, sizes, settings, device,
                                  timeout_s=child_timeout_s(settings, sizes))
-                     if settings.context in ("fresh", "both") and not is_step(workload)
+                     if settings.context in ("fresh", "both") and not one.is_step
                      else None)
-            if is_step(workload):  # replay against the eager call (run/steps_bench.py)
-                result = bench_step(workload, ref, sizes, settings.rule, device=device,
+            if isinstance(target, Step):  # replay against the eager call (run/steps_bench.py)
+                result = bench_step(target, ref, sizes, settings.rule, device=device,
                                     on_progress=on_progress)
             elif fresh is not None and settings.context == "fresh":
                 result = fresh
                 if on_progress:
                     on_progress(len(sizes) * len(QUANTITIES))
             else:
-                result = bench(ctx, ref, sizes, settings, workload=workload,
+                assert ctx is not None  # opened: not every workload is a step
+                result = bench(ctx, ref, sizes, settings, workload=target,
                                on_progress=on_progress)
                 if fresh is not None:
                     result = with_other_context(result, fresh)
-            done.append(_certify(result, ref, workload, env, out_dir, on_result))
+            done.append(_certify(result, one, env, out_dir, on_result))
     return done
 
 
@@ -143,7 +148,9 @@ def with_other_context(settled: BenchResult, fresh: BenchResult) -> BenchResult:
     """`settled` with the fresh-context run beside it; the verdict is both (a failed or
     incomplete fresh half is never hidden behind a settled pass)."""
     return replace(settled, other_context=fresh,
-                   verdict=settled.verdict.combined(fresh.verdict, "fresh context: "))
+                   verdict=BenchResult.judge(settled.sizes,
+                                             clock_unavailable=settled.clock_unavailable,
+                                             other_context=fresh))
 
 
 def sweep(key: str, values: Sequence[Any], runs: Sequence[Certified[BenchResult]], *,
@@ -158,15 +165,15 @@ def sweep(key: str, values: Sequence[Any], runs: Sequence[Certified[BenchResult]
                                           for r in runs))
     if out_dir is None or base_ref is None:
         return fit, None, None
-    workload = load(base_ref)
+    loaded = load(base_ref)
     env = environment.environment(device)
     plot: Path | None = None
     # Without matplotlib there is no plot: the gate's HTML report draws the sweep itself.
     if importlib.util.find_spec("matplotlib") is not None:
-        plot = out_dir / environment.sweep_filename(base_ref, workload, key,
-                                                    environment.gpu_label(env), ".png")
+        plot = out_dir / environment.sweep_filename(loaded, key, environment.gpu_label(env),
+                                                    ".png")
         fit = replace(fit, plot=plot.name)
-    return fit, environment.write_sweep(fit, out_dir, base_ref, workload, env), plot
+    return fit, environment.write_sweep(fit, out_dir, loaded, env), plot
 
 
 def capture_workload(ref: str, sizes: list[int], *, mode: str = "global", device: int = 0,
@@ -179,18 +186,18 @@ def capture_workload(ref: str, sizes: list[int], *, mode: str = "global", device
     from graphcert.run.session import WorkloadSession
 
     ensure_writable_dir(out_dir)
-    workload = load(ref)
+    target = load(ref).target
     capacity_of = capacity_of or class_of
     rows = []
-    if is_step(workload):
+    if isinstance(target, Step):
         from graphcert.run.steps import capture_step
 
-        for result in capture_step(workload, ref, sizes, capacity_of, device=device):
-            files = write_outputs(result, out_dir, str(workload.name))
+        for result in capture_step(target, ref, sizes, capacity_of, device=device):
+            files = write_outputs(result, out_dir, target.name)
             rows.append(replace(result, files=tuple(str(f) for f in files)))
         return rows
     with RunContext.open(device) as ctx:
-        session = WorkloadSession(ctx, ref, workload)
+        session = WorkloadSession(ctx, ref, target)
         for n in sizes:
             shortfall = session.memory_shortfall(capacity_of(n))
             if shortfall:

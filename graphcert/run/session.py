@@ -15,7 +15,7 @@ from graphcert.cuda.graph import Graph, GraphExec, capture
 from graphcert.cuda.stream import Stream
 from graphcert.errors import CaptureError, GraphcertError, InputError
 from graphcert.workloads import registry
-from graphcert.workloads.base import builds_explicitly, memory_estimate
+from graphcert.workloads.loaded import NativeWorkload
 
 # Leave room for the driver, graph memory pools and the reference copies read back.
 _MEMORY_HEADROOM = 256 << 20
@@ -51,12 +51,15 @@ class Built:
 
 
 class WorkloadSession:
-    """A loaded workload on a context, set up for one capacity class at a time."""
+    """A loaded workload on a context, set up for one capacity class at a time (`workload`:
+    the one `ref` names, loaded already; None: load it here)."""
 
-    def __init__(self, ctx: RunContext, ref: str, workload: Any | None = None):
+    def __init__(self, ctx: RunContext, ref: str, workload: NativeWorkload | None = None):
         self.ctx = ctx
         self.ref = ref
-        self.workload: Any = workload if workload is not None else registry.load(ref)
+        native = workload if workload is not None else registry.load(ref).native()
+        self.workload = native.workload
+        self.hooks = native.hooks
         self.capacity: int | None = None
         self.timings = Timings()
         self._references: dict[int, dict[str, Any]] = {}
@@ -67,7 +70,7 @@ class WorkloadSession:
 
     def memory_shortfall(self, capacity: int) -> str | None:
         """Why `capacity` cannot fit in device memory, or None if it fits (or is unknown)."""
-        need = memory_estimate(self.workload, capacity)
+        need = self.hooks.bytes_needed(capacity)
         if need is None:
             return None
         free = self.ctx.free_memory()
@@ -101,10 +104,10 @@ class WorkloadSession:
         failure."""
         t0 = time.perf_counter()
         try:
-            if builds_explicitly(self.workload):
+            if self.hooks.build is not None:
                 builder = GraphBuilder()
                 try:
-                    self.workload.build(builder, n)
+                    self.hooks.build(builder, n)
                 except BaseException:
                     builder.graph.destroy()
                     raise

@@ -24,6 +24,7 @@ from graphcert.cert.results import (
     SampleResult,
     StepBucket,
     VerifyResult,
+    VerifySettings,
     cache_key,
 )
 from graphcert.classes import Buckets, padding_waste, sample_sizes
@@ -263,11 +264,11 @@ def verify_step(step: Step, ref: str, capacities: Sequence[int], *, samples: int
         if on_class:
             on_class(result)
     spec = classes_spec if classes_spec is not None else ",".join(map(str, capacities))
-    settings = {"samples": samples, "seed": seed, "mode": f"{step.framework} capture",
-                "classes": spec, "framework": step.framework, "rtol": step.rtol,
-                "atol": step.atol, "pad_value": step.pad_value}
+    settings = VerifySettings(samples, seed, f"{step.framework} capture", spec,
+                              framework=step.framework, rtol=step.rtol, atol=step.atol,
+                              pad_value=step.pad_value)
     return VerifyResult(tuple(classes), transitions(classes), dict(verifier.phases.seconds),
-                        settings, VerifyResult.judge(classes))
+                        settings, verdict=VerifyResult.judge(classes))
 
 
 def capture_step(step: Step, ref: str, sizes: Sequence[int],

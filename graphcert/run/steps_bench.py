@@ -106,5 +106,8 @@ def bench_step(step: Step, ref: str, sizes: Sequence[int], rule: StopRule, *,
     settings: dict[str, Any] = {**rule.to_json(), "framework": step.framework,
                                 "timing": "host clock (framework step)", "stream_side": "eager",
                                 "harness_unavailable_reason": HARNESS_UNAVAILABLE}
+    unread = Unavailable(CLOCK_UNAVAILABLE)
     return BenchResult(tuple(rows), {"before_mhz": None, "after_mhz": None}, settings, None,
-                       BenchResult.judge(rows), clock_unavailable=Unavailable(CLOCK_UNAVAILABLE))
+                       verdict=BenchResult.judge(rows, clock_unavailable=unread,
+                                                 other_context=None),
+                       clock_unavailable=unread)

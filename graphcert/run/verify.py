@@ -24,6 +24,7 @@ from graphcert.cert.results import (
     Transition,
     UpdateOutcome,
     VerifyResult,
+    VerifySettings,
 )
 from graphcert.classes import Buckets, padding_waste, sample_sizes
 from graphcert.cuda.context import RunContext
@@ -34,7 +35,7 @@ from graphcert.errors import GraphcertError
 from graphcert.model import GraphSnapshot, diff_snapshots
 from graphcert.run.outputs import mismatches
 from graphcert.run.session import WorkloadSession
-from graphcert.workloads.base import predict, size_params, tolerance
+from graphcert.workloads.loaded import NativeWorkload
 
 
 @dataclass
@@ -87,7 +88,7 @@ class Verifier:
         self.seed = seed
         self.mode = mode
         self.stream = Stream()
-        self.tol = tolerance(session.workload)
+        self.tol = session.hooks.tolerance()
         self.on_progress: Callable[..., None] | None = None
 
     def _timed(self, phase: str, fn: Callable[[], Any]) -> Any:
@@ -107,7 +108,7 @@ class Verifier:
                                                          self.s.reference(n), self.tol))
 
     def verify_class(self, capacity: int, lower: int | None = None) -> AnyClass:
-        predicted = predict(self.s.workload, capacity)
+        predicted = self.s.hooks.predict(capacity)
         shortfall = self.s.memory_shortfall(capacity)
         if shortfall:
             return SkippedClass(capacity, shortfall, predicted)
@@ -185,7 +186,7 @@ class Verifier:
 
     def _param_updates(self, work: _ClassWork) -> None:
         """Capture at the lower edge once; for each size set only the size arguments."""
-        params = size_params(self.s.workload)
+        params = self.s.hooks.size_params()
         if not params or not work.samples:
             return
         base_n = work.samples[0].n
@@ -253,7 +254,7 @@ def transitions(classes: Sequence[AnyClass]) -> tuple[Transition, ...]:
 
 
 def verify(ctx: RunContext, ref: str, capacities: Sequence[int], *, samples: int = 4,
-           seed: int = 0, mode: str = "global", workload: Any = None,
+           seed: int = 0, mode: str = "global", workload: NativeWorkload | None = None,
            classes_spec: str | None = None,
            on_class: Callable[[AnyClass], None] | None = None,
            on_progress: Callable[..., None] | None = None) -> VerifyResult:
@@ -274,7 +275,7 @@ def verify(ctx: RunContext, ref: str, capacities: Sequence[int], *, samples: int
                 result: AnyClass = verifier.verify_class(capacity, lower)
             except GraphcertError as exc:
                 result = ClassResult(capacity, False, (exc.one_line(),),
-                                     predicted=predict(session.workload, capacity))
+                                     predicted=session.hooks.predict(capacity))
             classes.append(result)
             if on_progress:  # a skipped or failed class still completes its share
                 done = len(result.samples) if isinstance(result, ClassResult) else 0
@@ -287,5 +288,5 @@ def verify(ctx: RunContext, ref: str, capacities: Sequence[int], *, samples: int
     phases = {"compile": 0.0, **session.timings.phases}
     spec = classes_spec if classes_spec is not None else ",".join(map(str, capacities))
     return VerifyResult(tuple(classes), transitions(classes), phases,
-                        {"samples": samples, "seed": seed, "mode": mode, "classes": spec},
-                        VerifyResult.judge(classes))
+                        VerifySettings(samples, seed, mode, spec),
+                        verdict=VerifyResult.judge(classes))

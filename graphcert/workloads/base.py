@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -74,7 +74,8 @@ class Workload(Protocol):
 
 class WorkloadBase:
     """The optional hooks and their defaults. Built-ins subclass it; a user workload may, or
-    may define any of these itself: `hook()` gives the workload's own or these defaults."""
+    may define any of these itself: `graphcert.workloads.loaded.hooks_of` gives the workload's
+    own or these defaults."""
 
     @property
     def size_params(self) -> tuple[SizeParam, ...]:
@@ -96,58 +97,7 @@ class WorkloadBase:
         return None
 
 
+# The optional hooks by name; graphcert.workloads.loaded.hooks_of resolves them once at load.
 OPTIONAL_HOOKS = ("predict", "size_params", "tolerance", "build", "bytes_needed")
-_DEFAULTS = WorkloadBase()
 
-
-def hook(workload: Any, name: str) -> Any:
-    """The workload's optional hook `name`, or WorkloadBase's default for it (one lookup for
-    subclasses and duck-typed workloads alike; a None value means the default)."""
-    if name not in OPTIONAL_HOOKS:
-        raise ValueError(f"{name!r} is not an optional workload hook ({OPTIONAL_HOOKS})")
-    own = getattr(workload, name, None)
-    return own if own is not None else getattr(_DEFAULTS, name)
-
-
-def predict(workload: Any, capacity: int) -> dict[str, int] | None:
-    """The workload's own node-count prediction by kind, or None if it makes none."""
-    counts = hook(workload, "predict")(capacity)
-    return dict(counts) if counts is not None else None
-
-
-def size_params(workload: Any) -> tuple[SizeParam, ...]:
-    """Kernel parameters that carry n, if the workload names them."""
-    return tuple(hook(workload, "size_params"))
-
-
-def tolerance(workload: Any) -> Tolerance:
-    """How the workload's outputs compare with its reference."""
-    value: Tolerance = hook(workload, "tolerance")
-    return value
-
-
-def builds_explicitly(workload: Any) -> bool:
-    """True for a workload that builds its graph node by node (`build(builder, n)`)."""
-    return hook(workload, "build") is not None
-
-
-def memory_estimate(workload: Any, capacity: int) -> int | None:
-    """Bytes of device memory setup(capacity) will take, if the workload says."""
-    need = hook(workload, "bytes_needed")(capacity)
-    return int(need) if need is not None else None
-
-
-__all__ = [
-    "OPTIONAL_HOOKS",
-    "SizeParam",
-    "Tolerance",
-    "Workload",
-    "WorkloadBase",
-    "builds_explicitly",
-    "hook",
-    "memory_estimate",
-    "predict",
-    "size_params",
-    "tolerance",
-]
-
+__all__ = ["OPTIONAL_HOOKS", "SizeParam", "Tolerance", "Workload", "WorkloadBase"]

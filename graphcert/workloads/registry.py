@@ -16,11 +16,15 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import cast
 
 from graphcert.errors import InputError
 from graphcert.paths import kernels_dir
 from graphcert.workloads import sources
+from graphcert.workloads.base import Workload
+from graphcert.workloads.loaded import LoadedWorkload, NativeWorkload, hooks_of
+from graphcert.workloads.steps import Step
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,9 @@ BUILTINS: dict[str, BuiltinSpec] = {
     )
 }
 
+# A constructor option as `name[key=value]` gives it: a number, a boolean or text.
+OptionValue = int | float | bool | str
+
 _REF = re.compile(r"^(?P<target>[^\[\]]+?)(?:\[(?P<opts>[^\]]*)\])?$")
 
 
@@ -69,7 +76,7 @@ class WorkloadRef:
 
     text: str
     target: str
-    options: tuple[tuple[str, Any], ...]
+    options: tuple[tuple[str, OptionValue], ...]
 
     @property
     def is_builtin(self) -> bool:
@@ -83,7 +90,7 @@ def parse_ref(text: str) -> WorkloadRef:
         raise InputError(f"workload reference {text!r} is malformed",
                          hint="write NAME, path/file.py:NAME or package.module:NAME, "
                               "options as NAME[key=value,...]")
-    options: list[tuple[str, Any]] = []
+    options: list[tuple[str, OptionValue]] = []
     for item in filter(None, (match.group("opts") or "").split(",")):
         key, sep, raw = item.partition("=")
         if not sep or not key.strip().isidentifier():
@@ -95,7 +102,7 @@ def parse_ref(text: str) -> WorkloadRef:
     return WorkloadRef(text.strip(), match.group("target").strip(), tuple(options))
 
 
-def _parse_value(raw: str) -> Any:
+def _parse_value(raw: str) -> OptionValue:
     # bounded lengths: a 5,000-digit literal is left as text (the type check rejects it)
     # rather than converted
     if re.fullmatch(r"[+-]?[0-9][0-9_]{0,40}", raw):
@@ -115,7 +122,7 @@ _KINDS: dict[str, tuple[type, ...]] = {"int": (int,), "float": (int, float), "bo
                                        "str": (str,)}
 
 
-def _check_option_types(obj: type, options: dict[str, Any], origin: str) -> None:
+def _check_option_types(obj: type, options: dict[str, OptionValue], origin: str) -> None:
     """An option annotated int/float/bool/str must have that type: `kernels=1.5` for an int
     is an error, never a silent truncation."""
     try:
@@ -140,8 +147,9 @@ def _check_option_types(obj: type, options: dict[str, Any], origin: str) -> None
 _A = {"int": "an", "float": "a", "bool": "a", "str": "a"}
 
 
-def load(text: str) -> Any:
-    """Instantiate the workload a reference names; every failure is one clear line."""
+def load(text: str) -> LoadedWorkload:
+    """Load the workload a reference names, normalised once: a built-in or user workload with
+    its hooks resolved, or a framework step. Every failure is one clear line."""
     ref = parse_ref(text)
     if ref.is_builtin:
         spec = BUILTINS[ref.target]
@@ -157,7 +165,7 @@ def load(text: str) -> Any:
     if isinstance(obj, type):
         _check_option_types(obj, dict(ref.options), origin)
     try:
-        workload = obj(**dict(ref.options)) if isinstance(obj, type) else obj
+        made: object = obj(**dict(ref.options)) if isinstance(obj, type) else obj
         if ref.options and not isinstance(obj, type):
             raise InputError(f"{origin}: {ref.target} is an instance; it takes no options")
     except InputError:
@@ -168,25 +176,32 @@ def load(text: str) -> Any:
     except (Exception, SystemExit) as exc:  # user code: report, never a traceback
         raise InputError(f"{origin}: constructing {ref.target} raised "
                          f"{type(exc).__name__}: {exc}") from exc
-    if getattr(workload, "is_step", False) is True:  # graphcert.step(...): its own checks
-        return workload
-    _check_interface(workload, origin)
-    return workload
+    if isinstance(made, Step):  # graphcert.step(...): its own checks
+        return LoadedWorkload(text, origin, made)
+    workload = _check_interface(made, origin)
+    try:
+        hooks = hooks_of(workload)
+    except Exception as exc:  # user code (a hook property): report, never a traceback
+        raise InputError(f"{origin}: reading the optional hooks of {ref.target} raised "
+                         f"{type(exc).__name__}: {exc}") from exc
+    return LoadedWorkload(text, origin, NativeWorkload(workload, hooks))
 
 
 _REQUIRED = ("name", "description", "kernel_files", "setup", "record", "outputs", "reference",
              "teardown")
 
 
-def _check_interface(workload: Any, origin: str) -> None:
-    missing = [a for a in _REQUIRED if not hasattr(workload, a)]
+def _check_interface(obj: object, origin: str) -> Workload:
+    """`obj` as a Workload, or one line naming what it lacks."""
+    missing = [a for a in _REQUIRED if not hasattr(obj, a)]
     if missing:
         raise InputError(f"{origin}: the object does not implement the Workload interface: "
                          f"missing {', '.join(missing)}",
                          hint="see graphcert/workloads/base.py or examples/")
+    return cast(Workload, obj)  # every member of the protocol is there (checked just above)
 
 
-def _load_user_object(target: str) -> tuple[Any, str]:
+def _load_user_object(target: str) -> tuple[object, str]:
     location, _, attr = target.rpartition(":")
     if not attr.isidentifier():
         raise InputError(f"workload reference {target!r} names no object after ':'")
@@ -214,7 +229,7 @@ def _load_user_object(target: str) -> tuple[Any, str]:
     return getattr(module, attr), origin
 
 
-def _import_file(path: Path) -> Any:
+def _import_file(path: Path) -> ModuleType:
     name = "graphcert_user_" + hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
     if name in sys.modules:
         return sys.modules[name]

@@ -36,7 +36,9 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]
 # "step" (and "step:<kind>"), the framework-step code no built-in workload's result uses.
 METHOD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
     "common": (("pkg", "run/jobs.py"), ("pkg", "run/session.py"), ("pkg", "run/outputs.py"),
-               ("pkg", "cert/results/verdict.py"), ("kernels", "graphcert_runtime.cu")),
+               ("pkg", "cert/results/verdict.py"), ("kernels", "graphcert_runtime.cu"),
+               # the optional hooks' defaults, resolved at load (tolerance, size parameters)
+               ("pkg", "workloads/loaded.py")),
     "topology": (("pkg", "run/verify.py"), ("pkg", "run/capture.py"),
                  ("pkg", "cert/results/verify.py"), ("pkg", "cert/results/capture.py"),
                  ("pkg", "cert/results/steps.py"), ("pkg", "classes.py"),

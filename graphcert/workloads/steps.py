@@ -49,8 +49,6 @@ class Step:
     description: str = "framework step"
     kernel_files: tuple[str, ...] = field(default=())
 
-    is_step = True  # how the loader and jobs tell a step from a Workload
-
 
 def step(fn: Callable[..., Any], make_inputs: Callable[[int], Any], *,
          framework: str = "torch", rows: Rows | None = None, rtol: float = 1e-3,

@@ -45,10 +45,10 @@ def test_bench_certificate_has_every_field(gpu_ctx: RunContext, tmp_path: Path) 
     ref = f"{FIXTURE}:Scale"
     from graphcert.workloads.registry import load
 
-    workload = load(ref)
-    result = bench(gpu_ctx, ref, [1000, 4096], BenchSettings(QUICK), workload=workload)
+    loaded = load(ref)
+    result = bench(gpu_ctx, ref, [1000, 4096], BenchSettings(QUICK), workload=loaded.native())
     env = environment.environment(0)
-    path = environment.write(result, tmp_path, ref, workload, env)
+    path = environment.write(result, tmp_path, loaded, env)
     cert = load_certificate(path)
     assert cert["verdict"]["status"] == result.verdict.status.value
     assert check(cert, load_schema("bench")) == []

@@ -112,7 +112,7 @@ def test_torch_device_and_host_paths_give_the_same_reasons(gpu_ctx: object,
                                                           rows_on_device: None) -> None:
     _adapter("torch")
     ref = f"{EXAMPLES / 'torch_unsafe.py'}:UNSAFE"
-    step = load(ref)
+    step = load(ref).step()
     buckets = parse_buckets("4,8")
     device = verify_step(step, ref, buckets, samples=4)
     host = verify_step(replace(step, rows=_host_rows), ref, buckets, samples=4)
@@ -132,7 +132,8 @@ def test_a_passing_torch_step_copies_nothing_to_the_host(gpu_ctx: object,
     adapter = _adapter("torch")
     calls = _counting(adapter)
     ref = f"{EXAMPLES / 'torch_decode.py'}:DECODE"
-    result = verify_step(load(ref), ref, parse_buckets("1,2,4,8"), samples=3, adapter=adapter)
+    result = verify_step(load(ref).step(), ref, parse_buckets("1,2,4,8"), samples=3,
+                         adapter=adapter)
     assert result.verdict.status is Status.PASS, result.verdict.reasons
     assert calls[0] == 0
 
@@ -141,7 +142,7 @@ def test_small_rows_are_compared_on_the_host_by_default(gpu_ctx: object) -> None
     adapter = _adapter("torch")
     calls = _counting(adapter)
     ref = f"{EXAMPLES / 'torch_decode.py'}:DECODE"
-    result = verify_step(load(ref), ref, parse_buckets("1,2,8"), samples=2, adapter=adapter)
+    result = verify_step(load(ref).step(), ref, parse_buckets("1,2,8"), samples=2, adapter=adapter)
     assert result.verdict.status is Status.PASS, result.verdict.reasons
     sampled = sum(len(c.samples) for c in result.classes if isinstance(c, ClassResult))
     assert sampled >= 3 and calls[0] == 2 * sampled  # one output: graph and eager rows each

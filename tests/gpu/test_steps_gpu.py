@@ -34,7 +34,7 @@ def _ready(framework: str) -> None:
 
 def _example(file: str, name: str) -> tuple[str, Any]:
     ref = f"{EXAMPLES / file}:{name}"
-    return ref, load(ref)
+    return ref, load(ref).step()
 
 
 def _check_passed(result: VerifyResult, buckets: list[int]) -> None:

@@ -15,7 +15,7 @@ from graphcert.cuda.snapshot import read_snapshot
 from graphcert.cuda.stream import Stream
 from graphcert.run.outputs import mismatches
 from graphcert.workloads import registry
-from graphcert.workloads.base import predict, tolerance
+from graphcert.workloads.loaded import hooks_of
 
 pytestmark = pytest.mark.gpu
 
@@ -50,7 +50,8 @@ def _run_graph(ctx: RunContext, stream: Stream, workload: Any, n: int) -> tuple[
                 exe.destroy()
         finally:
             graph.destroy()
-        return mismatches(workload.outputs(n), workload.reference(n), tolerance(workload)), counts
+        return mismatches(workload.outputs(n), workload.reference(n),
+                          hooks_of(workload).tolerance()), counts
     finally:
         workload.teardown()
         ctx.release_buffers()
@@ -63,7 +64,8 @@ def _run_eager(ctx: RunContext, stream: Stream, workload: Any, n: int) -> list[s
     try:
         workload.record(stream, n)
         stream.synchronize()
-        return mismatches(workload.outputs(n), workload.reference(n), tolerance(workload))
+        return mismatches(workload.outputs(n), workload.reference(n),
+                          hooks_of(workload).tolerance())
     finally:
         workload.teardown()
         ctx.release_buffers()
@@ -73,10 +75,11 @@ def _run_eager(ctx: RunContext, stream: Stream, workload: Any, n: int) -> list[s
 @pytest.mark.parametrize("ref", BUILTINS)
 def test_builtin_graph_and_eager_match_numpy(gpu_ctx: RunContext, stream: Stream, ref: str,
                                              n: int) -> None:
-    workload = registry.load(ref)
+    workload = registry.load(ref).native().workload
     problems, counts = _run_graph(gpu_ctx, stream, workload, n)
     assert not problems, f"{ref} n={n} graph: {problems}"
-    assert _nonzero(counts) == _nonzero(predict(workload, class_of(n)) or {}), (ref, n, counts)
+    predicted = hooks_of(workload).predict(class_of(n))
+    assert _nonzero(counts) == _nonzero(predicted or {}), (ref, n, counts)
     problems = _run_eager(gpu_ctx, stream, workload, n)
     assert not problems, f"{ref} n={n} eager: {problems}"
 
@@ -84,7 +87,7 @@ def test_builtin_graph_and_eager_match_numpy(gpu_ctx: RunContext, stream: Stream
 def test_scan_graph_shape_is_the_same_across_a_class(gpu_ctx: RunContext,
                                                      stream: Stream) -> None:
     """Sizing rule: the recorded kernel geometry depends on the class, not on n."""
-    scan = registry.load("scan")
+    scan = registry.load("scan").native().workload
     shapes = []
     scan.setup(gpu_ctx, 2**17)
     try:
@@ -105,7 +108,8 @@ def test_scan_graph_shape_is_the_same_across_a_class(gpu_ctx: RunContext,
 
 @pytest.mark.parametrize("n", [0, 1000, 65537])
 def test_cuda_core_example(gpu_ctx: RunContext, stream: Stream, n: int) -> None:
-    saxpy = registry.load(f"{ROOT / 'examples' / 'cuda_core_saxpy.py'}:Saxpy[a=0.5]")
+    ref = f"{ROOT / 'examples' / 'cuda_core_saxpy.py'}:Saxpy[a=0.5]"
+    saxpy = registry.load(ref).native().workload
     problems, counts = _run_graph(gpu_ctx, stream, saxpy, n)
     assert not problems, problems
     assert _nonzero(counts) == {"kernel": 1}
@@ -115,7 +119,7 @@ def test_cuda_core_example(gpu_ctx: RunContext, stream: Stream, n: int) -> None:
 @pytest.mark.parametrize("n", [1, 1000, 65537])
 def test_cupy_example(gpu_ctx: RunContext, stream: Stream, n: int) -> None:
     pytest.importorskip("cupy")
-    scan = registry.load(f"{ROOT / 'examples' / 'cupy_scan.py'}:CupyScan")
+    scan = registry.load(f"{ROOT / 'examples' / 'cupy_scan.py'}:CupyScan").native().workload
     problems, counts = _run_graph(gpu_ctx, stream, scan, n)
     assert not problems, problems
     # capacity 1 is a lone memset; above it, copies and add kernels

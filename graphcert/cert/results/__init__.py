@@ -37,6 +37,7 @@ from graphcert.cert.results.verify import (
     Transition,
     UpdateOutcome,
     VerifyResult,
+    VerifySettings,
     class_from_json,
 )
 
@@ -46,5 +47,5 @@ __all__ = [
     "Interval", "LineFit", "SampleResult", "SizeResult", "SkippedClass", "Status",
     "StepBucket", "SweepFit",
     "Timing", "Transition", "Unavailable", "UpdateOutcome", "Upfront", "Verdict",
-    "VerifyResult", "WayTimings", "cache_key", "class_from_json",
+    "VerifyResult", "VerifySettings", "WayTimings", "cache_key", "class_from_json",
 ]

@@ -18,7 +18,7 @@ from graphcert.cert.results.measure import (
     placements_from_json,
     placements_to_json,
 )
-from graphcert.cert.results.verdict import Status, Verdict
+from graphcert.cert.results.verdict import Verdict
 
 # The three timed quantities, never mixed, and the two ways of launching.
 QUANTITIES: tuple[str, ...] = ("host_enqueue", "device", "end_to_end")
@@ -215,13 +215,14 @@ class SizeResult:
 
 @dataclass(frozen=True)
 class BenchResult:
-    """bench of one workload over its sizes, with its verdict."""
+    """bench of one workload over its sizes, with the verdict `judge` gives them (no
+    default: a result is made with its verdict)."""
 
     sizes: tuple[SizeResult, ...]
     clock: Mapping[str, float | None] = field(default_factory=dict)  # before_mhz / after_mhz
     settings: Mapping[str, Any] = field(default_factory=dict)
     bare_launch_s: float | None = None
-    verdict: Verdict = field(default_factory=lambda: Verdict(Status.PASS))
+    verdict: Verdict = field(kw_only=True)
     context: Context | None = None  # None: recorded before graphcert said (settled then)
     telemetry: Telemetry | None = None
     # With --context both: the same run in the other driver state, reported apart.
@@ -230,12 +231,28 @@ class BenchResult:
     clock_unavailable: Unavailable | None = None
 
     @staticmethod
-    def judge(sizes: Sequence[SizeResult]) -> Verdict:
-        """A throttled GPU fails the measurement (its figures mix two clock rates)."""
-        return Verdict.of([
-            f"n={s.n:,}: SM clock dropped from {s.clock_mhz['before']:.0f} to "
-            f"{s.clock_mhz['after']:.0f} MHz (throttled)" if s.clock_mhz else
-            f"n={s.n:,}: throttled" for s in sizes if s.throttled])
+    def judge(sizes: Sequence[SizeResult], *, clock_unavailable: Unavailable | None,
+              other_context: BenchResult | None) -> Verdict:
+        """The verdict of bench, the one rule run/, the commands and the gate use. A throttled
+        GPU fails the measurement (its figures mix two clock rates); a size whose SM clock was
+        not read makes it incomplete (throttling was not checked), unless the run says why
+        the clock is never read there (`clock_unavailable`: a framework step); with
+        `other_context`, the fresh-context run beside it counts too (judged by this rule)."""
+        failures = [f"n={s.n:,}: SM clock dropped from {s.clock_mhz['before']:.0f} to "
+                    f"{s.clock_mhz['after']:.0f} MHz (throttled)" if s.clock_mhz else
+                    f"n={s.n:,}: throttled" for s in sizes if s.throttled]
+        missing = [f"n={s.n:,}: the SM clock could not be read (clock64 over %globaltimer "
+                   f"gave no time), so throttling was not checked" for s in sizes
+                   if s.clock_mhz is None and clock_unavailable is None]
+        verdict = Verdict.of(failures, missing)
+        if other_context is None:
+            return verdict
+        return verdict.combined(other_context.rejudged(), "fresh context: ")
+
+    def rejudged(self) -> Verdict:
+        """The verdict `judge` gives this result's own figures now."""
+        return BenchResult.judge(self.sizes, clock_unavailable=self.clock_unavailable,
+                                 other_context=self.other_context)
 
     def timeouts(self, quantity: str | None = None) -> list[str]:
         """Timings whose sampling ended on its timeout (noise target not reached)."""
@@ -268,11 +285,13 @@ class BenchResult:
         other = results.get("other_context")
         clock = dict(results.get("clock") or {})
         reason = clock.pop("unavailable_reason", None)
+        other_result = cls.from_json(other, other.get("verdict")) if other else None
+        unavailable = Unavailable(reason) if reason is not None else None
+        judged = (Verdict.from_json(verdict) if verdict is not None else
+                  cls.judge(sizes, clock_unavailable=unavailable, other_context=other_result))
         return cls(sizes, clock, dict(results.get("settings") or {}),
-                   results.get("bare_launch_s"),
-                   Verdict.from_json(verdict) if verdict is not None else cls.judge(sizes),
-                   Context(results["context"]) if results.get("context") else None,
-                   Telemetry.from_json(results["telemetry"]) if results.get("telemetry")
-                   else None,
-                   cls.from_json(other, other.get("verdict")) if other else None,
-                   Unavailable(reason) if reason is not None else None)
+                   results.get("bare_launch_s"), verdict=judged,
+                   context=Context(results["context"]) if results.get("context") else None,
+                   telemetry=Telemetry.from_json(results["telemetry"])
+                   if results.get("telemetry") else None,
+                   other_context=other_result, clock_unavailable=unavailable)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphcert.cert.results.bench import BenchResult, SizeResult
-from graphcert.cert.results.verdict import Status, Verdict
+from graphcert.cert.results.verdict import Verdict
 
 
 @dataclass(frozen=True)
@@ -38,12 +38,14 @@ class SweepFit:
     points: tuple[SizeResult, ...] = field(default=(), compare=False)  # for the plot
     certificates: tuple[str | None, ...] = ()  # each swept run's certificate file name
     plot: str | None = None  # the plot's file name beside the sweep certificate
-    verdict: Verdict = field(default_factory=lambda: Verdict(Status.PASS))
+    verdict: Verdict = field(kw_only=True)  # no default: made with the verdict `judge` gives
 
     @staticmethod
     def judge(points: Sequence[SizeResult]) -> Verdict:
-        """As a bench: a throttled run fails the sweep (its point mixes two clock rates)."""
-        return BenchResult.judge(points)
+        """The verdict of a sweep, the one rule run/ and the gate use: as a bench's sizes
+        (BenchResult.judge), a throttled run fails it (its point mixes two clock rates) and a
+        point whose SM clock was not read makes it incomplete."""
+        return BenchResult.judge(points, clock_unavailable=None, other_context=None)
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -65,4 +67,5 @@ class SweepFit:
                for way, per in doc["fit"].items()}
         return cls(str(doc["key"]), tuple(doc["values"]), fit, points,
                    tuple(doc.get("certificates") or ()), doc.get("plot"),
-                   Verdict.from_json(verdict) if verdict is not None else cls.judge(points))
+                   verdict=Verdict.from_json(verdict) if verdict is not None
+                   else cls.judge(points))

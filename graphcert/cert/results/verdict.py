@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -22,6 +22,10 @@ class Verdict:
 
     status: Status
     reasons: tuple[str, ...] = ()
+    # The reasons that say something could not run (the others failed), so a view labels
+    # each without judging again. Not in the certificate: one read back knows it only for
+    # an incomplete verdict (every reason).
+    missing: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -31,14 +35,21 @@ class Verdict:
     def of(cls, failures: Sequence[str], missing: Sequence[str] = ()) -> Verdict:
         """Fail if anything failed; else incomplete if anything could not run; else pass."""
         status = (Status.FAIL if failures else Status.INCOMPLETE if missing else Status.PASS)
-        return cls(status, tuple(failures) + tuple(missing))
+        return cls(status, tuple(failures) + tuple(missing), tuple(missing))
+
+    def labelled(self) -> tuple[tuple[Status, str], ...]:
+        """Each reason with what it says: FAIL (something failed) or INCOMPLETE (something
+        could not run; every reason of a verdict that is not a fail)."""
+        return tuple((Status.INCOMPLETE if why in self.missing or self.status is not Status.FAIL
+                      else Status.FAIL, why) for why in self.reasons)
 
     def combined(self, other: Verdict, prefix: str = "") -> Verdict:
         """Both verdicts as one: the worse status (fail, then incomplete, then pass) and the
         reasons of both, `other`'s each led by `prefix` (e.g. "fresh context: ")."""
         rank = (Status.PASS, Status.INCOMPLETE, Status.FAIL)
         worst = max(self.status, other.status, key=rank.index)
-        return Verdict(worst, self.reasons + tuple(prefix + r for r in other.reasons))
+        return Verdict(worst, self.reasons + tuple(prefix + r for r in other.reasons),
+                       self.missing + tuple(prefix + r for r in other.missing))
 
     def to_json(self) -> dict[str, Any]:
         return {"passed": self.passed, "reasons": list(self.reasons),
@@ -50,6 +61,7 @@ class Verdict:
         status = doc.get("status")
         if status is None:
             status = "pass" if doc["passed"] else "fail"
-        return cls(Status(status), tuple(doc.get("reasons", ())))
+        reasons = tuple(doc.get("reasons", ()))
+        return cls(Status(status), reasons, reasons if status == "incomplete" else ())
 
 

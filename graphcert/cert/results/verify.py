@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from graphcert.cert.results.steps import StepBucket
-from graphcert.cert.results.verdict import Status, Verdict
+from graphcert.cert.results.verdict import Verdict
 
 if TYPE_CHECKING:
     from graphcert.model import GraphSnapshot
@@ -191,18 +191,49 @@ class Transition:
 
 
 @dataclass(frozen=True)
+class VerifySettings:
+    """How verify ran: sizes sampled per class, their seed, the capture mode and the classes
+    as the user wrote them; a framework step's also its framework, tolerances and pad value
+    (None for a workload, and left out of the certificate)."""
+
+    samples: int
+    seed: int
+    mode: str
+    classes: str
+    framework: str | None = None
+    rtol: float | None = None
+    atol: float | None = None
+    pad_value: float | None = None
+
+    _STEP = ("framework", "rtol", "atol", "pad_value")
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"samples": self.samples, "seed": self.seed, "mode": self.mode,
+                               "classes": self.classes}
+        doc.update({k: getattr(self, k) for k in self._STEP if getattr(self, k) is not None})
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> VerifySettings:
+        return cls(int(doc["samples"]), int(doc["seed"]), str(doc["mode"]), str(doc["classes"]),
+                   doc.get("framework"), doc.get("rtol"), doc.get("atol"), doc.get("pad_value"))
+
+
+@dataclass(frozen=True)
 class VerifyResult:
-    """verify of one workload over its classes, with its verdict."""
+    """verify of one workload over its classes, with the verdict `judge` gives them (no
+    default: a result is made with its verdict)."""
 
     classes: tuple[AnyClass, ...]
     transitions: tuple[Transition, ...] = ()
     timings_s: Mapping[str, float] = field(default_factory=dict)
-    settings: Mapping[str, Any] = field(default_factory=dict)
-    verdict: Verdict = field(default_factory=lambda: Verdict(Status.PASS))
+    settings: VerifySettings | None = None  # None: recorded without (synthetic certificates)
+    verdict: Verdict = field(kw_only=True)
 
     @staticmethod
     def judge(classes: Sequence[AnyClass]) -> Verdict:
-        """Failed classes fail it; a skipped class makes it incomplete, never a pass."""
+        """The verdict of verify, the one rule run/, the commands and the gate use: failed
+        classes fail it; a skipped class makes it incomplete, never a pass."""
         failures = [f"class {c.capacity:,}: {why}" for c in classes
                     if isinstance(c, ClassResult) and not c.passed for why in c.reasons]
         missing = [f"class {c.capacity:,} not verified: {c.reason}" for c in classes
@@ -214,14 +245,17 @@ class VerifyResult:
                                "transitions": [t.to_json() for t in self.transitions]}
         if self.timings_s:
             doc["timings_s"] = dict(self.timings_s)
-        if self.settings:
-            doc["settings"] = dict(self.settings)
+        if self.settings is not None:
+            doc["settings"] = self.settings.to_json()
         return doc
 
     @classmethod
     def from_json(cls, results: Mapping[str, Any],
                   verdict: Mapping[str, Any] | None = None) -> VerifyResult:
         classes = tuple(class_from_json(c) for c in results["classes"])
+        settings = results.get("settings")
         return cls(classes, tuple(Transition.from_json(t) for t in results.get("transitions", ())),
-                   dict(results.get("timings_s") or {}), dict(results.get("settings") or {}),
-                   Verdict.from_json(verdict) if verdict is not None else cls.judge(classes))
+                   dict(results.get("timings_s") or {}),
+                   VerifySettings.from_json(settings) if settings else None,
+                   verdict=Verdict.from_json(verdict) if verdict is not None
+                   else cls.judge(classes))
