@@ -6,7 +6,7 @@ Each figure comes back as the typed value a result holds (graphcert.cert.results
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +46,12 @@ class StopRule:
         if self.max_samples is not None:
             doc["max_samples"] = self.max_samples
         return doc
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> StopRule:
+        cap = doc.get("max_samples")
+        return cls(float(doc["max_noise"]), int(doc["min_samples"]), float(doc["min_time_s"]),
+                   float(doc["timeout_s"]), int(cap) if cap is not None else None)
 
 
 def relative_stddev(samples: Sequence[float] | np.ndarray) -> float:
