@@ -107,9 +107,10 @@ def probe_ours(k: int, variant: str) -> dict[str, Any]:
             def stream_path(s: Stream) -> None:
                 for op in ops:
                     op(s)
-        out: dict[str, Any] = {"graph": summarize(h.device_samples(graph_path, 1).samples),
-               "stream": summarize(h.device_samples(stream_path, len(ops)).samples),
-               "clock_mhz": h.clock_mhz()}
+        out: dict[str, Any] = {
+            "graph": summarize(h.device_samples(graph_path, 1).samples).to_json(),
+            "stream": summarize(h.device_samples(stream_path, len(ops)).samples).to_json(),
+            "clock_mhz": h.clock_mhz()}
         exe.destroy()
         graph.destroy()
         session.release()
@@ -180,7 +181,7 @@ def _measure(h: Harness, exe: Any, ops: list[Any], k: int) -> dict[str, float]:
 
     g = summarize(h.device_samples(exe.launch, 1).samples)
     st = summarize(h.device_samples(stream_path, len(ops)).samples)
-    return {"graph": g["mean_s"] / k * 1e6, "stream": st["mean_s"] / k * 1e6}
+    return {"graph": g.mean_s / k * 1e6, "stream": st.mean_s / k * 1e6}
 
 
 def probe_trigger(k: int, trigger: str) -> dict[str, Any]:
@@ -254,7 +255,7 @@ def _per_kernel(h: Harness, launches: list[Any], k: int) -> float:
     def stream_path(s: Stream) -> None:
         for launch in launches:
             launch.enqueue(s)
-    return summarize(h.device_samples(stream_path, k).samples)["mean_s"] / k * 1e6
+    return summarize(h.device_samples(stream_path, k).samples).mean_s / k * 1e6
 
 
 def probe_placement(k: int, variant: str) -> dict[str, Any]:

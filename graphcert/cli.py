@@ -73,7 +73,13 @@ class LazyGroup(click.Group):
             finally:  # before the handlers below: Ctrl-C while printing is one line too
                 _interrupt.restore(previous)
         except GraphcertError as exc:
-            click.echo(f"graphcert: error: {exc.one_line()}", err=True)
+            from graphcert.commands._options import worker_hooks
+
+            hooks = worker_hooks(context)
+            if hooks is not None:  # a worker replies with the error, typed (graphcert.worker)
+                hooks.on_error(exc)
+            else:
+                click.echo(f"graphcert: error: {exc.one_line()}", err=True)
             log = getattr(exc, "log", None)
             if log:
                 click.echo(log.rstrip(), err=True)

@@ -1,13 +1,18 @@
-"""Statistics for timings: summaries, nvbench's noise rule, speedup intervals, line fits. Pure."""
+"""Statistics for timings: summaries, nvbench's noise rule, speedup intervals, line fits. Pure.
+
+Each figure comes back as the typed value a result holds (graphcert.cert.results: `Timing`,
+`Interval`, `LineFit`), so run code passes it on as it is, with no dict in between."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from graphcert.cert.results import Ended, Interval, LineFit, Timing
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,12 @@ class StopRule:
             doc["max_samples"] = self.max_samples
         return doc
 
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> StopRule:
+        cap = doc.get("max_samples")
+        return cls(float(doc["max_noise"]), int(doc["min_samples"]), float(doc["min_time_s"]),
+                   float(doc["timeout_s"]), int(cap) if cap is not None else None)
+
 
 def relative_stddev(samples: Sequence[float] | np.ndarray) -> float:
     a = np.asarray(samples, dtype=np.float64)
@@ -51,17 +62,18 @@ def relative_stddev(samples: Sequence[float] | np.ndarray) -> float:
     return float(a.std(ddof=1)) / mean if mean > 0 else math.inf
 
 
-def summarize(samples: Sequence[float]) -> dict[str, Any]:
-    """samples, median, mean, min, max, relative stddev, IQR; `noise` is the rel. stddev."""
+def summarize(samples: Sequence[float], ended: Ended | None = None) -> Timing:
+    """samples, median, mean, min, max, relative stddev, IQR; `noise` is the rel. stddev;
+    `ended`: how the sampling loop stopped."""
     a = np.asarray(samples, dtype=np.float64)
     if a.size == 0:
         raise ValueError("no samples")
     q1, med, q3 = np.percentile(a, [25, 50, 75])
     rsd = relative_stddev(a)
     rsd = rsd if math.isfinite(rsd) else 0.0
-    return {"samples": int(a.size), "median_s": float(med), "mean_s": float(a.mean()),
-            "min_s": float(a.min()), "max_s": float(a.max()), "rel_stddev": rsd,
-            "iqr_s": float(q3 - q1), "noise": rsd}
+    return Timing(samples=int(a.size), median_s=float(med), mean_s=float(a.mean()),
+                  min_s=float(a.min()), max_s=float(a.max()), rel_stddev=rsd,
+                  iqr_s=float(q3 - q1), noise=rsd, ended=ended)
 
 
 # CUDA events resolve about half a microsecond: an elapsed time, the difference of two
@@ -81,7 +93,7 @@ def batch_means(samples: np.ndarray, batches: int) -> np.ndarray:
 
 def speedup_interval(stream: Sequence[float], graph: Sequence[float], *,
                      quantum_s: float = 0.0, batches: int = 20, resamples: int = 2000,
-                     confidence: float = 0.95, seed: int = 0) -> dict[str, float]:
+                     confidence: float = 0.95, seed: int = 0) -> Interval:
     """Graph speedup = median(stream) / median(graph), with an interval that reflects the
     samples' spread and the timer's resolution.
 
@@ -111,11 +123,10 @@ def speedup_interval(stream: Sequence[float], graph: Sequence[float], *,
         # a graph time within one quantum of zero is bounded by half a quantum (JSON has
         # no infinity; such a figure is below what the timer resolves anyway)
         high *= (s_mid + quantum_s) / s_mid * g_mid / max(g_mid - quantum_s, quantum_s / 2)
-    return {"median": median, "low": float(low), "high": float(high),
-            "confidence": confidence}
+    return Interval(median=median, low=float(low), high=float(high), confidence=confidence)
 
 
-def fit_line(xs: Sequence[float], ys: Sequence[float]) -> dict[str, float]:
+def fit_line(xs: Sequence[float], ys: Sequence[float]) -> LineFit:
     """Least squares y = a + b*x, with R^2."""
     x, y = np.asarray(xs, np.float64), np.asarray(ys, np.float64)
     if x.size < 2:
@@ -124,4 +135,4 @@ def fit_line(xs: Sequence[float], ys: Sequence[float]) -> dict[str, float]:
     pred = a + b * x
     ss_res = float(((y - pred) ** 2).sum())
     ss_tot = float(((y - y.mean()) ** 2).sum())
-    return {"a_s": float(a), "b_s": float(b), "r2": 1 - ss_res / ss_tot if ss_tot else 1.0}
+    return LineFit(a_s=float(a), b_s=float(b), r2=1 - ss_res / ss_tot if ss_tot else 1.0)

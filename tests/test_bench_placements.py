@@ -126,29 +126,25 @@ def test_view_shows_placements_hot_state_and_telemetry() -> None:
     assert "9.9%/2.0%" in text  # synthetic device spreads: 0.2/2.025 and 0.02/1.0
 
 
-def test_fresh_child_command_lines_and_result_read_back() -> None:
+def test_fresh_child_jobs_and_result_read_back() -> None:
     from graphcert.classes import parse_buckets
-    from graphcert.run.fresh import FRESH_CHILD_FLAG, child_argv, merge, parse_child
+    from graphcert.run.fresh import BenchJob, child_jobs, merge, parse_child
     from graphcert.run.harness import BenchSettings
     from graphcert.stats import StopRule
 
     settings = BenchSettings(StopRule(0.01, 12, 0.25, 3.0), flush_l2=False, placements=5,
                              hot=False, context="both")
-    (one,) = child_argv("chain[kernels=16]", parse_buckets("1,2,4"), settings, 1)
-    assert one[1:5] == ["-m", "graphcert", "bench", "chain[kernels=16]"]
-    assert one[one.index("--classes") + 1] == "1,2,4"
-    for flag, value in (("--placements", "5"), ("--device", "1"), ("--min-samples", "12"),
-                        ("--max-noise", "0.01"), ("--placement-contexts", "new")):
-        assert one[one.index(flag) + 1] == value
-    (same,) = child_argv("chain", [8], replace(settings, new_contexts=False), 0)
-    assert same[same.index("--placement-contexts") + 1] == "same"
-    assert {"--no-flush-l2", "--no-hot", "--no-certificate", FRESH_CHILD_FLAG} <= set(one)
-    assert [a[a.index("--size") + 1] for a in child_argv("scan", [8, 100], settings, 0)] == \
-        ["8", "100"]
+    # the child times the fresh state: unsettled, and it starts no child of its own
+    unsettled = replace(settings, settle=False, context="settled")
+    (one,) = child_jobs("chain[kernels=16]", parse_buckets("1,2,4"), settings, 1)
+    assert one == BenchJob("chain[kernels=16]", parse_buckets("1,2,4"), unsettled, 1)
+    assert one.to_json()["classes"] == "1,2,4"  # a bucket list travels as its text
+    assert [job.sizes for job in child_jobs("scan", [8, 100], settings, 0)] == [(8,), (100,)]
     result = _enriched()
     child = replace(result, other_context=None, context=Context.FRESH)
-    text = json.dumps({"results": child.to_json(), "verdict": child.verdict.to_json()})
-    assert parse_child(text) == child
+    doc = json.loads(json.dumps({"results": child.to_json(),
+                                 "verdict": child.verdict.to_json()}))
+    assert parse_child(doc) == child
     merged = merge([child, child])
     assert len(merged.sizes) == 2 * len(child.sizes)
     assert merged.telemetry == Telemetry(240, 8192, 128, 4, 2)

@@ -5,6 +5,7 @@ clock, the sweep plot drawn by the command alone."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from click.testing import CliRunner
 from graphcert.cert.results import BenchResult, SizeResult, Status, Verdict
 from graphcert.cli import cli
 from graphcert.errors import GraphcertError
-from graphcert.run import fresh, harness, jobs
+from graphcert.run import fresh, harness, jobs, worker
 from graphcert.run.bench import throttle_check
 from graphcert.run.harness import SETTLE_LAUNCHES, BenchSettings, Harness
 
@@ -27,17 +28,22 @@ def synthetic(throttled: bool = False) -> BenchResult:
     return BenchResult.from_json(doc)
 
 
-@pytest.mark.parametrize(("throttled", "child", "code"),
-                         [(True, False, 1), (False, False, 0), (True, True, 0)])
-def test_bench_exits_1_on_a_failed_verdict_but_not_as_fresh_child(
-        monkeypatch: pytest.MonkeyPatch, throttled: bool, child: bool, code: int) -> None:
+@pytest.mark.parametrize(("throttled", "code"), [(True, 1), (False, 0)])
+def test_bench_exits_1_on_a_failed_verdict(monkeypatch: pytest.MonkeyPatch, throttled: bool,
+                                           code: int) -> None:
     result = synthetic(throttled)
     assert result.verdict.status is (Status.FAIL if throttled else Status.PASS)
     monkeypatch.setattr(jobs, "bench_workloads", lambda *a, **kw: [
         jobs.Certified("chain", result)])
-    args = ["bench", "chain", "--no-certificate", "--json"] + (["--fresh-child"] if child else [])
-    out = CliRunner().invoke(cli, args)
+    out = CliRunner().invoke(cli, ["bench", "chain", "--no-certificate", "--json"])
     assert out.exit_code == code, out.output
+
+
+def test_the_fresh_child_option_is_gone() -> None:
+    """A fresh-context child is a worker given a typed job (graphcert.run.fresh), no longer
+    a hidden command-line flag."""
+    out = CliRunner().invoke(cli, ["bench", "chain", "--fresh-child"])
+    assert out.exit_code == 2 and "--fresh-child" in out.output
 
 
 def test_both_contexts_verdict_keeps_a_failed_fresh_half() -> None:
@@ -58,18 +64,25 @@ def test_both_contexts_verdict_keeps_a_failed_fresh_half() -> None:
 
 
 def test_stuck_fresh_child_is_stopped_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[float] = []
+    seen: list[float | None] = []
+    made: list[subprocess.Popen[str]] = []
+    real_wait = fresh.WorkerProcess.wait
 
-    def stuck(argv: list[str], **kw: Any) -> Any:
-        seen.append(kw["timeout"])
-        raise subprocess.TimeoutExpired(argv, kw["timeout"])
+    def wait(self: fresh.WorkerProcess, timeout: float | None = None) -> fresh.Finished:
+        seen.append(timeout)
+        made.append(self.proc)
+        return real_wait(self, 0.2)  # the synthetic child below never ends by itself
 
-    monkeypatch.setattr(fresh.subprocess, "run", stuck)
+    # synthetic: a child that sleeps instead of benching
+    monkeypatch.setattr(worker, "worker_command",
+                        lambda: [sys.executable, "-c", "import time; time.sleep(60)"])
+    monkeypatch.setattr(fresh.WorkerProcess, "wait", wait)
     settings = BenchSettings()
     with pytest.raises(GraphcertError) as exc:
         fresh.bench_fresh("chain", [256], settings, 0)
     assert seen == [fresh.child_timeout_s(settings, [256])]
     assert "did not finish" in str(exc.value) and "\n" not in str(exc.value)
+    assert made[0].returncode == -9  # stopped and reaped, not left running
     # the bound grows with sizes and placements
     assert fresh.child_timeout_s(settings, [1, 2]) > seen[0] > 60
     assert fresh.child_timeout_s(replace(settings, placements=1), [1]) < seen[0]
@@ -207,9 +220,9 @@ def test_sweep_names_the_plot_and_draws_nothing(monkeypatch: pytest.MonkeyPatch,
 
     monkeypatch.setattr(render_bench, "plot_sweep", no_drawing)
     monkeypatch.setattr(jobs.environment, "environment", lambda device: {})
-    monkeypatch.setattr(jobs.environment, "gpu_label", lambda env: "TEST-GPU")
+    monkeypatch.setattr(jobs.environment, "gpu_label", lambda env, names=None: "TEST-GPU")
     monkeypatch.setattr(jobs.environment, "write_sweep",
-                        lambda fit, out, loaded, env: out / "sweep.json")
+                        lambda fit, out, loaded, env, uuid_names=None: out / "sweep.json")
     monkeypatch.setattr(jobs.importlib.util, "find_spec", lambda name: object())
     runs = [jobs.Certified(f"chain[kernels={k}]", synthetic()) for k in (1, 10)]
     fit, cert, plot = jobs.sweep("kernels", [1, 10], runs, base_ref="chain",

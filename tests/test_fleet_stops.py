@@ -1,12 +1,14 @@
 """`--device all` worker fan-out: a failing display, Ctrl-C, `--` and signals, on the CPU.
 
 The workers are small synthetic Python scripts (`sys.executable -c ...`) standing in for
-`python -m graphcert ... --device N`; the GPUs are fake `Gpu` values named TEST-GPU.
+`python -m graphcert.worker`, speaking its protocol (graphcert.run.worker.serve); the GPUs
+are fake `Gpu` values named TEST-GPU.
 """
 
 from __future__ import annotations
 
 import _thread
+import itertools
 import json
 import subprocess
 import sys
@@ -18,39 +20,61 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from graphcert.cert.results.fleet import WorkerOutcome
+from graphcert.cert.results.fleet import ProgressEvent, WorkerOutcome
 from graphcert.cli import cli
-from graphcert.run import fleet
-from tests.test_fleet_workers import GPUS, _fake
+from graphcert.run import fleet, worker
+from graphcert.run.worker import CommandJob
+from tests.test_fleet_workers import GPUS, PYTHONPATH, _fake
 
-# Synthetic: one progress line, then far more stderr than a pipe holds (64 KiB), then a result.
+ENV = {"PATH": "/usr/bin:/bin", "PYTHONPATH": PYTHONPATH}
+
+# Synthetic: the total, then far more stderr than a pipe holds (64 KiB) between 2,000
+# progress events, then a result.
 CHATTY = ("import sys\n"
-          "sys.stderr.write('graphcert-progress: total 3\\n')\n"
-          "for i in range(4000):\n"
-          "    sys.stderr.write('graphcert-progress: advance 1\\n' if i % 2 else\n"
-          "                     f'synthetic message {i} ' + 'x' * 60 + '\\n')\n"
-          "sys.stderr.write('synthetic last words\\n')\n"
-          "print('{\"synthetic\": true}')\n")
+          "from graphcert.cert.results.fleet import ProgressEvent\n"
+          "from graphcert.run.worker import serve\n"
+          "def command(job, events):\n"
+          "    events(ProgressEvent('total', 3))\n"
+          "    for i in range(4000):\n"
+          "        if i % 2:\n"
+          "            events(ProgressEvent('advance', 1))\n"
+          "        else:\n"
+          "            sys.stderr.write(f'synthetic message {i} ' + 'x' * 60 + '\\n')\n"
+          "    sys.stderr.write('synthetic last words\\n')\n"
+          "    print('{\"synthetic\": true}')\n"
+          "    return 0\n"
+          "sys.exit(serve(sys.argv[1:], command))\n")
 
 # Synthetic: ignores SIGTERM (so only SIGKILL ends it), says it is ready, then sleeps.
 STUBBORN = ("import signal, sys, time\n"
             "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-            "sys.stderr.write('graphcert-progress: total 1\\n'); sys.stderr.flush()\n"
-            "time.sleep(60)\n")
+            "from graphcert.cert.results.fleet import ProgressEvent\n"
+            "from graphcert.run.worker import serve\n"
+            "def command(job, events):\n"
+            "    events(ProgressEvent('total', 1))\n"
+            "    time.sleep(60)\n"
+            "    return 0\n"
+            "sys.exit(serve(sys.argv[1:], command))\n")
 
 
-def test_a_failing_progress_display_does_not_hang_the_worker() -> None:
+def _script(monkeypatch: pytest.MonkeyPatch, code: str) -> None:
+    monkeypatch.setattr(worker, "worker_command", lambda: [sys.executable, "-c", code])
+
+
+def test_a_failing_progress_display_does_not_hang_the_worker(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    _script(monkeypatch, CHATTY)
     procs: list[subprocess.Popen[str]] = []
     calls: list[str] = []
     got: list[WorkerOutcome] = []
 
-    def broken(gpu: object, what: str, units: float) -> None:
-        calls.append(what)
+    def broken(gpu: object, event: ProgressEvent) -> None:
+        calls.append(event.what)
         raise RuntimeError("synthetic display failure")
 
     runner = threading.Thread(target=lambda: got.append(fleet.run_worker(
-        GPUS[0], [sys.executable, "-c", CHATTY], {"PATH": "/usr/bin:/bin"},
-        on_progress=broken, started=procs.append)), daemon=True)
+        GPUS[0], CommandJob(("verify",), 0, progress=True), ENV, on_progress=broken,
+        started=procs.append)), daemon=True)
     runner.start()
     try:
         runner.join(30)
@@ -62,33 +86,36 @@ def test_a_failing_progress_display_does_not_hang_the_worker() -> None:
     outcome = got[0]
     assert outcome.ok and outcome.output_json() == {"synthetic": True}
     assert outcome.messages[-1] == "synthetic last words" and len(outcome.messages) == 2001
-    assert calls.count("advance") == 2000  # every progress line still reached the display
+    assert calls.count("advance") == 2000  # every progress event still reached the display
 
 
 def test_ctrl_c_stops_and_reaps_every_worker_even_one_still_starting(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fleet, "STOP_WAIT_S", 0.5, raising=False)
+    _script(monkeypatch, STUBBORN)
     real_popen = subprocess.Popen
     made: list[subprocess.Popen[str]] = []
     release = threading.Event()
+    count, lock = itertools.count(), threading.Lock()
 
     def popen(argv: list[str], **kw: Any) -> subprocess.Popen[str]:
-        if "late" in argv:  # still inside Popen when Ctrl-C comes
+        with lock:
+            late = next(count) == 2
+        if late:  # the third worker is still inside Popen when Ctrl-C comes
             release.wait(30)
         proc = real_popen(argv, **kw)
         made.append(proc)
         return proc
 
-    monkeypatch.setattr(fleet.subprocess, "Popen", popen)
+    monkeypatch.setattr(worker.subprocess, "Popen", popen)
     ready: list[int] = []
 
-    def on_progress(gpu: object, what: str, units: float) -> None:
+    def on_progress(gpu: object, event: ProgressEvent) -> None:
         ready.append(1)
         if len(ready) == 2:  # both early workers run and ignore SIGTERM: press Ctrl-C
             _thread.interrupt_main()
 
-    jobs = [(g, [sys.executable, "-c", STUBBORN, *(["late"] if g.index == 2 else [])],
-             {"PATH": "/usr/bin:/bin"}) for g in GPUS]
+    jobs = [(g, CommandJob(("verify",), g.index, progress=True), ENV) for g in GPUS]
     try:
         with pytest.raises(KeyboardInterrupt):
             fleet.run_workers("verify", jobs, on_progress=on_progress)
@@ -114,16 +141,16 @@ def test_ctrl_c_stops_and_reaps_every_worker_even_one_still_starting(
 def test_worker_options_go_before_the_workload_arguments() -> None:
     args = ["capture", "examples/step.py", "--device", "all", "--", "--device", "7", "--lr",
             "0.1"]
-    argv = fleet.worker_argv(args, GPUS[1], ["--out", "certs/gpu1"])
-    assert argv[3:] == ["capture", "examples/step.py", "--out", "certs/gpu1", "--device", "1",
-                        "--", "--device", "7", "--lr", "0.1"]
+    job = fleet.command_job(args, GPUS[1], ["--out", "certs/gpu1"], several=True,
+                            progress=False)
+    assert job.command_line() == ["capture", "examples/step.py", "--out", "certs/gpu1",
+                                  "--device", "1", "--", "--device", "7", "--lr", "0.1"]
 
 
 def test_every_worker_killed_is_shown_per_gpu_not_as_bad_input(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    _fake(monkeypatch, tmp_path)
-    killer = tmp_path / "worker.py"  # synthetic: every worker dies of SIGKILL
-    killer.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    # synthetic: every worker dies of SIGKILL
+    _fake(monkeypatch, tmp_path, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
     result = CliRunner().invoke(cli, ["verify", "scan", "--device", "0,2", "--out",
                                       str(tmp_path / "certs"), "--json"])
     assert result.exit_code == 137, result.output

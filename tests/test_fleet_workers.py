@@ -1,24 +1,31 @@
 """`--device all` / `--device 0,2`: parsing, device checks and the worker fan-out, on the CPU.
 
-The workers here are small Python scripts standing in for `python -m graphcert ... --device N`
-(synthetic: they print made-up output); the GPUs are fake `Gpu` values named TEST-GPU.
+The workers here are small Python scripts standing in for `python -m graphcert.worker`: they
+speak the real protocol (graphcert.run.worker.serve reads the job and sends the events and the
+reply) around a synthetic command that prints made-up output; the GPUs are fake `Gpu` values
+named TEST-GPU.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from graphcert.cert.results.fleet import CERT_NAME_ENV, Gpu, short_uuid, worst_exit
+from graphcert.cert.results.fleet import Gpu, ProgressEvent, WorkerError, short_uuid, worst_exit
 from graphcert.cli import cli
 from graphcert.commands._options import DeviceSet, parse_devices, resolve_devices
 from graphcert.errors import InputError
-from graphcert.run import fleet
+from graphcert.run import fleet, worker
+from graphcert.run.worker import CommandJob
+
+ROOT = Path(__file__).resolve().parent.parent
+# A worker's environment that finds this checkout's graphcert.
+PYTHONPATH = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 
 GPUS = [Gpu(0, "TEST-GPU", "GPU-aaaaaaaa-0000-0000-0000-000000000000"),
         Gpu(1, "TEST-GPU", "GPU-bbbbbbbb-0000-0000-0000-000000000000"),
@@ -59,15 +66,18 @@ def test_unknown_index_names_the_devices_there_are() -> None:
         fleet.select_gpus(None, [])
 
 
-def test_worker_command_line_replaces_the_device() -> None:
+def test_worker_job_replaces_the_device_and_carries_names_and_progress() -> None:
     args = ["verify", "scan", "--device", "all", "--classes", "2^8..2^10", "--device=0,1"]
-    argv = fleet.worker_argv(args, GPUS[1])
-    assert argv[:3] == [sys.executable, "-m", "graphcert"]
-    assert argv[3:] == ["verify", "scan", "--classes", "2^8..2^10", "--device", "1"]
-    env = fleet.worker_env(several=True, progress_lines=False,
-                           base={"GRAPHCERT_DEVICE": "all", "PATH": "/bin"})
-    assert env == {"PATH": "/bin", CERT_NAME_ENV: "uuid"}
-    assert CERT_NAME_ENV not in fleet.worker_env(several=False, progress_lines=True, base={})
+    job = fleet.command_job(args, GPUS[1], several=True, progress=False)
+    assert job == CommandJob(("verify", "scan", "--classes", "2^8..2^10"), 1,
+                             uuid_names=True, progress=False)
+    assert job.command_line() == ["verify", "scan", "--classes", "2^8..2^10", "--device", "1"]
+    one = fleet.command_job(args, GPUS[0], several=False, progress=True)
+    assert one.uuid_names is None and one.progress  # one GPU: names as $GRAPHCERT_CERT_NAME says
+    # what the worker needs travels in its job, not in variables of its environment
+    env = fleet.worker_env(base={"GRAPHCERT_DEVICE": "all", "PATH": "/bin"},
+                           extra={"COLUMNS": "90"})
+    assert env == {"PATH": "/bin", "COLUMNS": "90"}
 
 
 def test_worst_exit_and_short_uuid() -> None:
@@ -76,50 +86,57 @@ def test_worst_exit_and_short_uuid() -> None:
     assert short_uuid(GPUS[1].uuid) == "bbbbbbbb"
 
 
-# A synthetic worker: prints progress, JSON naming its device, or fails as told by argv.
+# A synthetic worker: the real protocol around a command that sends progress, says where its
+# certificate went, then prints JSON naming its job, or fails as FAIL_ON (a device or "all")
+# tells it.
 WORKER = r"""
 import json, os, sys
-dev = sys.argv[sys.argv.index("--device") + 1]
-sys.stderr.write("graphcert-progress: total 2\ngraphcert-progress: advance 1\n")
-sys.stderr.write(f"certificate: reports/x-{dev}.json\n")
-if dev == os.environ.get("FAIL_ON"):
-    sys.stderr.write("graphcert: error: synthetic failure on this GPU (fix it)\n")
-    sys.exit(2)
-print(json.dumps({"device": int(dev), "argv": sys.argv[1:],
-                  "cert_name": os.environ.get("GRAPHCERT_CERT_NAME")}))
+from graphcert.cert.results.fleet import ProgressEvent
+from graphcert.errors import InputError
+from graphcert.run.worker import serve
+
+def command(job, events):
+    if events is not None:
+        events(ProgressEvent("total", 2))
+        events(ProgressEvent("advance", 1))
+    sys.stderr.write(f"certificate: reports/x-{job.device}.json\n")
+    if os.environ.get("FAIL_ON") in (str(job.device), "all"):
+        raise InputError("synthetic failure on this GPU", hint="fix it")
+    print(json.dumps({"device": job.device, "argv": job.command_line(),
+                      "uuid_names": job.uuid_names, "progress": job.progress}))
+    return 0
+
+sys.exit(serve(sys.argv[1:], command))
 """
 
 
-def _fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def _fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, code: str = WORKER) -> None:
+    """Workers are the synthetic script `code`; the machine shows the fake GPUS."""
     script = tmp_path / "worker.py"
-    script.write_text(WORKER)
+    script.write_text(code)
     monkeypatch.setattr(fleet, "list_gpus", lambda: list(GPUS))
-    real = fleet.worker_argv
-
-    def argv(args: Sequence[str], gpu: Gpu, extra: Sequence[str] = ()) -> list[str]:
-        return [sys.executable, str(script), *real(args, gpu, extra)[3:]]
-
-    monkeypatch.setattr(fleet, "worker_argv", argv)
+    monkeypatch.setattr(worker, "worker_command", lambda: [sys.executable, str(script)])
+    monkeypatch.setenv("PYTHONPATH", PYTHONPATH)
 
 
-def test_workers_run_in_parallel_and_report_each(tmp_path: Path) -> None:
-    script = tmp_path / "worker.py"
-    script.write_text(WORKER)
-    seen: list[tuple[int, str, float]] = []
+def test_workers_run_in_parallel_and_report_each(monkeypatch: pytest.MonkeyPatch,
+                                                 tmp_path: Path) -> None:
+    _fake(monkeypatch, tmp_path)
+    seen: list[tuple[int, ProgressEvent]] = []
     done: list[int] = []
-    jobs = [(g, [sys.executable, str(script), "--device", str(g.index)],
-             {"FAIL_ON": "1", "PATH": "/usr/bin:/bin"}) for g in GPUS]
-    result = fleet.run_workers("verify", jobs, on_progress=lambda g, w, u: seen.append(
-        (g.index, w, u)), on_done=lambda w: done.append(w.gpu.index))
+    jobs = [(g, CommandJob(("verify", "scan"), g.index, progress=True),
+             {"FAIL_ON": "1", "PATH": "/usr/bin:/bin", "PYTHONPATH": PYTHONPATH}) for g in GPUS]
+    result = fleet.run_workers("verify", jobs, on_progress=lambda g, e: seen.append(
+        (g.index, e)), on_done=lambda w: done.append(w.gpu.index))
     assert [w.gpu.index for w in result.workers] == [0, 1, 2] and sorted(done) == [0, 1, 2]
     assert result.exit_code == 2
     bad = result.workers[1]
-    assert not bad.ok and bad.error == "synthetic failure on this GPU (fix it)"
+    assert not bad.ok and bad.error == WorkerError("synthetic failure on this GPU", "fix it", 2)
+    assert bad.to_json()["error"] == "synthetic failure on this GPU (fix it)"
     assert result.workers[0].ok and result.workers[0].output_json()["device"] == 0
-    assert (0, "total", 2.0) in seen and (2, "advance", 1.0) in seen
-    assert all(not m.startswith("graphcert-progress") for w in result.workers
-               for m in w.messages)
+    assert (0, ProgressEvent("total", 2.0)) in seen and (2, ProgressEvent("advance", 1.0)) in seen
     assert "certificate: reports/x-2.json" in result.workers[2].messages
+    assert result.workers[2].messages == ("certificate: reports/x-2.json",)  # nothing else
 
 
 def test_cli_device_all_merges_json_and_exits_worst(monkeypatch: pytest.MonkeyPatch,
@@ -136,7 +153,8 @@ def test_cli_device_all_merges_json_and_exits_worst(monkeypatch: pytest.MonkeyPa
     assert first["gpu"]["index"] == 0 and first["exit_code"] == 0
     assert first["output"]["argv"] == ["verify", "scan", "--out", out, "--json",
                                        "--device", "0"]
-    assert first["output"]["cert_name"] == "uuid"  # two GPUs: names carry the UUID
+    assert first["output"]["uuid_names"] is True  # two GPUs: names carry the UUID
+    assert first["output"]["progress"] is False  # no bars drawn: no events asked for
     assert second["error"] == "synthetic failure on this GPU (fix it)"
     assert "GPU 2 (TEST-GPU-B, GPU-cccccccc" in result.stderr and "FAILED (exit 2)" in result.stderr
     assert "GPU 0 (TEST-GPU, GPU-aaaaaaaa-0000-0000-0000-000000000000): done" in result.stderr
@@ -144,6 +162,20 @@ def test_cli_device_all_merges_json_and_exits_worst(monkeypatch: pytest.MonkeyPa
     one = runner.invoke(cli, ["bench", "chain", "--size", "4", "--device", "1", "--json"],
                         env={"GRAPHCERT_DEVICE": "all"})  # --device N: no fan-out at all
     assert "workers" not in one.stdout
+
+
+def test_the_same_refusal_on_every_gpu_is_said_once(monkeypatch: pytest.MonkeyPatch,
+                                                    tmp_path: Path) -> None:
+    """Every worker replied with the same typed error: after each GPU's line, the parent says
+    it as the command line says an error (one line, its fix, exit 2), with no summary."""
+    _fake(monkeypatch, tmp_path)
+    result = CliRunner().invoke(cli, ["verify", "scan", "--device", "0,2", "--out",
+                                      str(tmp_path / "certs")], env={"FAIL_ON": "all"})
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip().splitlines()[-1] == \
+        "graphcert: error: synthetic failure on this GPU (fix it)"
+    assert result.stderr.count("graphcert: error:") == 1 and "GPU(s)" not in result.stderr
+    assert "Traceback" not in result.output
 
 
 def test_cli_one_gpu_keeps_todays_names_and_prints_tables(monkeypatch: pytest.MonkeyPatch,
@@ -162,7 +194,7 @@ def test_cli_one_gpu_keeps_todays_names_and_prints_tables(monkeypatch: pytest.Mo
     assert result.exit_code == 0, result.output
     shown = json.loads(result.stdout.split("\n", 1)[1])
     assert result.stdout.startswith("== GPU 0: TEST-GPU (GPU-aaaaaaaa")
-    assert shown["cert_name"] is None  # one GPU: today's certificate names
+    assert shown["uuid_names"] is None  # one GPU: today's certificate names
 
 
 def test_cli_unknown_device_and_bad_workload_start_nothing(monkeypatch: pytest.MonkeyPatch,
@@ -192,14 +224,29 @@ def test_terminal_shows_a_bar_per_gpu_and_a_line_when_each_ends(
     monkeypatch.setattr(view, "bars_allowed", lambda: True)
     with view.fleet_display(GPUS[:2], "verify", as_json=False) as (on_progress, on_done, bars):
         assert bars and on_progress is not None
-        on_progress(GPUS[0], "total", 4)
-        on_progress(GPUS[0], "advance", 1)
+        on_progress(GPUS[0], ProgressEvent("total", 4))
+        on_progress(GPUS[0], ProgressEvent("advance", 1))
         on_done(WorkerOutcome(GPUS[0], 0, 1.5, "synthetic table\n", ("scan: class 256 pass",)))
-        on_done(WorkerOutcome(GPUS[1], 2, 0.5, "", ("graphcert: error: synthetic",),
-                              "synthetic"))
+        on_done(WorkerOutcome(GPUS[1], 2, 0.5, "", ("synthetic log line",),
+                              WorkerError("synthetic", None, 2)))
     out, err = capsys.readouterr()
     text = out + err  # rich sends redirected stdout through its live console
     assert "GPU 0 (TEST-GPU, GPU-aaaaaaaa-0000-0000-0000-000000000000): done in 1.5 s" in text
     assert "[GPU 0] scan: class 256 pass" in text and "synthetic table" in text
     assert "FAILED (exit 2) after 0.5 s: synthetic" in text
-    assert "[GPU 1] graphcert: error" not in text  # the error is said once, on its line
+    assert "[GPU 1] synthetic log line" in text  # what it printed besides its error
+
+
+def test_certificate_names_follow_the_job_then_the_variable(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker's job says whether names carry the GPU's short UUID; without a job (None),
+    $GRAPHCERT_CERT_NAME=uuid says so, as one job per GPU sharing a folder sets it."""
+    from graphcert.run.environment import gpu_label
+
+    env = {"gpu": {"name": "TEST-GPU", "uuid": GPUS[1].uuid}}
+    monkeypatch.delenv("GRAPHCERT_CERT_NAME", raising=False)
+    assert gpu_label(env, True) == "TEST-GPU-bbbbbbbb"
+    assert gpu_label(env) == gpu_label(env, False) == "TEST-GPU"
+    monkeypatch.setenv("GRAPHCERT_CERT_NAME", "uuid")
+    assert gpu_label(env) == "TEST-GPU-bbbbbbbb"
+    assert gpu_label(env, False) == "TEST-GPU"  # the job said no

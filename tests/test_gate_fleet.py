@@ -31,7 +31,7 @@ from graphcert.gate import run_gate
 from graphcert.gate.policy import Policy, parse_policy
 from graphcert.model import NodeKind as K
 from graphcert.model import RawGraph, RawNode, snapshot_from_raw, snapshot_to_json
-from graphcert.run import fleet
+from graphcert.run import fleet, worker
 from graphcert.workloads import registry
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -164,8 +164,9 @@ def test_timings_are_compared_per_gpu_model(tmp_path: Path) -> None:
     assert regress["other-model.json"].summary == "no baseline certificate to compare with"
 
 
-# A synthetic "worker" standing in for `graphcert verify scan join --device N`: it writes
-# synthetic results through graphcert's own certificate writer (names as a worker's are).
+# A synthetic worker standing in for `graphcert verify scan join` on one GPU, speaking the
+# worker protocol: it writes synthetic results through graphcert's own certificate writer,
+# named as its job says (the job, not the environment, asks for UUIDs in the names).
 WORKER = r"""
 import os, sys
 from pathlib import Path
@@ -173,32 +174,40 @@ sys.path.insert(0, os.environ["TESTS_DIR"])
 from _certfactory import environment, topology_results, transitions
 from graphcert.cert.results import VerifyResult
 from graphcert.run.environment import write
+from graphcert.run.worker import serve
 from graphcert.workloads.registry import load
-dev = int(sys.argv[sys.argv.index("--device") + 1])
-out = Path(sys.argv[sys.argv.index("--out") + 1])
-env = environment("TEST-GPU")
-env["gpu"]["uuid"] = f"GPU-{dev:08d}-0000-0000-0000-synthetic000"
-for ref in ("scan", "join"):
-    results = topology_results()
-    if ref == os.environ.get("ALTER_REF") and dev == 1:
-        results["classes"][0]["topology_hash"] = "synthetic-different-topology"
-        results["transitions"] = transitions(results["classes"])
-    result = VerifyResult.from_json(results, {"passed": True, "reasons": ["synthetic"]})
-    print(write(result, out, load(ref), env))
+
+def command(job, events):
+    dev = job.device
+    out = Path(job.args[job.args.index("--out") + 1])
+    env = environment("TEST-GPU")
+    env["gpu"]["uuid"] = f"GPU-{dev:08d}-0000-0000-0000-synthetic000"
+    for ref in ("scan", "join"):
+        results = topology_results()
+        if ref == os.environ.get("ALTER_REF") and dev == 1:
+            results["classes"][0]["topology_hash"] = "synthetic-different-topology"
+            results["transitions"] = transitions(results["classes"])
+        result = VerifyResult.from_json(results, {"passed": True, "reasons": ["synthetic"]})
+        print(write(result, out, load(ref), env, uuid_names=job.uuid_names))
+    return 0
+
+sys.exit(serve(sys.argv[1:], command))
 """
 
 
 @pytest.mark.parametrize("alter", [None, "join"])
-def test_two_local_workers_then_one_gate(tmp_path: Path, alter: str | None) -> None:
+def test_two_local_workers_then_one_gate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                         alter: str | None) -> None:
     script = tmp_path / "worker.py"
     script.write_text(WORKER)
+    monkeypatch.setattr(worker, "worker_command", lambda: [sys.executable, str(script)])
     out = tmp_path / "collected"
     gpus = [Gpu(0, "TEST-GPU", "GPU-00000000"), Gpu(1, "TEST-GPU", "GPU-00000001")]
-    env = fleet.worker_env(several=True, progress_lines=False, extra={
+    env = fleet.worker_env(extra={
         "TESTS_DIR": str(ROOT / "tests"), "ALTER_REF": alter or "",
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])})
-    jobs = [(g, [sys.executable, str(script), "--out", str(out), "--device", str(g.index)], env)
-            for g in gpus]
+    jobs = [(g, fleet.command_job(["verify", "scan", "join", "--out", str(out)], g,
+                                  several=True, progress=False), env) for g in gpus]
     result = fleet.run_workers("verify", jobs)
     assert result.exit_code == 0, [w.messages for w in result.workers]
     names = sorted(p.name for p in out.iterdir())

@@ -67,3 +67,19 @@ def test_no_bar_when_piped() -> None:
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, env={"CI": "true", "PYTHONPATH": str(ROOT)}, timeout=60)
     assert proc.returncode == 0 and proc.stdout == "done\n" and proc.stderr == ""
+
+
+def test_a_worker_sends_typed_events_and_draws_no_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Given where a worker's events go (its parent draws the bar), progress sends the total
+    and each advance there as typed events, even on a terminal, and draws nothing itself."""
+    from graphcert.cert.results.fleet import ProgressEvent
+
+    buffer = _as_terminal(monkeypatch)
+    sent: list[ProgressEvent] = []
+    with progress(12, "verify", sent.append) as advance:
+        _drive(advance)
+    assert sent == [ProgressEvent("total", 12.0)] + [ProgressEvent("advance", 1.0)] * 12
+    assert buffer.getvalue() == ""
+    with progress(0, "verify", sent.append) as advance:  # nothing to count: no events
+        advance(1)
+    assert len(sent) == 13

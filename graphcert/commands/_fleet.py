@@ -1,9 +1,9 @@
 """`--device all` / `--device 0,2` for capture, verify and bench: one worker process per GPU.
 
 `fleet_capable(name)` wraps a command's body: with one device it runs the body as before; with
-several it checks the workloads, the output folder and the device list, then starts
-`python -m graphcert <the same arguments> --device N` per GPU (graphcert.run.fleet), shows
-each GPU's result as it finishes, and exits with the worst worker's code.
+several it checks the workloads, the output folder and the device list, then starts a worker
+per GPU with a job of the same arguments on that GPU (graphcert.run.fleet), shows each GPU's
+result as it finishes, and exits with the worst worker's code.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def _display_env() -> dict[str, str]:
 
 def fan_out(command: str, params: dict[str, Any]) -> None:
     """The several-GPU run of `command`: check, start a worker per GPU, show, exit worst."""
-    from graphcert.errors import GraphcertError, InputError
+    from graphcert.errors import InputError
     from graphcert.render.console import print_json
     from graphcert.render.fleet import fleet_display, merged_json, summary_line
     from graphcert.run import fleet
@@ -82,7 +82,7 @@ def fan_out(command: str, params: dict[str, Any]) -> None:
         raise InputError("--plot draws one GPU's sweep, and --device names several",
                          hint="plot with --device N, or leave --plot out")
     with fleet_display(gpus, command, as_json=as_json) as (on_progress, on_done, bars):
-        env = fleet.worker_env(several=several, progress_lines=bars, extra=_display_env())
+        env = fleet.worker_env(extra=_display_env())
         jobs = []
         for gpu in gpus:
             extra: list[str] = []
@@ -92,13 +92,14 @@ def fan_out(command: str, params: dict[str, Any]) -> None:
 
                 sub = Path(params["out_dir"]) / safe_name(f"{gpu.name}-{short_uuid(gpu.uuid)}")
                 extra = ["--out", str(sub)]
-            jobs.append((gpu, fleet.worker_argv(args, gpu, extra), env))
+            jobs.append((gpu, fleet.command_job(args, gpu, extra, several=several,
+                                                progress=bars), env))
         result = fleet.run_workers(command, jobs, on_progress=on_progress, on_done=on_done)
     common = result.common_error()
     # every worker refused the same input (exit 2 each): say it once; the same crash or
     # signal on every GPU is no bad input, so each worker's outcome is shown then
     if common is not None and all(w.exit_code == 2 for w in result.workers):
-        raise GraphcertError(common, exit_code=result.exit_code)
+        raise common.as_error()
     if as_json:
         print_json(merged_json(result))
     click.echo(summary_line(result), err=True)

@@ -1,5 +1,5 @@
-"""Options shared by commands that run on a GPU, the one rule for $GRAPHCERT_DEVICE, and the
-one number type every numeric option uses."""
+"""Options shared by commands that run on a GPU, the one rule for $GRAPHCERT_DEVICE, the one
+number type every numeric option uses, and what a worker tells the command it runs."""
 
 from __future__ import annotations
 
@@ -8,13 +8,49 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphcert.errors import InputError
+from graphcert.errors import GraphcertError, InputError
+
+if TYPE_CHECKING:
+    from graphcert.cert.results.fleet import EventSink
 
 DEVICE_ENV = "GRAPHCERT_DEVICE"
+# The click context's meta holds a WorkerHooks here while a worker runs a command.
+WORKER_KEY = "graphcert.worker"
+
+
+@dataclass(frozen=True)
+class WorkerHooks:
+    """What a worker (graphcert.worker) tells the command it runs, from its job: who takes
+    the command's error (the worker replies with it, typed, instead of a printed line), where
+    progress goes (None: nowhere), how certificates are named (see CommandJob.uuid_names)."""
+
+    on_error: Callable[[GraphcertError], None]
+    events: EventSink | None = None
+    uuid_names: bool | None = None
+
+
+def worker_hooks(ctx: click.Context | None = None) -> WorkerHooks | None:
+    """The hooks of the worker running this command; None on the command line."""
+    ctx = ctx if ctx is not None else click.get_current_context(silent=True)
+    hooks = ctx.meta.get(WORKER_KEY) if ctx is not None else None
+    return hooks if isinstance(hooks, WorkerHooks) else None
+
+
+def progress_events() -> EventSink | None:
+    """Where this command's progress events go: its worker's parent, when it draws bars."""
+    hooks = worker_hooks()
+    return hooks.events if hooks is not None else None
+
+
+def uuid_names() -> bool | None:
+    """Whether certificate names carry the GPU's short UUID, as this command's worker job
+    says; None on the command line ($GRAPHCERT_CERT_NAME decides, see run.environment)."""
+    hooks = worker_hooks()
+    return hooks.uuid_names if hooks is not None else None
 
 
 class PathParam(click.Path):

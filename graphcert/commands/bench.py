@@ -16,7 +16,9 @@ from graphcert.commands._options import (
     PathParam,
     device_option,
     json_option,
+    progress_events,
     signing_key_option,
+    uuid_names,
 )
 from graphcert.errors import ExitStatus
 
@@ -81,8 +83,6 @@ def _plot_now(ctx: click.Context, param: click.Parameter, value: Path | None) ->
 @click.option("--hot/--no-hot", default=True, show_default=True,
               help="Also time launches back to back with L2 warm (reported apart from the "
                    "cold figures).")
-@click.option("--fresh-child", "fresh_child", is_flag=True, hidden=True,
-              help="Internal: the child process of --context fresh.")
 @click.option("--out", "out_dir", type=PathParam(file_okay=False, path_type=Path),
               default=Path("reports"), show_default=True)
 @click.option("--no-certificate", is_flag=True)
@@ -94,8 +94,7 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
             sweep: str | None, plot_path: Path | None, max_noise: float, min_samples: int,
             min_time: float, timeout: float, blocker_timeout: float, flush_l2: bool,
             placements: int, placement_contexts: str, context: str, hot: bool,
-            fresh_child: bool, out_dir: Path, no_certificate: bool, device: int,
-            as_json: bool) -> None:
+            out_dir: Path, no_certificate: bool, device: int, as_json: bool) -> None:
     """Time WORKLOAD launched kernel by kernel on a stream and as one graph: host enqueue,
     device time (queued behind a blocking kernel) and end to end, plus up-front costs."""
     from graphcert.classes import parse_buckets, parse_size
@@ -123,8 +122,7 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
 
     settings = BenchSettings(StopRule(max_noise, min_samples, min_time, timeout), flush_l2,
                              blocker_timeout, placements=placements,
-                             new_contexts=placement_contexts == "new", settle=not fresh_child,
-                             hot=hot, context="settled" if fresh_child else context)
+                             new_contexts=placement_contexts == "new", hot=hot, context=context)
     out, err = stdout_console(), stderr_console()
 
     def show(done: Certified[BenchResult]) -> None:
@@ -136,15 +134,17 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
             err.print(f"certificate: {done.certificate}")
 
     total = len(runs) * len(sizes) * len(QUANTITIES)  # workloads x sizes x quantities
-    with progress(total, "bench") as advance:
+    names = uuid_names()
+    with progress(total, "bench", progress_events()) as advance:
         results = bench_workloads([ref for ref, _, _ in runs], sizes, settings, device=device,
                                   out_dir=None if no_certificate else out_dir,
-                                  on_result=show, on_progress=advance)
+                                  on_result=show, on_progress=advance, uuid_names=names)
     fit = None
     if sweep is not None:
         fit, cert, cert_plot = fit_runs(str(runs[0][1]), [value for _, _, value in runs],
                                         results, base_ref=workloads[0], device=device,
-                                        out_dir=None if no_certificate else out_dir)
+                                        out_dir=None if no_certificate else out_dir,
+                                        uuid_names=names)
         if not as_json:
             out.print(sweep_table(fit))
         if cert is not None:
@@ -154,17 +154,13 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
                 plot_sweep(fit, target)
         if plot_path is not None:
             err.print(f"plot: {plot_path}")
-    if fresh_child:  # the parent reads one typed result back (graphcert.run.fresh)
-        print_json(json.dumps({"results": results[0].result.to_json(),
-                               "verdict": results[0].result.verdict.to_json()}))
-    elif as_json:
+    if as_json:
         print_json(json.dumps({"runs": [{
             "workload": r.ref, "results": r.result.to_json(),
             "certificate": str(r.certificate) if r.certificate else None} for r in results],
             "sweep": fit.to_json() if fit else None}, indent=2))
-    # Like verify: a failed or incomplete verdict exits 1, so a fleet run sees it. Not the
-    # --fresh-child child: its parent reads the verdict, and takes a non-zero exit as a crash.
-    if not fresh_child and not all(r.result.verdict.passed for r in results):
+    # Like verify: a failed or incomplete verdict exits 1, so a fleet run sees it.
+    if not all(r.result.verdict.passed for r in results):
         click.get_current_context().exit(ExitStatus.FAILED)
 
 

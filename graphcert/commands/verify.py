@@ -13,7 +13,9 @@ from graphcert.commands._options import (
     PathParam,
     device_option,
     json_option,
+    progress_events,
     signing_key_option,
+    uuid_names,
 )
 from graphcert.errors import ExitStatus
 
@@ -70,11 +72,12 @@ def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, m
             err.print(f"certificate: {done.certificate}")
 
     total = len(workloads) * len(capacities) * samples  # classes x samples, every workload
-    with progress(total, "verify") as advance:
+    with progress(total, "verify", progress_events()) as advance:
         runs = verify_workloads(workloads, capacities, samples=samples, seed=seed, mode=mode,
                                 classes_spec=classes, device=device,
                                 out_dir=None if no_certificate else out_dir,
-                                on_class=each_class, on_result=show, on_progress=advance)
+                                on_class=each_class, on_result=show, on_progress=advance,
+                                uuid_names=uuid_names())
     if as_json:
         print_json(json.dumps([{
             "workload": r.ref, "passed": r.result.verdict.passed,

@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from graphcert.cert.results.fleet import FleetResult, Gpu, WorkerOutcome
+from graphcert.cert.results.fleet import FleetResult, Gpu, ProgressEvent, WorkerOutcome
 from graphcert.render.progress import bars_allowed
 
-OnProgress = Callable[[Gpu, str, float], None]
+OnProgress = Callable[[Gpu, ProgressEvent], None]
 OnDone = Callable[[WorkerOutcome], None]
 
 
@@ -20,7 +20,8 @@ def finished_line(w: WorkerOutcome) -> str:
     """One line for a worker that ended: its GPU, how, how long, and its error."""
     if w.ok:
         return f"{w.gpu.label}: done in {w.seconds:.1f} s"
-    return f"{w.gpu.label}: FAILED (exit {w.exit_code}) after {w.seconds:.1f} s: {w.error}"
+    error = w.error.one_line() if w.error is not None else None
+    return f"{w.gpu.label}: FAILED (exit {w.exit_code}) after {w.seconds:.1f} s: {error}"
 
 
 def summary_line(result: FleetResult) -> str:
@@ -38,8 +39,8 @@ def merged_json(result: FleetResult) -> str:
 
 def _show(w: WorkerOutcome, as_json: bool, say: Callable[[str], None]) -> None:
     say(finished_line(w))
-    for line in w.messages:
-        if line.strip() and (w.ok or line.strip() != f"graphcert: error: {w.error}"):
+    for line in w.messages:  # the error is not among them: the worker replied with it
+        if line.strip():
             say(f"[GPU {w.gpu.index}] {line}")
     if not as_json and w.stdout.strip():
         sys.stdout.write(f"== GPU {w.gpu.index}: {w.gpu.name} ({w.gpu.uuid}) ==\n{w.stdout}")
@@ -69,11 +70,11 @@ def fleet_display(gpus: Sequence[Gpu], command: str, *, as_json: bool
         tasks: dict[int, Any] = {g.index: bar.add_task(f"{command} GPU {g.index} {g.name}",
                                                        total=None) for g in gpus}
 
-        def on_progress(gpu: Gpu, what: str, units: float) -> None:
-            if what == "total":
-                bar.update(tasks[gpu.index], total=units)
-            elif what == "advance":
-                bar.advance(tasks[gpu.index], units)
+        def on_progress(gpu: Gpu, event: ProgressEvent) -> None:
+            if event.what == "total":
+                bar.update(tasks[gpu.index], total=event.units)
+            else:
+                bar.advance(tasks[gpu.index], event.units)
 
         def done(w: WorkerOutcome) -> None:
             bar.update(tasks[w.gpu.index], visible=False)

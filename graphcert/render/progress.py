@@ -4,7 +4,7 @@ Run code never imports rich: it takes an optional `on_progress` callback (the Ad
 protocol) and calls it as work completes. Commands make the callback with `progress()`.
 No bar is drawn when stdout or stderr is not a terminal, when CI is set, or for TERM=dumb;
 the callback is then a no-op. A worker of a several-GPU run (`--device all`) whose parent
-draws the bars writes its progress as lines on stderr instead (GRAPHCERT_PROGRESS_LINES).
+draws the bars passes `events`: its progress then goes to the parent as typed events.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Protocol
 
-from graphcert.cert.results.fleet import PROGRESS_ENV, PROGRESS_PREFIX
+from graphcert.cert.results.fleet import EventSink, ProgressEvent
 
 
 class Advance(Protocol):
@@ -34,25 +34,23 @@ def _nothing(units: float = 1.0, description: str | None = None) -> None:
     """The callback when no bar is shown."""
 
 
-def _progress_lines(total: float) -> Advance:
-    """The callback of a worker whose parent draws its bar: one line per step on stderr."""
-    def write(line: str) -> None:
-        sys.stderr.write(f"{PROGRESS_PREFIX} {line}\n")
-        sys.stderr.flush()
-
-    write(f"total {total:g}")
+def _events(total: float, send: EventSink) -> Advance:
+    """The callback of a worker whose parent draws its bar: the total, then each advance."""
+    send(ProgressEvent("total", float(total)))
 
     def advance(units: float = 1.0, description: str | None = None) -> None:
-        write(f"advance {units:g}")
+        send(ProgressEvent("advance", float(units)))
 
     return advance
 
 
 @contextmanager
-def progress(total: float, description: str) -> Iterator[Advance]:
-    """A transient bar of `total` units on stderr; yields the callback that advances it."""
-    if os.environ.get(PROGRESS_ENV) == "1" and total > 0:
-        yield _progress_lines(total)
+def progress(total: float, description: str, events: EventSink | None = None
+             ) -> Iterator[Advance]:
+    """A transient bar of `total` units on stderr; yields the callback that advances it.
+    With `events` (a worker whose parent draws the bar) no bar: typed events go there."""
+    if events is not None and total > 0:
+        yield _events(total, events)
         return
     if not bars_allowed() or total <= 0:
         yield _nothing

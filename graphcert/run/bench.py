@@ -22,7 +22,6 @@ from graphcert.cert.results import (
     BenchResult,
     Context,
     HotTimings,
-    Interval,
     LineFit,
     PlacementContexts,
     PlacementSpread,
@@ -182,8 +181,8 @@ def bench_size(session: WorkloadSession, h: Harness, n: int, capacity: int | Non
     throttled, clock = throttle_check(clock_before, h.clock_mhz())
     stream, s_spread, stream_raw, s_hot = _way([r.stream for r in runs])
     graph, g_spread, graph_raw, g_hot = _way([r.graph for r in runs])
-    speedup = {q: (Interval(**speedup_interval(stream_raw[q], graph_raw[q],
-                                               quantum_s=QUANTUM_S.get(q, 0.0)))
+    speedup = {q: (speedup_interval(stream_raw[q], graph_raw[q],
+                                    quantum_s=QUANTUM_S.get(q, 0.0))
                    if q in stream_raw and q in graph_raw else None) for q in QUANTITIES}
     gain = stream.end_to_end.median_s - graph.end_to_end.median_s
     first = runs[0]
@@ -272,7 +271,7 @@ def fit_sweep(key: str, points: Sequence[tuple[Any, SizeResult]]) -> SweepFit:
         fit[way] = {}
         for q in QUANTITIES:
             ys = [r.way(way).get(q) for _, r in points]
-            fit[way][q] = (LineFit(**fit_line(xs, [t.median_s for t in ys if t]))
+            fit[way][q] = (fit_line(xs, [t.median_s for t in ys if t])
                            if len(xs) >= 2 and all(ys) else None)
     rows = tuple(r for _, r in points)
     return SweepFit(key, tuple(v for v, _ in points), fit, rows, verdict=SweepFit.judge(rows))

@@ -16,10 +16,14 @@ from graphcert.cert.document import (
 )
 from graphcert.cert.method import method_kind
 from graphcert.cert.results import BenchResult, SweepFit, VerifyResult
-from graphcert.cert.results.fleet import CERT_NAME_ENV, short_uuid
+from graphcert.cert.results.fleet import short_uuid
 from graphcert.cert.signing import load_key
 from graphcert.workloads import registry
 from graphcert.workloads.loaded import LoadedWorkload
+
+# "uuid": certificate names carry the GPU's short UUID (set by hand for one job per GPU of one
+# model writing into one folder; a several-GPU run's workers are told so in their job).
+CERT_NAME_ENV = "GRAPHCERT_CERT_NAME"
 
 
 def workload_identity(loaded: LoadedWorkload, kind: str) -> dict[str, Any]:
@@ -79,26 +83,29 @@ def _without_driver(reason: str) -> dict[str, Any]:
 
 
 def write(result: VerifyResult | BenchResult, out_dir: Path, loaded: LoadedWorkload,
-          env: dict[str, Any]) -> Path:
+          env: dict[str, Any], *, uuid_names: bool | None = None) -> Path:
     """Seal the certificate of `result`, sign it when a key is set
     ($GRAPHCERT_SIGNING_KEY_FILE, which --signing-key-file sets, or $GRAPHCERT_SIGNING_KEY)
-    and write it atomically; returns its path. With $GRAPHCERT_CERT_NAME=uuid (set for the
-    workers of a several-GPU run) the name carries the GPU's short UUID."""
+    and write it atomically; returns its path. The name carries the GPU's short UUID with
+    `uuid_names` (None: with $GRAPHCERT_CERT_NAME=uuid), as a several-GPU run's workers ask."""
     kind = "topology" if isinstance(result, VerifyResult) else "bench"
     # "+step" for a framework step: from the settings as the certificate holds them, as the
     # gate derives it
     method = method_kind(kind, result.to_json().get("settings"))
     cert = certificate_of(result, workload=workload_identity(loaded, method),
                           environment=env)
-    name = certificate_filename(cert["kind"], labelled(loaded), gpu_label(env))
+    name = certificate_filename(cert["kind"], labelled(loaded), gpu_label(env, uuid_names))
     return write_certificate(out_dir / name, cert, key=load_key())
 
 
-def gpu_label(env: dict[str, Any]) -> str:
+def gpu_label(env: dict[str, Any], uuid_names: bool | None = None) -> str:
     """The GPU part of a certificate's file name: its model, and a short UUID when workers on
-    several GPUs of one model write side by side (their names must differ)."""
+    several GPUs of one model write side by side (their names must differ): with
+    `uuid_names`, or when it is None and $GRAPHCERT_CERT_NAME is "uuid"."""
     gpu = str(env["gpu"]["name"])
-    if os.environ.get(CERT_NAME_ENV) == "uuid":
+    if uuid_names is None:
+        uuid_names = os.environ.get(CERT_NAME_ENV) == "uuid"
+    if uuid_names:
         gpu = f"{gpu}-{short_uuid(str(env['gpu'].get('uuid', '')))}"
     return gpu
 
@@ -119,12 +126,12 @@ def sweep_filename(base: LoadedWorkload, key: str, gpu_name: str, suffix: str = 
     return name[:-len(".json")] + suffix
 
 
-def write_sweep(fit: SweepFit, out_dir: Path, base: LoadedWorkload, env: dict[str, Any]
-                ) -> Path:
+def write_sweep(fit: SweepFit, out_dir: Path, base: LoadedWorkload, env: dict[str, Any],
+                *, uuid_names: bool | None = None) -> Path:
     """Seal the sweep certificate (fit, points, the runs' certificates), sign it when a key
     is set (as `write`), and write it."""
     cert = make_certificate("sweep", workload=workload_identity(base, "sweep"),
                             environment=env, results=fit.to_json(),
                             verdict=fit.verdict.to_json())
-    name = sweep_filename(base, fit.key, gpu_label(env))
+    name = sweep_filename(base, fit.key, gpu_label(env, uuid_names))
     return write_certificate(out_dir / name, cert, key=load_key())

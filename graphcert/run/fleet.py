@@ -1,35 +1,36 @@
 """One worker process per GPU: `--device all` and `--device 0,2` on capture, verify and bench.
 
-Each worker is `python -m graphcert <command> ... --device N`, a fresh process (fork + exec,
-never a fork of a process holding a CUDA context), so GPUs run in parallel, a crash on one
-GPU is that worker's failure, and each worker writes its own certificate. The parent only
-lists the GPUs (cuInit, no context), starts the workers and collects what they say.
+Each worker is `python -m graphcert.worker` given a `CommandJob` (graphcert.run.worker): the
+user's arguments for one GPU, how its certificates are named, whether to send progress. It
+is a fresh process (fork + exec, never a fork of a process holding a CUDA context), so GPUs
+run in parallel, a crash on one GPU is that worker's failure, and each worker writes its
+own certificate. The parent only lists the GPUs (cuInit, no context), starts the workers and
+collects their typed replies and events and what they printed.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import IO
 
 from graphcert.cert.results.fleet import (
-    CERT_NAME_ENV,
-    PROGRESS_ENV,
-    PROGRESS_PREFIX,
     FleetResult,
     Gpu,
+    ProgressEvent,
+    WorkerError,
     WorkerOutcome,
 )
 from graphcert.errors import InputError
+from graphcert.run.worker import CommandJob, Finished, WorkerProcess
 
 DEVICE_ENV = "GRAPHCERT_DEVICE"
 STOP_WAIT_S = 5.0  # after Ctrl-C, how long a worker gets to end on SIGTERM before SIGKILL
-ERROR_PREFIX = "graphcert: error: "
-OnProgress = Callable[[Gpu, str, float], None]  # (gpu, "total" | "advance", units)
+OnProgress = Callable[[Gpu, ProgressEvent], None]
+Job = tuple[Gpu, CommandJob, Mapping[str, str]]  # a GPU, its job, the worker's environment
 
 
 def list_gpus() -> list[Gpu]:
@@ -75,97 +76,70 @@ def strip_device(args: Sequence[str]) -> list[str]:
     return out
 
 
-def worker_argv(args: Sequence[str], gpu: Gpu, extra: Sequence[str] = ()) -> list[str]:
-    """The worker's command line: this Python, graphcert, the user's arguments for one GPU.
-    `extra` and --device go before any `--`: after it they would be the workload's."""
+def command_job(args: Sequence[str], gpu: Gpu, extra: Sequence[str] = (), *,
+                several: bool, progress: bool) -> CommandJob:
+    """One GPU's job: the user's arguments without their --device (the job names the GPU),
+    `extra` before any `--` (after it they would be the workload's); certificate names with
+    the GPU's short UUID when several GPUs run (else as $GRAPHCERT_CERT_NAME says); progress
+    events when the parent draws bars."""
     ours = strip_device(args)
     cut = ours.index("--") if "--" in ours else len(ours)
-    return [sys.executable, "-m", "graphcert", *ours[:cut], *extra,
-            "--device", str(gpu.index), *ours[cut:]]
+    return CommandJob((*ours[:cut], *extra, *ours[cut:]), gpu.index,
+                      uuid_names=True if several else None, progress=progress)
 
 
-def worker_env(*, several: bool, progress_lines: bool,
-               base: Mapping[str, str] | None = None,
+def worker_env(base: Mapping[str, str] | None = None,
                extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The worker's environment: the parent's, without $GRAPHCERT_DEVICE (--device decides);
-    certificate names with the GPU's short UUID when several GPUs run."""
+    """The worker's environment: the parent's, without $GRAPHCERT_DEVICE (the job decides),
+    and `extra` (the terminal's width and colour)."""
     env = {k: v for k, v in (os.environ if base is None else base).items() if k != DEVICE_ENV}
-    if several:
-        env[CERT_NAME_ENV] = "uuid"
-    if progress_lines:
-        env[PROGRESS_ENV] = "1"
-    else:
-        env.pop(PROGRESS_ENV, None)
     env.update(extra or {})
     return env
 
 
-def _error_line(rc: int, lines: Sequence[str]) -> str | None:
-    """The worker's one-line error: its `graphcert: error:` line, else its last words."""
-    if rc == 0:
+def worker_error(done: Finished) -> WorkerError | None:
+    """Why the worker failed: the typed error it replied with; else, for one that crashed,
+    was killed or failed as a verdict does, how it ended and its last words."""
+    if done.exit_code == 0:
         return None
-    for line in reversed(lines):
-        if line.startswith(ERROR_PREFIX):
-            return line[len(ERROR_PREFIX):].strip()
+    if done.reply is not None and done.reply.error is not None:
+        return done.reply.error
+    rc = done.exit_code
     if rc < 0:
-        import signal
-
         try:
             name = signal.Signals(-rc).name
         except ValueError:
             name = str(-rc)
-        return f"the worker was killed by {name}"
-    last = next((ln.strip() for ln in reversed(lines) if ln.strip()), None)
-    return f"exited with code {rc}" + (f": {last}" if last else "")
+        return WorkerError(f"the worker was killed by {name}", None, rc)
+    last = next((ln.strip() for ln in reversed(done.messages) if ln.strip()), None)
+    return WorkerError(f"exited with code {rc}" + (f": {last}" if last else ""), None, rc)
 
 
-def _read_messages(stream: IO[str], gpu: Gpu, on_progress: OnProgress | None,
-                   lines: list[str]) -> None:
-    for raw in stream:
-        line = raw.rstrip("\n")
-        if line.startswith(PROGRESS_PREFIX):
-            what, _, units = line[len(PROGRESS_PREFIX):].strip().partition(" ")
-            if on_progress is not None:
-                # A bad line or a failing display must not end this reader: the worker would
-                # fill its stderr pipe and block, and the parent wait on it for ever.
-                try:
-                    on_progress(gpu, what, float(units))
-                except Exception:
-                    pass
-        else:
-            lines.append(line)
-
-
-def run_worker(gpu: Gpu, argv: Sequence[str], env: Mapping[str, str], *,
+def run_worker(gpu: Gpu, job: CommandJob, env: Mapping[str, str], *,
                on_progress: OnProgress | None = None,
                started: Callable[[subprocess.Popen[str]], None] | None = None
                ) -> WorkerOutcome:
     """Run one worker to its end; what it printed, its exit code and error."""
     begin = time.perf_counter()
+
+    def on_event(event: ProgressEvent) -> None:
+        if on_progress is not None:
+            on_progress(gpu, event)
+
     try:
-        proc = subprocess.Popen(list(argv), env=dict(env), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-                                encoding="utf-8", errors="replace")
+        worker = WorkerProcess.start(job, env=env, on_event=on_event, started=started)
     except OSError as exc:
-        return WorkerOutcome(gpu, 127, 0.0, "", (), f"cannot start the worker: {exc}")
-    if started is not None:
-        started(proc)
-    lines: list[str] = []
-    assert proc.stderr is not None and proc.stdout is not None
-    reader = threading.Thread(target=_read_messages, args=(proc.stderr, gpu, on_progress, lines),
-                              daemon=True)
-    reader.start()
-    stdout = proc.stdout.read()
-    rc = proc.wait()
-    reader.join()
-    return WorkerOutcome(gpu, rc, time.perf_counter() - begin, stdout, tuple(lines),
-                         _error_line(rc, lines))
+        return WorkerOutcome(gpu, 127, 0.0, "", (),
+                             WorkerError(f"cannot start the worker: {exc}", None, 127))
+    done = worker.wait()
+    return WorkerOutcome(gpu, done.exit_code, time.perf_counter() - begin, done.stdout,
+                         done.messages, worker_error(done))
 
 
-def run_workers(command: str, jobs: Sequence[tuple[Gpu, Sequence[str], Mapping[str, str]]], *,
+def run_workers(command: str, jobs: Sequence[Job], *,
                 on_progress: OnProgress | None = None,
                 on_done: Callable[[WorkerOutcome], None] | None = None) -> FleetResult:
-    """Run every (gpu, argv, env) worker at once; `on_done` as each finishes (one at a time).
+    """Run every (gpu, job, env) worker at once; `on_done` as each finishes (one at a time).
     Ctrl-C stops the workers this call started and re-raises."""
     begin = time.perf_counter()
     outcomes: dict[int, WorkerOutcome] = {}
@@ -180,8 +154,8 @@ def run_workers(command: str, jobs: Sequence[tuple[Gpu, Sequence[str], Mapping[s
                 return
         _stop(proc)
 
-    def one(pos: int, gpu: Gpu, argv: Sequence[str], env: Mapping[str, str]) -> None:
-        outcome = run_worker(gpu, argv, env, on_progress=on_progress, started=started)
+    def one(pos: int, gpu: Gpu, job: CommandJob, env: Mapping[str, str]) -> None:
+        outcome = run_worker(gpu, job, env, on_progress=on_progress, started=started)
         with lock:
             outcomes[pos] = outcome
             if on_done is not None:

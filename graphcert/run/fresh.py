@@ -1,45 +1,73 @@
 """`bench --context fresh|both`: the same bench in a fresh single-stream context, which only a
-new process has (the several-streams state never goes back). A child `python -m graphcert
-bench` runs with the internal `--fresh-child` flag (no settling, JSON on stdout, no
-certificate); its typed result is read back and merged into the parent's."""
+new process has (the several-streams state never goes back). A worker (graphcert.run.worker)
+gets a `BenchJob` (the settings, unsettled, the workload reference, its sizes and device),
+benches without writing a certificate, and replies with the typed result, which is merged
+into the parent's."""
 
 from __future__ import annotations
 
-import json
 import subprocess
-import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 from graphcert.cert.results import BenchResult
-from graphcert.classes import Buckets
-from graphcert.errors import GraphcertError
+from graphcert.classes import Buckets, parse_buckets
+from graphcert.errors import ExitStatus, GraphcertError
 from graphcert.run.harness import BenchSettings
+from graphcert.run.worker import Finished, WorkerProcess
 
-FRESH_CHILD_FLAG = "--fresh-child"
+# How the command line said a worker's failure before the reply was typed; the parent's
+# message still quotes it that way.
+ERROR_PREFIX = "graphcert: error: "
 
 
-def child_argv(ref: str, sizes: Sequence[int], settings: BenchSettings, device: int
-               ) -> list[list[str]]:
-    """The command line of each child run (one per size unless `sizes` is a bucket list or
-    one size: the CLI takes --classes SPEC or --size N)."""
-    rule = settings.rule
-    common = ["--max-noise", repr(rule.max_noise), "--min-samples", str(rule.min_samples),
-              "--min-time", repr(rule.min_time_s), "--timeout", repr(rule.timeout_s),
-              "--blocker-timeout", repr(settings.blocker_timeout_s),
-              "--flush-l2" if settings.flush_l2 else "--no-flush-l2",
-              "--placements", str(settings.placements),
-              "--placement-contexts", "new" if settings.new_contexts else "same",
-              "--hot" if settings.hot else "--no-hot", "--device", str(device),
-              "--no-certificate", "--json", FRESH_CHILD_FLAG]
-    head = [sys.executable, "-m", "graphcert", "bench", ref]
+@dataclass(frozen=True)
+class BenchJob:
+    """Bench `ref` at `sizes` (a bucket list, sent as its text, or sizes) on `device` with
+    `settings`, in the worker's own context; no certificate."""
+
+    ref: str
+    sizes: Sequence[int]
+    settings: BenchSettings
+    device: int
+
+    def to_json(self) -> dict[str, Any]:
+        sizes: dict[str, Any] = ({"classes": self.sizes.text} if isinstance(self.sizes, Buckets)
+                                 else {"sizes": list(self.sizes)})
+        return {"job": "bench", "ref": self.ref, **sizes, "settings": self.settings.to_json(),
+                "device": self.device}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> BenchJob:
+        sizes: Sequence[int] = (parse_buckets(str(doc["classes"])) if "classes" in doc
+                                else tuple(int(n) for n in doc["sizes"]))
+        return cls(str(doc["ref"]), sizes, BenchSettings.from_json(doc["settings"]),
+                   int(doc["device"]))
+
+
+def child_jobs(ref: str, sizes: Sequence[int], settings: BenchSettings, device: int
+               ) -> list[BenchJob]:
+    """The job of each child run: one per size unless `sizes` is a bucket list (each size in
+    a process of its own, as when the child was given --size N). Unsettled: the child times
+    the fresh state and starts no child of its own."""
+    unsettled = replace(settings, settle=False, context="settled")
     if isinstance(sizes, Buckets):
-        return [[*head, "--classes", sizes.text, *common]]
-    return [[*head, "--size", str(n), *common] for n in sizes]
+        return [BenchJob(ref, sizes, unsettled, device)]
+    return [BenchJob(ref, (n,), unsettled, device) for n in sizes]
 
 
-def parse_child(stdout: str) -> BenchResult:
-    """The typed result a --fresh-child run printed: {"results": ..., "verdict": ...}."""
-    doc = json.loads(stdout)
+def run_bench_job(job: BenchJob) -> dict[str, Any]:
+    """The worker's side: bench as the job says; the typed result as {"results", "verdict"}
+    (a failed verdict is a result, not an error: the parent combines it)."""
+    from graphcert.run.jobs import bench_workloads
+
+    (done,) = bench_workloads([job.ref], job.sizes, job.settings, device=job.device)
+    return {"results": done.result.to_json(), "verdict": done.result.verdict.to_json()}
+
+
+def parse_child(doc: Mapping[str, Any]) -> BenchResult:
+    """The typed result a bench worker replied with: {"results": ..., "verdict": ...}."""
     return BenchResult.from_json(doc["results"], doc["verdict"])
 
 
@@ -48,8 +76,6 @@ def merge(parts: Sequence[BenchResult]) -> BenchResult:
     first = parts[0]
     if len(parts) == 1:
         return first
-    from dataclasses import replace
-
     from graphcert.cert.results import Telemetry
 
     sizes = tuple(s for p in parts for s in p.sizes)
@@ -81,22 +107,40 @@ def bench_fresh(ref: str, sizes: Sequence[int], settings: BenchSettings, device:
     """Run bench of `ref` in child processes whose contexts stay in the single-stream state.
     A child that runs past `timeout_s` (default: child_timeout_s) is ended: one-line error."""
     parts = []
-    for argv in child_argv(ref, sizes, settings, device):
+    for job in child_jobs(ref, sizes, settings, device):
         limit = timeout_s if timeout_s is not None else child_timeout_s(settings, sizes)
+        worker = WorkerProcess.start(job)
         try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=limit,
-                                  check=False)
+            done = worker.wait(limit)
         except subprocess.TimeoutExpired:
+            worker.kill()
             raise GraphcertError(f"bench {ref} in a fresh context (child process) did not "
                                  f"finish in {limit:.0f} s and was stopped") from None
-        if proc.returncode != 0:
-            last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
-            raise GraphcertError(f"bench {ref} in a fresh context (child process) failed "
-                                 f"with exit {proc.returncode}: {last}",
-                                 exit_code=proc.returncode if proc.returncode in (1, 2) else 1)
-        try:
-            parts.append(parse_child(proc.stdout))
-        except (ValueError, KeyError) as exc:
-            raise GraphcertError(f"bench {ref} in a fresh context: the child's output is "
-                                 f"not a bench result ({exc})") from exc
+        except BaseException:  # Ctrl-C: the child goes with its parent
+            worker.kill()
+            raise
+        parts.append(_result_of(ref, done))
     return merge(parts)
+
+
+def _result_of(ref: str, done: Finished) -> BenchResult:
+    """The child's typed result, or its failure as one line (its typed error; else, for a
+    child that crashed or was killed, its last words)."""
+    reply = done.reply
+    if done.exit_code != 0:
+        if reply is not None and reply.error is not None:
+            last = ERROR_PREFIX + reply.error.one_line()
+        else:
+            last = ("\n".join(done.messages).strip().splitlines() or ["(no output)"])[-1]
+        code = done.exit_code
+        raise GraphcertError(f"bench {ref} in a fresh context (child process) failed "
+                             f"with exit {code}: {last}",
+                             exit_code=code if code in (ExitStatus.FAILED, ExitStatus.UNUSABLE)
+                             else ExitStatus.FAILED)
+    try:
+        if reply is None or reply.result is None:
+            raise ValueError("it replied with no result")
+        return parse_child(reply.result)
+    except (ValueError, KeyError) as exc:
+        raise GraphcertError(f"bench {ref} in a fresh context: the child's output is "
+                             f"not a bench result ({exc})") from exc

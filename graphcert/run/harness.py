@@ -8,8 +8,9 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -43,6 +44,21 @@ class BenchSettings:
     settle: bool = True  # False: time the context's fresh single-stream state (a child)
     hot: bool = True  # also the hot figure (back to back, L2 warm)
     context: str = "settled"  # settled | fresh | both (run.jobs starts a child for fresh)
+
+    def to_json(self) -> dict[str, Any]:
+        """Every setting, as a worker's job carries them (graphcert.run.fresh.BenchJob)."""
+        return {"rule": self.rule.to_json(), "flush_l2": self.flush_l2,
+                "blocker_timeout_s": self.blocker_timeout_s,
+                "max_queued_ops": self.max_queued_ops, "placements": self.placements,
+                "new_contexts": self.new_contexts, "settle": self.settle, "hot": self.hot,
+                "context": self.context}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> BenchSettings:
+        return cls(StopRule.from_json(doc["rule"]), bool(doc["flush_l2"]),
+                   float(doc["blocker_timeout_s"]), int(doc["max_queued_ops"]),
+                   int(doc["placements"]), bool(doc["new_contexts"]), bool(doc["settle"]),
+                   bool(doc["hot"]), str(doc["context"]))
 
 
 class QueueUnavailable(Exception):

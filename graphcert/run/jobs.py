@@ -51,9 +51,11 @@ def _prepare(refs: Sequence[str], out_dir: Path | None) -> list[LoadedWorkload]:
 
 
 def _certify(result: R, loaded: LoadedWorkload, env: dict[str, Any], out_dir: Path | None,
-             on_result: Callable[[Certified[R]], None] | None) -> Certified[R]:
+             on_result: Callable[[Certified[R]], None] | None,
+             uuid_names: bool | None = None) -> Certified[R]:
     """Write the result's certificate when asked to, and report it."""
-    path = environment.write(result, out_dir, loaded, env) if out_dir else None
+    path = (environment.write(result, out_dir, loaded, env, uuid_names=uuid_names)
+            if out_dir else None)
     done = Certified(loaded.ref, result, path)
     if on_result is not None:
         on_result(done)
@@ -66,9 +68,12 @@ def verify_workloads(refs: Sequence[str], capacities: Sequence[int], *, samples:
                      on_class: Callable[[str, AnyClass], None] | None = None,
                      on_result: Callable[[Certified[VerifyResult]], None] | None = None,
                      on_progress: Callable[..., None] | None = None,
+                     uuid_names: bool | None = None,
                      ) -> list[Certified[VerifyResult]]:
     """Verify each workload over `capacities`; with `out_dir`, write a topology certificate
-    per workload. `on_class(ref, cls)` after each class, `on_result` after each workload."""
+    per workload (named with the GPU's short UUID as `uuid_names` says: see
+    environment.gpu_label). `on_class(ref, cls)` after each class, `on_result` after each
+    workload."""
     from graphcert.run.steps import verify_step
     from graphcert.run.verify import verify
 
@@ -91,7 +96,7 @@ def verify_workloads(refs: Sequence[str], capacities: Sequence[int], *, samples:
                 result = verify(ctx, one.ref, capacities, samples=samples, seed=seed, mode=mode,
                                 workload=target, classes_spec=classes_spec, on_class=each,
                                 on_progress=on_progress)
-            done.append(_certify(result, one, env, out_dir, on_result))
+            done.append(_certify(result, one, env, out_dir, on_result, uuid_names))
     return done
 
 
@@ -109,9 +114,10 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
                     out_dir: Path | None = None,
                     on_result: Callable[[Certified[BenchResult]], None] | None = None,
                     on_progress: Callable[..., None] | None = None,
+                    uuid_names: bool | None = None,
                     ) -> list[Certified[BenchResult]]:
     """Bench each workload reference at `sizes`; with `out_dir`, write a bench certificate
-    per run."""
+    per run (named as `uuid_names` says: see environment.gpu_label)."""
     from graphcert.run.bench import bench
     from graphcert.run.fresh import bench_fresh, child_timeout_s
     from graphcert.run.steps_bench import bench_step
@@ -140,7 +146,7 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
                                on_progress=on_progress)
                 if fresh is not None:
                     result = with_other_context(result, fresh)
-            done.append(_certify(result, one, env, out_dir, on_result))
+            done.append(_certify(result, one, env, out_dir, on_result, uuid_names))
     return done
 
 
@@ -154,8 +160,8 @@ def with_other_context(settled: BenchResult, fresh: BenchResult) -> BenchResult:
 
 
 def sweep(key: str, values: Sequence[Any], runs: Sequence[Certified[BenchResult]], *,
-          base_ref: str | None = None, device: int = 0, out_dir: Path | None = None
-          ) -> tuple[SweepFit, Path | None, Path | None]:
+          base_ref: str | None = None, device: int = 0, out_dir: Path | None = None,
+          uuid_names: bool | None = None) -> tuple[SweepFit, Path | None, Path | None]:
     """The a + b·value fit over swept runs (each run's first size); with `out_dir` and
     `base_ref`, also a sweep certificate beside the runs' own. Returns the fit, the
     certificate's path and the plot path the certificate names (None: not written; where
@@ -170,10 +176,10 @@ def sweep(key: str, values: Sequence[Any], runs: Sequence[Certified[BenchResult]
     plot: Path | None = None
     # Without matplotlib there is no plot: the gate's HTML report draws the sweep itself.
     if importlib.util.find_spec("matplotlib") is not None:
-        plot = out_dir / environment.sweep_filename(loaded, key, environment.gpu_label(env),
-                                                    ".png")
+        plot = out_dir / environment.sweep_filename(
+            loaded, key, environment.gpu_label(env, uuid_names), ".png")
         fit = replace(fit, plot=plot.name)
-    return fit, environment.write_sweep(fit, out_dir, loaded, env), plot
+    return fit, environment.write_sweep(fit, out_dir, loaded, env, uuid_names=uuid_names), plot
 
 
 def capture_workload(ref: str, sizes: list[int], *, mode: str = "global", device: int = 0,

@@ -21,7 +21,7 @@ class Sampled:
     ended: Ended
 
     def timing(self) -> Timing:
-        return Timing(**summarize(self.samples), ended=self.ended)
+        return summarize(self.samples, self.ended)
 
 
 def pooled(per_placement: Sequence[Sampled | Unavailable]

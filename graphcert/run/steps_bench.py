@@ -48,7 +48,7 @@ def _sample(rule: StopRule, one: Callable[[], float]) -> tuple[Timing, list[floa
         samples.append(one())
         ended = rule.ended(samples, time.perf_counter() - start)
         if ended is not None:
-            return Timing(**summarize(samples), ended=Ended(ended)), samples
+            return summarize(samples, Ended(ended)), samples
 
 
 def _way(rule: StopRule, launch: Callable[[], None], wait: Callable[[], None]
@@ -94,8 +94,8 @@ def bench_step(step: Step, ref: str, sizes: Sequence[int], rule: StopRule, *,
         finally:
             captured.release()
         speedup: dict[str, Interval | None] = {
-            q: (Interval(**speedup_interval(eager_raw[q], graph_raw[q]))
-                if q in eager_raw else None) for q in QUANTITIES}
+            q: (speedup_interval(eager_raw[q], graph_raw[q]) if q in eager_raw else None)
+            for q in QUANTITIES}
         upfront = Upfront(captured.capture_s, captured.instantiate_s, None, first)
         gain = eager.end_to_end.median_s - graph.end_to_end.median_s
         rows.append(SizeResult(n, capacity, eager, graph, speedup, upfront,

@@ -1,26 +1,72 @@
-"""Typed results of a run over several GPUs (`--device all`): one outcome per worker. Pure.
+"""Typed results of a run over several GPUs (`--device all`): one outcome per worker, and the
+values a worker sends its parent (progress events, its error). Pure.
 
-A worker is a `python -m graphcert <command> ... --device N` child; its outcome holds what it
-printed, its exit code and, when it failed, its one-line error. The run's exit code is the
-worst worker's.
+A worker is a `python -m graphcert.worker` child given one GPU's job (graphcert.run.worker);
+its outcome holds what it printed, its exit code and, when it failed, its error. The run's
+exit code is the worst worker's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
+from graphcert.errors import GraphcertError
 from graphcert.fileio import parse_json
 
-# A worker writes its progress to stderr as lines starting with this (render/progress.py
-# writes them, run/fleet.py reads them): "<prefix> total 12" then "<prefix> advance 1".
-PROGRESS_PREFIX = "graphcert-progress:"
-# Set by the parent in its workers' environment when it draws their progress.
-PROGRESS_ENV = "GRAPHCERT_PROGRESS_LINES"
-# "uuid": certificate names carry the GPU's short UUID (set for workers of a several-GPU run,
-# and by hand for one job per GPU of one model writing into one folder).
-CERT_NAME_ENV = "GRAPHCERT_CERT_NAME"
+ProgressKind = Literal["total", "advance"]
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """A worker's progress: first the total of units, then each advance by `units`."""
+
+    what: ProgressKind
+    units: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"progress": self.what, "units": self.units}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> ProgressEvent:
+        what = doc["progress"]
+        if what not in ("total", "advance"):
+            raise ValueError(f"not a progress event: {what!r}")
+        return cls(what, float(doc["units"]))
+
+
+EventSink = Callable[[ProgressEvent], None]  # where a worker sends its progress events
+
+
+@dataclass(frozen=True)
+class WorkerError:
+    """Why a worker failed: the one-line message and fix the command line would print, and
+    the exit status it gave."""
+
+    message: str
+    hint: str | None
+    exit_status: int
+
+    @classmethod
+    def of(cls, exc: GraphcertError) -> WorkerError:
+        return cls(exc.message, exc.hint, int(exc.exit_code))
+
+    def as_error(self) -> GraphcertError:
+        """The error again, to raise in the parent (same line, same exit code)."""
+        return GraphcertError(self.message, hint=self.hint, exit_code=self.exit_status)
+
+    def one_line(self) -> str:
+        return self.as_error().one_line()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"message": self.message, "hint": self.hint, "exit_status": self.exit_status}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> WorkerError:
+        hint = doc.get("hint")
+        return cls(str(doc["message"]), str(hint) if hint is not None else None,
+                   int(doc["exit_status"]))
 
 
 def short_uuid(uuid: str) -> str:
@@ -58,7 +104,7 @@ class WorkerOutcome:
     seconds: float
     stdout: str
     messages: tuple[str, ...] = ()
-    error: str | None = None  # the one-line error of a worker that failed
+    error: WorkerError | None = None  # why a worker that failed did
 
     @property
     def ok(self) -> bool:
@@ -74,7 +120,8 @@ class WorkerOutcome:
 
     def to_json(self) -> dict[str, Any]:
         return {"gpu": self.gpu.to_json(), "exit_code": self.exit_code,
-                "seconds": round(self.seconds, 3), "error": self.error,
+                "seconds": round(self.seconds, 3),
+                "error": self.error.one_line() if self.error is not None else None,
                 "output": self.output_json()}
 
 
@@ -90,7 +137,7 @@ class FleetResult:
     def exit_code(self) -> int:
         return worst_exit([w.exit_code for w in self.workers])
 
-    def common_error(self) -> str | None:
+    def common_error(self) -> WorkerError | None:
         """The one error every worker failed with alike (bad input they all saw), if any."""
         errors = {w.error for w in self.workers}
         if len(self.workers) > 1 and len(errors) == 1 and not any(w.ok for w in self.workers):
