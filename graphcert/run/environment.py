@@ -18,6 +18,7 @@ from graphcert.cert.method import method_kind
 from graphcert.cert.results import BenchResult, SweepFit, VerifyResult
 from graphcert.cert.results.fleet import CERT_NAME_ENV, short_uuid
 from graphcert.cert.signing import load_key
+from graphcert.errors import first_line
 from graphcert.workloads import registry
 
 
@@ -70,7 +71,7 @@ def _without_driver(reason: str) -> dict[str, Any]:
 
         env.update(software_versions())
     except Exception as exc:  # noqa: BLE001 - informational; NVRTC may be absent as well
-        env["software_versions_error"] = str(exc).splitlines()[0] if str(exc) else repr(exc)
+        env["software_versions_error"] = first_line(exc)
     env["gpus"] = []
     env["no_driver"] = reason
     return env

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from graphcert.errors import InputError
+from graphcert.model.jsontext import short_hash
 from graphcert.paths import kernels_dir
 from graphcert.workloads import sources
 
@@ -215,7 +216,7 @@ def _load_user_object(target: str) -> tuple[Any, str]:
 
 
 def _import_file(path: Path) -> Any:
-    name = "graphcert_user_" + hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+    name = "graphcert_user_" + short_hash(hashlib.sha1(str(path.resolve()).encode()).hexdigest())
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)
