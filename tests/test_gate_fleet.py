@@ -173,7 +173,7 @@ for ref in ("scan", "join"):
     if ref == os.environ.get("ALTER_REF") and dev == 1:
         results["classes"][0]["topology_hash"] = "synthetic-different-topology"
     result = VerifyResult.from_json(results, {"passed": True, "reasons": ["synthetic"]})
-    print(write(result, out, ref, load(ref), env))
+    print(write(result, out, ref, load(ref), env, key=None))
 """
 
 

@@ -14,6 +14,7 @@ from graphcert.commands._options import (
     MAX_SECONDS,
     Bounded,
     PathParam,
+    cli_options,
     device_option,
     json_option,
     signing_key_option,
@@ -125,7 +126,7 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
                              blocker_timeout, placements=placements,
                              new_contexts=placement_contexts == "new", settle=not fresh_child,
                              hot=hot, context="settled" if fresh_child else context)
-    out, err = stdout_console(), stderr_console()
+    out, err, options = stdout_console(), stderr_console(), cli_options()
 
     def show(done: Certified[BenchResult]) -> None:
         if as_json:
@@ -136,15 +137,16 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
             err.print(f"certificate: {done.certificate}")
 
     total = len(runs) * len(sizes) * len(QUANTITIES)  # workloads x sizes x quantities
-    with progress(total, "bench") as advance:
+    with progress(total, "bench", options) as advance:
         results = bench_workloads([ref for ref, _, _ in runs], sizes, settings, device=device,
-                                  out_dir=None if no_certificate else out_dir,
+                                  out_dir=None if no_certificate else out_dir, options=options,
                                   on_result=show, on_progress=advance)
     fit = None
     if sweep is not None:
         fit, cert, cert_plot = fit_runs(str(runs[0][1]), [value for _, _, value in runs],
                                         results, base_ref=workloads[0], device=device,
-                                        out_dir=None if no_certificate else out_dir)
+                                        out_dir=None if no_certificate else out_dir,
+                                        options=options)
         if not as_json:
             out.print(sweep_table(fit))
         if cert is not None:

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Protocol
 
 from graphcert.cert.results.fleet import PROGRESS_ENV, PROGRESS_PREFIX
+from graphcert.options import Options
 
 
 class Advance(Protocol):
@@ -24,10 +25,10 @@ class Advance(Protocol):
     def __call__(self, units: float = 1.0, description: str | None = None) -> None: ...
 
 
-def bars_allowed() -> bool:
+def bars_allowed(options: Options) -> bool:
     """Bars only when both streams are terminals, CI is unset, and the terminal is not dumb."""
-    return (sys.stdout.isatty() and sys.stderr.isatty() and not os.environ.get("CI")
-            and os.environ.get("TERM") != "dumb")
+    return (sys.stdout.isatty() and sys.stderr.isatty() and not options.ci
+            and not options.dumb_terminal)
 
 
 def _nothing(units: float = 1.0, description: str | None = None) -> None:
@@ -49,12 +50,13 @@ def _progress_lines(total: float) -> Advance:
 
 
 @contextmanager
-def progress(total: float, description: str) -> Iterator[Advance]:
-    """A transient bar of `total` units on stderr; yields the callback that advances it."""
+def progress(total: float, description: str, options: Options) -> Iterator[Advance]:
+    """A transient bar of `total` units on stderr (where `options` allow bars); yields the
+    callback that advances it."""
     if os.environ.get(PROGRESS_ENV) == "1" and total > 0:
         yield _progress_lines(total)
         return
-    if not bars_allowed() or total <= 0:
+    if not bars_allowed(options) or total <= 0:
         yield _nothing
         return
     from rich.progress import (

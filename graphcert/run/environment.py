@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphcert.cert.document import (
     certificate_filename,
@@ -17,9 +17,12 @@ from graphcert.cert.document import (
 from graphcert.cert.method import method_kind
 from graphcert.cert.results import BenchResult, SweepFit, VerifyResult
 from graphcert.cert.results.fleet import CERT_NAME_ENV, short_uuid
-from graphcert.cert.signing import load_key
 from graphcert.errors import first_line
 from graphcert.workloads import registry
+
+if TYPE_CHECKING:
+    from graphcert.cert.signing import SigningKey
+    from graphcert.options import GitCommit
 
 
 def workload_identity(ref: str, workload: Any, kind: str) -> dict[str, Any]:
@@ -31,18 +34,17 @@ def workload_identity(ref: str, workload: Any, kind: str) -> dict[str, Any]:
             "options": dict(registry.parse_ref(ref).options)}
 
 
-def environment(device_index: int) -> dict[str, Any]:
+def environment(device_index: int, git: GitCommit | None) -> dict[str, Any]:
     """GPU, driver and library versions, plus Python, host and git.
 
-    A device machine may hold a copy of the tree without .git: GRAPHCERT_GIT_COMMIT and
-    GRAPHCERT_GIT_DIRTY then say which commit it is.
+    A device machine may hold a copy of the tree without .git: `git` (Options.git, from
+    $GRAPHCERT_GIT_COMMIT and $GRAPHCERT_GIT_DIRTY) then says which commit it is.
     """
     from graphcert.cuda.device import environment as gpu_environment
 
     env = {**gpu_environment(device_index), **host_environment(Path.cwd())}
-    if os.environ.get("GRAPHCERT_GIT_COMMIT"):
-        env["git"] = {"commit": os.environ["GRAPHCERT_GIT_COMMIT"],
-                      "dirty": os.environ.get("GRAPHCERT_GIT_DIRTY", "0") == "1"}
+    if git is not None:
+        env["git"] = git.to_json()
     return env
 
 
@@ -78,17 +80,16 @@ def _without_driver(reason: str) -> dict[str, Any]:
 
 
 def write(result: VerifyResult | BenchResult, out_dir: Path, ref: str, workload: Any,
-          env: dict[str, Any]) -> Path:
-    """Seal the certificate of `result`, sign it when a key is set
-    ($GRAPHCERT_SIGNING_KEY_FILE, which --signing-key-file sets, or $GRAPHCERT_SIGNING_KEY)
-    and write it atomically; returns its path. With $GRAPHCERT_CERT_NAME=uuid (set for the
+          env: dict[str, Any], *, key: SigningKey | None) -> Path:
+    """Seal the certificate of `result`, sign it with `key` (Options.signing_key; None:
+    unsigned) and write it atomically; returns its path. With $GRAPHCERT_CERT_NAME=uuid (set for the
     workers of a several-GPU run) the name carries the GPU's short UUID."""
     kind = "topology" if isinstance(result, VerifyResult) else "bench"
     method = method_kind(kind, result.settings)  # "+step" for a framework step
     cert = certificate_of(result, workload=workload_identity(ref, workload, method),
                           environment=env)
     name = certificate_filename(cert["kind"], labelled(ref, workload), gpu_label(env))
-    return write_certificate(out_dir / name, cert, key=load_key())
+    return write_certificate(out_dir / name, cert, key=key)
 
 
 def gpu_label(env: dict[str, Any]) -> str:
@@ -117,11 +118,11 @@ def sweep_filename(base_ref: str, workload: Any, key: str, gpu_name: str,
 
 
 def write_sweep(fit: SweepFit, out_dir: Path, base_ref: str, workload: Any,
-                env: dict[str, Any]) -> Path:
-    """Seal the sweep certificate (fit, points, the runs' certificates), sign it when a key
-    is set (as `write`), and write it."""
+                env: dict[str, Any], *, key: SigningKey | None) -> Path:
+    """Seal the sweep certificate (fit, points, the runs' certificates), sign it with `key`
+    (as `write`), and write it."""
     cert = make_certificate("sweep", workload=workload_identity(base_ref, workload, "sweep"),
                             environment=env, results=fit.to_json(),
                             verdict=fit.verdict.to_json())
     name = sweep_filename(base_ref, workload, fit.key, gpu_label(env))
-    return write_certificate(out_dir / name, cert, key=load_key())
+    return write_certificate(out_dir / name, cert, key=key)

@@ -25,6 +25,7 @@ from graphcert.classes import class_of
 from graphcert.cuda.context import RunContext
 from graphcert.errors import InputError
 from graphcert.fileio import ensure_writable_dir
+from graphcert.options import Options
 from graphcert.run import environment
 from graphcert.run.bench import BenchSettings, fit_sweep
 from graphcert.workloads.registry import load
@@ -50,9 +51,11 @@ def _prepare(refs: Sequence[str], out_dir: Path | None) -> list[tuple[str, Any]]
 
 
 def _certify(result: R, ref: str, workload: Any, env: dict[str, Any], out_dir: Path | None,
-             on_result: Callable[[Certified[R]], None] | None) -> Certified[R]:
+             options: Options, on_result: Callable[[Certified[R]], None] | None
+             ) -> Certified[R]:
     """Write the result's certificate when asked to, and report it."""
-    path = environment.write(result, out_dir, ref, workload, env) if out_dir else None
+    path = (environment.write(result, out_dir, ref, workload, env, key=options.signing_key)
+            if out_dir else None)
     done = Certified(ref, result, path)
     if on_result is not None:
         on_result(done)
@@ -61,20 +64,21 @@ def _certify(result: R, ref: str, workload: Any, env: dict[str, Any], out_dir: P
 
 def verify_workloads(refs: Sequence[str], capacities: Sequence[int], *, samples: int = 4,
                      seed: int = 0, mode: str = "global", classes_spec: str | None = None,
-                     device: int = 0, out_dir: Path | None = None,
+                     device: int = 0, out_dir: Path | None = None, options: Options,
                      on_class: Callable[[str, AnyClass], None] | None = None,
                      on_result: Callable[[Certified[VerifyResult]], None] | None = None,
                      on_progress: Callable[..., None] | None = None,
                      ) -> list[Certified[VerifyResult]]:
     """Verify each workload over `capacities`; with `out_dir`, write a topology certificate
-    per workload. `on_class(ref, cls)` after each class, `on_result` after each workload."""
+    per workload (signed with `options.signing_key`). `on_class(ref, cls)` after each class,
+    `on_result` after each workload."""
     from graphcert.run.steps import verify_step
     from graphcert.run.verify import verify
 
     loaded = _prepare(refs, out_dir)
     done: list[Certified[VerifyResult]] = []
     with _context(loaded, device, seed) as ctx:
-        env = environment.environment(device) if out_dir is not None else {}
+        env = environment.environment(device, options.git) if out_dir is not None else {}
         for ref, workload in loaded:
             def each(cls: AnyClass, ref: str = ref) -> None:
                 if on_class is not None:
@@ -88,7 +92,7 @@ def verify_workloads(refs: Sequence[str], capacities: Sequence[int], *, samples:
                 result = verify(ctx, ref, capacities, samples=samples, seed=seed, mode=mode,
                                 workload=workload, classes_spec=classes_spec, on_class=each,
                                 on_progress=on_progress)
-            done.append(_certify(result, ref, workload, env, out_dir, on_result))
+            done.append(_certify(result, ref, workload, env, out_dir, options, on_result))
     return done
 
 
@@ -102,13 +106,12 @@ def _context(loaded: list[tuple[str, Any]], device: int, seed: int = 0
 
 
 def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSettings, *,
-                    device: int = 0,
-                    out_dir: Path | None = None,
+                    device: int = 0, out_dir: Path | None = None, options: Options,
                     on_result: Callable[[Certified[BenchResult]], None] | None = None,
                     on_progress: Callable[..., None] | None = None,
                     ) -> list[Certified[BenchResult]]:
     """Bench each workload reference at `sizes`; with `out_dir`, write a bench certificate
-    per run."""
+    per run (signed with `options.signing_key`)."""
     from graphcert.run.bench import bench
     from graphcert.run.fresh import bench_fresh, child_timeout_s
     from graphcert.run.steps_bench import bench_step
@@ -116,7 +119,7 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
     loaded = _prepare(runs, out_dir)
     done: list[Certified[BenchResult]] = []
     with _context(loaded, device) as ctx:
-        env = environment.environment(device) if out_dir is not None else {}
+        env = environment.environment(device, options.git) if out_dir is not None else {}
         for ref, workload in loaded:
             # --context fresh|both: a child process times the fresh single-stream state.
             fresh = (bench_fresh(ref, sizes, settings, device,
@@ -135,7 +138,7 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
                                on_progress=on_progress)
                 if fresh is not None:
                     result = with_other_context(result, fresh)
-            done.append(_certify(result, ref, workload, env, out_dir, on_result))
+            done.append(_certify(result, ref, workload, env, out_dir, options, on_result))
     return done
 
 
@@ -147,8 +150,8 @@ def with_other_context(settled: BenchResult, fresh: BenchResult) -> BenchResult:
 
 
 def sweep(key: str, values: Sequence[Any], runs: Sequence[Certified[BenchResult]], *,
-          base_ref: str | None = None, device: int = 0, out_dir: Path | None = None
-          ) -> tuple[SweepFit, Path | None, Path | None]:
+          base_ref: str | None = None, device: int = 0, out_dir: Path | None = None,
+          options: Options) -> tuple[SweepFit, Path | None, Path | None]:
     """The a + b·value fit over swept runs (each run's first size); with `out_dir` and
     `base_ref`, also a sweep certificate beside the runs' own. Returns the fit, the
     certificate's path and the plot path the certificate names (None: not written; where
@@ -159,14 +162,15 @@ def sweep(key: str, values: Sequence[Any], runs: Sequence[Certified[BenchResult]
     if out_dir is None or base_ref is None:
         return fit, None, None
     workload = load(base_ref)
-    env = environment.environment(device)
+    env = environment.environment(device, options.git)
     plot: Path | None = None
     # Without matplotlib there is no plot: the gate's HTML report draws the sweep itself.
     if importlib.util.find_spec("matplotlib") is not None:
         plot = out_dir / environment.sweep_filename(base_ref, workload, key,
                                                     environment.gpu_label(env), ".png")
         fit = replace(fit, plot=plot.name)
-    return fit, environment.write_sweep(fit, out_dir, base_ref, workload, env), plot
+    return fit, environment.write_sweep(fit, out_dir, base_ref, workload, env,
+                                        key=options.signing_key), plot
 
 
 def capture_workload(ref: str, sizes: list[int], *, mode: str = "global", device: int = 0,
