@@ -142,6 +142,61 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
     return done
 
 
+@dataclass(frozen=True)
+class SweptOption:
+    """A `--sweep KEY=V1,V2,...` of one workload: one run per value, fitted a + b·value."""
+
+    key: str
+    values: tuple[int, ...]
+    base_ref: str  # the workload without the swept option
+
+
+@dataclass(frozen=True)
+class BenchPlan:
+    """What one bench runs: the references (a sweep's: one per value, in order), the
+    sizes, and the sweep when there is one."""
+
+    refs: tuple[str, ...]
+    sizes: Sequence[int]
+    sweep: SweptOption | None = None
+
+    @property
+    def units(self) -> int:
+        """Progress units of the whole plan: references x sizes x quantities."""
+        return len(self.refs) * len(self.sizes) * len(QUANTITIES)
+
+
+@dataclass(frozen=True)
+class BenchRun:
+    """What a bench plan gave: each run, and for a sweep its fit, the sweep certificate
+    and the plot that certificate names (None: not written; the caller draws it)."""
+
+    runs: list[Certified[BenchResult]]
+    fit: SweepFit | None = None
+    sweep_certificate: Path | None = None
+    sweep_plot: Path | None = None
+
+    @property
+    def passed(self) -> bool:
+        return all(r.result.verdict.passed for r in self.runs)
+
+
+def bench_plan(plan: BenchPlan, settings: BenchSettings, *, device: int = 0,
+               out_dir: Path | None = None, options: Options,
+               on_result: Callable[[Certified[BenchResult]], None] | None = None,
+               on_progress: Callable[..., None] | None = None) -> BenchRun:
+    """`graphcert bench`'s one call: bench every run of `plan` (bench_workloads), then fit
+    its sweep (`sweep`); with `out_dir`, the certificates of both."""
+    runs = bench_workloads(plan.refs, plan.sizes, settings, device=device, out_dir=out_dir,
+                           options=options, on_result=on_result, on_progress=on_progress)
+    if plan.sweep is None:
+        return BenchRun(runs)
+    fit, cert, plot = sweep(plan.sweep.key, plan.sweep.values, runs,
+                            base_ref=plan.sweep.base_ref, device=device, out_dir=out_dir,
+                            options=options)
+    return BenchRun(runs, fit, cert, plot)
+
+
 def with_other_context(settled: BenchResult, fresh: BenchResult) -> BenchResult:
     """`settled` with the fresh-context run beside it; the verdict is both (a failed or
     incomplete fresh half is never hidden behind a settled pass)."""
