@@ -185,7 +185,7 @@ def main() -> None:
                             built = session.build(h.stream, 1)
                             try:
                                 native(n, on_exec[n], ("--exec", str(int(built.exe.handle))))
-                                marks = int(session.workload._marks._dptr)
+                                marks = session.workload._marks.ptr
                                 native(n, on_marks[n], ("--marks", str(marks)))
                             finally:
                                 built.destroy()

@@ -6,12 +6,22 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from graphcert.errors import InputError
 
 if TYPE_CHECKING:
     from graphcert.model import GraphSnapshot
+
+
+def as_tuple(value: object) -> tuple[Any, ...]:
+    """What a user's callable returned (a step's inputs or outputs) as a tuple: a tuple as it
+    is, a list as a tuple, anything else (one array) as a 1-tuple."""
+    if isinstance(value, tuple):
+        return value
+    if isinstance(value, list):
+        return tuple(value)
+    return (value,)
 
 
 def type_name(value: object) -> str:

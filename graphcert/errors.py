@@ -15,6 +15,15 @@ class ExitStatus(IntEnum):
     INTERRUPTED = 130  # Ctrl-C (128 + SIGINT); graphcert._interrupt writes it as a literal
 
 
+def first_line(exc: BaseException, *, typed: bool = False) -> str:
+    """The first non-blank line of an exception's text, stripped (a framework's error can be
+    a page long), after `TypeName: ` with `typed`; the type's name alone when it says nothing."""
+    line = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), None)
+    if line is None:
+        return type(exc).__name__
+    return f"{type(exc).__name__}: {line}" if typed else line
+
+
 class GraphcertError(Exception):
     """An error the user can act on: one line of message, an optional fix, an exit code."""
 

@@ -15,6 +15,7 @@ the ini key `graphcert_out`) each verified step's topology certificate is writte
 from __future__ import annotations
 
 import inspect
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -91,9 +92,11 @@ class StepVerify:
         naming it, as the CLI's exit 2)."""
         from graphcert.commands._options import resolve_device
         from graphcert.errors import InputError
+        from graphcert.options import Options
 
         try:
-            return resolve_device(self.config.getoption("graphcert_device"))
+            return resolve_device(self.config.getoption("graphcert_device"),
+                                  Options.from_environ(os.environ, signing=False))
         except InputError as exc:
             raise pytest.UsageError(f"graphcert: {exc.one_line()}") from None
 
@@ -126,13 +129,19 @@ class StepVerify:
 
     def _write(self, result: VerifyResult, ref: str, step: Step, device: int) -> Path:
         from graphcert.fileio import ensure_writable_dir
+        from graphcert.options import Options
         from graphcert.run import environment
         from graphcert.workloads.loaded import LoadedWorkload
 
         assert self.out_dir is not None
         ensure_writable_dir(self.out_dir)
+        # A plugin is an entry point like the command line: it reads the environment (the
+        # signing key, the git commit of a copy without .git) and passes it down.
+        options = Options.from_environ(os.environ)
         loaded = LoadedWorkload(ref, "the graphcert_verify fixture", step)
-        return environment.write(result, self.out_dir, loaded, environment.environment(device))
+        return environment.write(result, self.out_dir, loaded,
+                                 environment.environment(device, options.git),
+                                 key=options.signing_key)
 
 
 @pytest.fixture

@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from graphcert.apicheck import as_tuple
 from graphcert.model import GraphSnapshot, NodeKind, RawGraph, RawNode, snapshot_from_raw
-from graphcert.workloads.steps import Step, as_tuple, register_adapter
+from graphcert.workloads.steps import Step, register_adapter
 
 FRAMEWORK = "synthetic"
 FRAMEWORK_DEVICE = "synthetic-device"  # the same, comparing "on the device"

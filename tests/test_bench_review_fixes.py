@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from graphcert.cert.results import BenchResult, SizeResult, Status, Verdict
 from graphcert.cli import cli
 from graphcert.errors import GraphcertError
+from graphcert.options import Options
 from graphcert.run import fresh, harness, jobs, worker
 from graphcert.run.bench import throttle_check
 from graphcert.run.harness import SETTLE_LAUNCHES, BenchSettings, Harness
@@ -219,15 +220,15 @@ def test_sweep_names_the_plot_and_draws_nothing(monkeypatch: pytest.MonkeyPatch,
         raise AssertionError("the run layer drew the plot")
 
     monkeypatch.setattr(render_bench, "plot_sweep", no_drawing)
-    monkeypatch.setattr(jobs.environment, "environment", lambda device: {})
+    monkeypatch.setattr(jobs.environment, "environment", lambda device, git: {})
     monkeypatch.setattr(jobs.environment, "gpu_label", lambda env, names=None: "TEST-GPU")
     monkeypatch.setattr(jobs.environment, "write_sweep",
-                        lambda fit, out, loaded, env, uuid_names=None: out / "sweep.json")
+                        lambda fit, out, loaded, env, key, uuid_names=None: out / "sweep.json")
     monkeypatch.setattr(jobs.importlib.util, "find_spec", lambda name: object())
     runs = [jobs.Certified(f"chain[kernels={k}]", synthetic()) for k in (1, 10)]
     fit, cert, plot = jobs.sweep("kernels", [1, 10], runs, base_ref="chain",
-                                 out_dir=tmp_path)
+                                 out_dir=tmp_path, options=Options())
     assert cert == tmp_path / "sweep.json"
     assert plot is not None and plot.parent == tmp_path and fit.plot == plot.name
     assert not plot.exists()
-    assert jobs.sweep("kernels", [1, 10], runs)[1:] == (None, None)
+    assert jobs.sweep("kernels", [1, 10], runs, options=Options())[1:] == (None, None)

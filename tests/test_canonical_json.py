@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from graphcert.cert.document import compute_digest
 from graphcert.model import jsontext
 from graphcert.model.jsontext import canonical_json
+
+ROOT = Path(__file__).resolve().parent.parent
 
 scalars = (st.none() | st.booleans() | st.integers() | st.text()
            | st.floats(allow_nan=False, allow_infinity=False))
@@ -54,3 +58,16 @@ def test_an_encoder_that_writes_other_text_is_not_used(monkeypatch: pytest.Monke
     other = Other()
     monkeypatch.setattr(jsontext, "_CANONICAL", other)
     assert jsontext._direct_encoder() == other.encode  # the probe's texts differ
+
+
+def test_every_recorded_certificate_digest_is_recomputed_to_the_byte() -> None:
+    """Digests (and signatures) are taken over this canonical_json too: each certificate
+    recorded on a GPU and committed recomputes to the digest it carries."""
+    checked = 0
+    for path in [*sorted((ROOT / "reports").glob("*.json")),
+                 *sorted((ROOT / "tests" / "fixtures").rglob("*.json"))]:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(doc, dict) and "digest" in doc and "kind" in doc:
+            assert compute_digest(doc) == doc["digest"], path
+            checked += 1
+    assert checked >= 20

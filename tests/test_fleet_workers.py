@@ -20,6 +20,7 @@ from graphcert.cert.results.fleet import Gpu, ProgressEvent, WorkerError, short_
 from graphcert.cli import cli
 from graphcert.commands._options import DeviceSet, parse_devices, resolve_devices
 from graphcert.errors import InputError
+from graphcert.options import Options
 from graphcert.run import fleet, worker
 from graphcert.run.worker import CommandJob
 
@@ -44,15 +45,15 @@ def test_device_spec_parses_or_is_one_line(text: str, want: int | DeviceSet | No
         assert parse_devices(text) == want
 
 
-def test_device_variable_takes_the_same_forms(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GRAPHCERT_DEVICE", "all")
-    assert resolve_devices(None) == DeviceSet(None, "all")
-    monkeypatch.setenv("GRAPHCERT_DEVICE", "0,2")
-    assert resolve_devices(None) == DeviceSet((0, 2), "0,2")
-    assert resolve_devices("1") == 1  # --device wins over the variable
-    monkeypatch.setenv("GRAPHCERT_DEVICE", "zero")
+def test_device_variable_takes_the_same_forms() -> None:
+    def read(value: str) -> Options:
+        return Options.from_environ({"GRAPHCERT_DEVICE": value}, signing=False)
+
+    assert resolve_devices(None, read("all")) == DeviceSet(None, "all")
+    assert resolve_devices(None, read(" 0,2 ")) == DeviceSet((0, 2), "0,2")
+    assert resolve_devices("1", read("0,2")) == 1  # --device wins over the variable
     with pytest.raises(InputError, match=r"\$GRAPHCERT_DEVICE='zero' is not a device index"):
-        resolve_devices(None)
+        resolve_devices(None, read("zero"))
 
 
 def test_unknown_index_names_the_devices_there_are() -> None:
@@ -221,8 +222,9 @@ def test_terminal_shows_a_bar_per_gpu_and_a_line_when_each_ends(
     from graphcert.cert.results.fleet import WorkerOutcome
     from graphcert.render import fleet as view
 
-    monkeypatch.setattr(view, "bars_allowed", lambda: True)
-    with view.fleet_display(GPUS[:2], "verify", as_json=False) as (on_progress, on_done, bars):
+    monkeypatch.setattr(view, "bars_allowed", lambda options: True)
+    display = view.fleet_display(GPUS[:2], "verify", as_json=False, options=Options())
+    with display as (on_progress, on_done, bars):
         assert bars and on_progress is not None
         on_progress(GPUS[0], ProgressEvent("total", 4))
         on_progress(GPUS[0], ProgressEvent("advance", 1))

@@ -5,6 +5,7 @@ No GPU: the helper is driven as verify drives it (classes x samples units)."""
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from graphcert.options import Options
 from graphcert.render import console as console_mod
 from graphcert.render import progress as progress_mod
 from graphcert.render.progress import bars_allowed, progress
@@ -31,6 +33,11 @@ def _as_terminal(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
     return buffer
 
 
+def _options() -> Options:
+    """What the command line reads from the (patched) environment."""
+    return Options.from_environ(os.environ, signing=False)
+
+
 def _drive(advance: progress_mod.Advance) -> None:
     for capacity in (256, 512, 1024):
         for _ in range(4):
@@ -39,8 +46,8 @@ def _drive(advance: progress_mod.Advance) -> None:
 
 def test_bar_drawn_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     buffer = _as_terminal(monkeypatch)
-    assert bars_allowed()
-    with progress(12, "verify") as advance:
+    assert bars_allowed(_options())
+    with progress(12, "verify", _options()) as advance:
         _drive(advance)
     text = buffer.getvalue()
     assert "verify scan class" in text and "12/12" in text and "left" in text
@@ -52,16 +59,18 @@ def test_no_bar_under_ci_or_dumb_terminal(monkeypatch: pytest.MonkeyPatch,
     buffer = _as_terminal(monkeypatch)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    assert not bars_allowed()
-    with progress(12, "verify") as advance:
+    assert not bars_allowed(_options())
+    with progress(12, "verify", _options()) as advance:
         _drive(advance)
     assert buffer.getvalue() == ""
 
 
 def test_no_bar_when_piped() -> None:
     """A real process, both streams pipes, CI=true as CI runs it: nothing but the data."""
-    code = ("from graphcert.render.progress import progress\n"
-            "with progress(12, 'verify') as advance:\n"
+    code = ("import os\n"
+            "from graphcert.options import Options\n"
+            "from graphcert.render.progress import progress\n"
+            "with progress(12, 'verify', Options.from_environ(os.environ)) as advance:\n"
             "    [advance(1, 'verify scan') for _ in range(12)]\n"
             "print('done')\n")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
@@ -76,10 +85,10 @@ def test_a_worker_sends_typed_events_and_draws_no_bar(monkeypatch: pytest.Monkey
 
     buffer = _as_terminal(monkeypatch)
     sent: list[ProgressEvent] = []
-    with progress(12, "verify", sent.append) as advance:
+    with progress(12, "verify", Options(), sent.append) as advance:
         _drive(advance)
     assert sent == [ProgressEvent("total", 12.0)] + [ProgressEvent("advance", 1.0)] * 12
     assert buffer.getvalue() == ""
-    with progress(0, "verify", sent.append) as advance:  # nothing to count: no events
+    with progress(0, "verify", Options(), sent.append) as advance:  # nothing to count: no events
         advance(1)
     assert len(sent) == 13

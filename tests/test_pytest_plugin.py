@@ -26,7 +26,7 @@ def user_tests(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> py
         "import _certfactory\n"
         "import graphcert.run.environment as env\n"
         "# synthetic framework, synthetic environment: no GPU is read\n"
-        "env.environment = lambda device=0: _certfactory.environment('SYNTHETIC')\n")
+        "env.environment = lambda device=0, git=None: _certfactory.environment('SYNTHETIC')\n")
     pytester.makepyfile(test_user="""
         from _fakestep import SAFE, UNSAFE, SYNCING
         import graphcert

@@ -56,29 +56,29 @@ def test_pure_writer_reads_no_environment(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 @pytest.mark.parametrize("source", ["env", "file"])
-def test_run_layer_signs_with_the_environment_key(source: str, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """run/environment loads the key ($GRAPHCERT_SIGNING_KEY, or the key file that
-    --signing-key-file names through $GRAPHCERT_SIGNING_KEY_FILE) and passes it down."""
+def test_run_layer_signs_with_the_key_the_options_carry(source: str, tmp_path: Path) -> None:
+    """The options read from the environment ($GRAPHCERT_SIGNING_KEY, or a key file) carry
+    the key; run/environment signs with the key it is handed, and with none writes unsigned."""
+
     from test_sweep import recorded_fit
 
+    from graphcert.options import Options
     from graphcert.run.environment import write_sweep
     from graphcert.workloads.registry import load
 
     if source == "env":
-        monkeypatch.setenv(KEY_ENV, KEY)
+        environ = {KEY_ENV: KEY}
     else:
         keyfile = tmp_path / "key"
         keyfile.write_text(KEY + "\n")
-        monkeypatch.setenv(KEY_FILE_ENV, str(keyfile))
+        environ = {KEY_FILE_ENV: str(keyfile)}
+    options = Options.from_environ(environ)
     path = write_sweep(recorded_fit(), tmp_path / "out", load("chain"),
-                       certificate()["environment"])
+                       certificate()["environment"], key=options.signing_key)
     doc = json.loads(path.read_text())
     assert signature_problem(doc, load_key(environ={KEY_ENV: KEY}), required=True) is None
-    monkeypatch.delenv(KEY_ENV, raising=False)
-    monkeypatch.delenv(KEY_FILE_ENV, raising=False)
     unsigned = write_sweep(recorded_fit(), tmp_path / "plain", load("chain"),
-                           certificate()["environment"])
+                           certificate()["environment"], key=Options().signing_key)
     assert "signature" not in json.loads(unsigned.read_text())
 
 

@@ -77,7 +77,8 @@ def test_the_cli_writes_valid_step_certificates_and_snapshots(
     from graphcert.cli import cli
     from graphcert.run import environment
 
-    monkeypatch.setattr(environment, "environment", lambda device: certfactory.environment())
+    monkeypatch.setattr(environment, "environment",
+                        lambda device, git: certfactory.environment())
     user = tmp_path / "mystep.py"
     user.write_text(f"import sys\nsys.path.insert(0, {str(TESTS)!r})\n"
                     "from _fakestep import SAFE\n")

@@ -21,6 +21,7 @@ from graphcert.cert.results import BenchResult
 from graphcert.cert.results.fleet import ProgressEvent, WorkerError
 from graphcert.classes import parse_buckets
 from graphcert.errors import GraphcertError
+from graphcert.options import Options
 from graphcert.run import fresh, jobs, worker
 from graphcert.run.fresh import BenchJob
 from graphcert.run.harness import BenchSettings
@@ -118,4 +119,5 @@ def test_a_bench_job_replies_with_its_result_even_when_its_verdict_failed(
     assert isinstance(received, BenchJob)
     doc = fresh.run_bench_job(received)
     assert fresh.parse_child(_json(doc)) == throttled
-    assert calls == [(["chain"], parse_buckets("1,2"), settings, 3, {})]  # no certificate
+    # no certificate: no out_dir, and options that read nothing (no key, no git)
+    assert calls == [(["chain"], parse_buckets("1,2"), settings, 3, {"options": Options()})]

@@ -18,6 +18,7 @@ from graphcert.cert.results import (
     VerifyResult,
 )
 from graphcert.errors import GraphcertError, InputError
+from graphcert.model.jsontext import short_hash
 
 MIN_SAMPLES = 10  # fewer samples than this: the noise estimate is not trusted
 MAX_TRUSTED_NOISE = 0.5  # a side noisier than this cannot tell slower from same
@@ -137,11 +138,6 @@ class ClassComparison:
         if self.node_diff:
             text += "; " + "; ".join(self.node_diff)
         return text
-
-
-def short_hash(value: str | None) -> str:
-    """The first 12 characters of a hash (without any `sha256:`), or 'none'."""
-    return "none" if value is None else value.removeprefix("sha256:")[:12]
 
 
 def hash_change(a: str | None, b: str | None) -> str:

@@ -7,7 +7,6 @@ graphcert.cert.store.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import platform
 import re
@@ -22,6 +21,7 @@ from graphcert._version import __version__
 from graphcert.cert.signing import SigningKey, sign
 from graphcert.errors import ExitStatus, GraphcertError, clip_repr
 from graphcert.fileio import atomic_write_text
+from graphcert.model.jsontext import canonical_json, sha256_text
 
 if TYPE_CHECKING:
     from graphcert.cert.results import BenchResult, VerifyResult
@@ -63,17 +63,11 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def canonical_json(value: Any) -> bytes:
-    """sort_keys, compact separators, UTF-8, no NaN: the bytes the digest is taken over."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False).encode("utf-8")
-
-
 def compute_digest(cert: Mapping[str, Any]) -> str:
     """`sha256:<hex>` over the canonical JSON of everything except `digest` and `signature`
     (the signature is added after sealing and covers the digest)."""
     body = {k: v for k, v in cert.items() if k not in ("digest", "signature")}
-    return "sha256:" + hashlib.sha256(canonical_json(body)).hexdigest()
+    return "sha256:" + sha256_text(canonical_json(body))
 
 
 def make_certificate(kind: str, *, workload: dict[str, Any], environment: dict[str, Any],

@@ -19,6 +19,7 @@ from typing import Any
 
 from graphcert.errors import InputError
 from graphcert.fileread import MAX_KEY_BYTES, FileProblem, read_bounded
+from graphcert.model.jsontext import canonical_json, short_hash
 
 ALGORITHM = "hmac-sha256"
 KEY_ENV = "GRAPHCERT_SIGNING_KEY"
@@ -35,7 +36,7 @@ class SigningKey:
 
     @property
     def key_id(self) -> str:
-        return hashlib.sha256(self.secret).hexdigest()[:8]
+        return short_hash(hashlib.sha256(self.secret).hexdigest(), 8)
 
     def __repr__(self) -> str:  # never print the secret
         return f"SigningKey(key_id={self.key_id!r}, source={self.source!r})"
@@ -81,9 +82,7 @@ def shadowed_key_note(key_file: Path | str | None = None,
 
 
 def _body(cert: Mapping[str, Any]) -> bytes:
-    from graphcert.cert.document import canonical_json
-
-    return canonical_json({k: v for k, v in cert.items() if k != "signature"})
+    return canonical_json({k: v for k, v in cert.items() if k != "signature"}).encode("utf-8")
 
 
 def signature_of(cert: Mapping[str, Any], key: SigningKey) -> dict[str, str]:

@@ -9,7 +9,6 @@ result as it finishes, and exits with the worst worker's code.
 from __future__ import annotations
 
 import functools
-import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -18,7 +17,8 @@ from typing import Any, TypeVar
 
 import click
 
-from graphcert.commands._options import DeviceSet
+from graphcert.commands._options import DeviceSet, cli_options
+from graphcert.options import Options
 
 F = TypeVar("F", bound=Callable[..., Any])
 ARGV_KEY = "graphcert.argv"  # the group stores the raw arguments here (graphcert.cli)
@@ -51,12 +51,12 @@ def _precheck(params: dict[str, Any]) -> None:
         ensure_writable_dir(params["out_dir"])
 
 
-def _display_env() -> dict[str, str]:
+def _display_env(options: Options) -> dict[str, str]:
     """Workers print into pipes: give them the parent terminal's colour and width."""
     if not sys.stdout.isatty():
         return {}
-    env = {"COLUMNS": os.environ.get("COLUMNS") or str(shutil.get_terminal_size().columns)}
-    if "NO_COLOR" not in os.environ:
+    env = {"COLUMNS": options.columns or str(shutil.get_terminal_size().columns)}
+    if not options.no_color:
         env["FORCE_COLOR"] = "1"
     return env
 
@@ -81,8 +81,10 @@ def fan_out(command: str, params: dict[str, Any]) -> None:
     if several and params.get("plot_path") is not None:  # every worker would draw one file
         raise InputError("--plot draws one GPU's sweep, and --device names several",
                          hint="plot with --device N, or leave --plot out")
-    with fleet_display(gpus, command, as_json=as_json) as (on_progress, on_done, bars):
-        env = fleet.worker_env(extra=_display_env())
+    options = cli_options(ctx)
+    display = fleet_display(gpus, command, as_json=as_json, options=options)
+    with display as (on_progress, on_done, bars):
+        env = fleet.worker_env(extra=_display_env(options))
         jobs = []
         for gpu in gpus:
             extra: list[str] = []

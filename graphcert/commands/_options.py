@@ -1,5 +1,7 @@
 """Options shared by commands that run on a GPU, the one rule for $GRAPHCERT_DEVICE, the one
-number type every numeric option uses, and what a worker tells the command it runs."""
+number type every numeric option uses, what a worker tells the command it runs, and the
+invocation's graphcert.options.Options: the environment is read here, at the edge, and
+passed down."""
 
 from __future__ import annotations
 
@@ -13,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from graphcert.errors import GraphcertError, InputError
+from graphcert.options import DEVICE_ENV, Options
 
 if TYPE_CHECKING:
     from graphcert.cert.results.fleet import EventSink
 
-DEVICE_ENV = "GRAPHCERT_DEVICE"
 # The click context's meta holds a WorkerHooks here while a worker runs a command.
 WORKER_KEY = "graphcert.worker"
 
@@ -51,6 +53,17 @@ def uuid_names() -> bool | None:
     says; None on the command line ($GRAPHCERT_CERT_NAME decides, see run.environment)."""
     hooks = worker_hooks()
     return hooks.uuid_names if hooks is not None else None
+
+
+def cli_options(ctx: click.Context | None = None) -> Options:
+    """The invocation's Options: read from the environment the first time a command asks
+    (without a signing key: --signing-key-file's callback loads it where certificates are
+    written), then kept in the context's `obj` for the rest of the command."""
+    ctx = ctx or click.get_current_context()
+    found = ctx.find_object(Options)
+    if found is None:
+        found = ctx.obj = Options.from_environ(os.environ, signing=False)
+    return found
 
 
 class PathParam(click.Path):
@@ -139,15 +152,16 @@ class Bounded(click.FloatRange):
         return number
 
 
-def resolve_device(option: int | None) -> int:
-    """The device index: --device when given, else $GRAPHCERT_DEVICE, else 0.
+def resolve_device(option: int | None, options: Options) -> int:
+    """The device index: --device when given, else $GRAPHCERT_DEVICE (`options.device`),
+    else 0.
 
     The one rule everywhere: only a command that needs a GPU calls this, so a bad variable
     is an error naming it (exit 2) there, and is ignored by commands that need no device
     (inventory of a snapshot file, gate, show, diff)."""
     if option is not None:
         return option
-    raw = os.environ.get(DEVICE_ENV, "").strip()
+    raw = options.device
     if not raw:
         return 0
     if not (raw.isascii() and raw.isdigit()) or len(raw) > _MAX_DEVICE_DIGITS:
@@ -189,11 +203,12 @@ def parse_devices(raw: str, source: str = "--device") -> int | DeviceSet:
     return DeviceSet(indices, ",".join(map(str, indices)))
 
 
-def resolve_devices(option: str | None) -> int | DeviceSet:
-    """--device when given, else $GRAPHCERT_DEVICE, else 0; either may name several GPUs."""
+def resolve_devices(option: str | None, options: Options) -> int | DeviceSet:
+    """--device when given, else $GRAPHCERT_DEVICE (`options.device`), else 0; either may
+    name several GPUs."""
     if option is not None:
         return parse_devices(option)
-    raw = os.environ.get(DEVICE_ENV, "").strip()
+    raw = options.device
     if not raw:
         return 0
     try:
@@ -206,7 +221,7 @@ def resolve_devices(option: str | None) -> int | DeviceSet:
 
 def _device_now(ctx: click.Context, param: click.Parameter, value: str | None
                 ) -> int | DeviceSet:
-    return resolve_devices(value)
+    return resolve_devices(value, cli_options(ctx))
 
 
 def device_option(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -229,16 +244,12 @@ def lazy_device_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _signing_key(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
-    """Check the signing key before any GPU work; a key file given here is the one the
-    certificate writer uses (through $GRAPHCERT_SIGNING_KEY_FILE)."""
-    from graphcert.cert.signing import KEY_FILE_ENV, load_key, shadowed_key_note
-
-    load_key(value)
-    note = shadowed_key_note(value)
-    if note is not None:
-        click.echo(f"graphcert: warning: {note}", err=True)
-    if value is not None:
-        os.environ[KEY_FILE_ENV] = str(value)
+    """Load the signing key before any GPU work (a bad one is exit 2 here) into the
+    invocation's Options, which carry it to the certificate writer."""
+    options = Options.from_environ(os.environ, key_file=value)
+    for line in options.warnings:
+        click.echo(f"graphcert: warning: {line}", err=True)
+    ctx.obj = options
 
 
 def signing_key_option(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -14,6 +13,7 @@ from graphcert.commands._options import (
     MAX_SECONDS,
     Bounded,
     PathParam,
+    cli_options,
     device_option,
     json_option,
     progress_events,
@@ -21,6 +21,9 @@ from graphcert.commands._options import (
     uuid_names,
 )
 from graphcert.errors import ExitStatus
+
+if TYPE_CHECKING:
+    from graphcert.run.jobs import BenchPlan
 
 # Placement k sits behind a pad of about k * 2 MiB (run/placements.py): 1,024 placements
 # pad up to 2 GiB, and each after the first opens a new context.
@@ -97,6 +100,39 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
             out_dir: Path, no_certificate: bool, device: int, as_json: bool) -> None:
     """Time WORKLOAD launched kernel by kernel on a stream and as one graph: host enqueue,
     device time (queued behind a blocking kernel) and end to end, plus up-front costs."""
+    plan = _plan(workloads, size, classes, sweep, plot_path)  # bad input: before any import
+
+    from graphcert.render.bench import bench_json, print_run, print_sweep
+    from graphcert.render.console import print_json, stderr_console, stdout_console
+    from graphcert.render.progress import progress
+    from graphcert.run.bench import BenchSettings
+    from graphcert.run.jobs import bench_plan
+    from graphcert.stats import StopRule
+
+    settings = BenchSettings(StopRule(max_noise, min_samples, min_time, timeout), flush_l2,
+                             blocker_timeout, placements=placements,
+                             new_contexts=placement_contexts == "new", hot=hot, context=context)
+    out, err, options = stdout_console(), stderr_console(), cli_options()
+    show = None if as_json else (  # each workload as it is done
+        lambda run: print_run(out, err, run.ref, run.result, run.certificate))
+    with progress(plan.units, "bench", options, progress_events()) as advance:
+        done = bench_plan(plan, settings, device=device,
+                          out_dir=None if no_certificate else out_dir, options=options,
+                          on_result=show, on_progress=advance, uuid_names=uuid_names())
+    if done.fit is not None:
+        print_sweep(out, err, done.fit, done.sweep_certificate, named_plot=done.sweep_plot,
+                    asked_plot=plot_path, as_json=as_json)
+    if as_json:
+        print_json(bench_json([(r.ref, r.result, r.certificate) for r in done.runs], done.fit))
+    # Like verify: a failed or incomplete verdict exits 1, so a fleet run sees it.
+    if not done.passed:
+        click.get_current_context().exit(ExitStatus.FAILED)
+
+
+def _plan(workloads: tuple[str, ...], size: str | None, classes: str | None,
+          sweep: str | None, plot_path: Path | None) -> BenchPlan:
+    """What the command line asks to bench: the sizes, and one run per workload or, with
+    --sweep, per swept value (InputError for a combination that cannot run)."""
     from graphcert.classes import parse_buckets, parse_size
     from graphcert.errors import InputError
 
@@ -109,67 +145,23 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
                          hint=f"run graphcert bench {workloads[0]} --sweep {sweep}, then the next")
     if plot_path is not None and sweep is None:
         raise InputError("--plot draws a --sweep; give --sweep KEY=V1,V2,...")
-    runs = _runs(workloads, sweep)
+    swept = _swept(workloads, sweep)
+    from graphcert.run.jobs import BenchPlan, SweptOption  # imports CUDA: after the checks
 
-    from graphcert.cert.results import QUANTITIES, BenchResult
-    from graphcert.render.bench import bench_view, plot_sweep, sweep_table
-    from graphcert.render.console import print_json, stderr_console, stdout_console
-    from graphcert.render.progress import progress
-    from graphcert.run.bench import BenchSettings
-    from graphcert.run.jobs import Certified, bench_workloads
-    from graphcert.run.jobs import sweep as fit_runs
-    from graphcert.stats import StopRule
-
-    settings = BenchSettings(StopRule(max_noise, min_samples, min_time, timeout), flush_l2,
-                             blocker_timeout, placements=placements,
-                             new_contexts=placement_contexts == "new", hot=hot, context=context)
-    out, err = stdout_console(), stderr_console()
-
-    def show(done: Certified[BenchResult]) -> None:
-        if as_json:
-            return
-        for item in bench_view(done.ref, done.result):
-            out.print(item)
-        if done.certificate:
-            err.print(f"certificate: {done.certificate}")
-
-    total = len(runs) * len(sizes) * len(QUANTITIES)  # workloads x sizes x quantities
-    names = uuid_names()
-    with progress(total, "bench", progress_events()) as advance:
-        results = bench_workloads([ref for ref, _, _ in runs], sizes, settings, device=device,
-                                  out_dir=None if no_certificate else out_dir,
-                                  on_result=show, on_progress=advance, uuid_names=names)
-    fit = None
-    if sweep is not None:
-        fit, cert, cert_plot = fit_runs(str(runs[0][1]), [value for _, _, value in runs],
-                                        results, base_ref=workloads[0], device=device,
-                                        out_dir=None if no_certificate else out_dir,
-                                        uuid_names=names)
-        if not as_json:
-            out.print(sweep_table(fit))
-        if cert is not None:
-            err.print(f"sweep certificate: {cert}")
-        for target in (cert_plot, plot_path):  # each in the format its name gives
-            if target is not None:
-                plot_sweep(fit, target)
-        if plot_path is not None:
-            err.print(f"plot: {plot_path}")
-    if as_json:
-        print_json(json.dumps({"runs": [{
-            "workload": r.ref, "results": r.result.to_json(),
-            "certificate": str(r.certificate) if r.certificate else None} for r in results],
-            "sweep": fit.to_json() if fit else None}, indent=2))
-    # Like verify: a failed or incomplete verdict exits 1, so a fleet run sees it.
-    if not all(r.result.verdict.passed for r in results):
-        click.get_current_context().exit(ExitStatus.FAILED)
+    if swept is None:
+        return BenchPlan(workloads, sizes)
+    key, values = swept
+    refs = tuple(f"{workloads[0]}[{key}={v}]" for v in values)
+    return BenchPlan(refs, sizes, SweptOption(key, values, workloads[0]))
 
 
-def _runs(workloads: tuple[str, ...], sweep: str | None) -> list[tuple[str, str | None, Any]]:
-    """(reference, swept key, value) per run; a sweep adds [key=value] to each workload."""
+def _swept(workloads: tuple[str, ...], sweep: str | None) -> tuple[str, tuple[int, ...]] | None:
+    """--sweep KEY=V1,V2,... as (key, values) for the one workload given (None: no sweep);
+    each run adds [key=value] to it."""
     from graphcert.errors import InputError
 
     if sweep is None:
-        return [(w, None, None) for w in workloads]
+        return None
     key, sep, values = sweep.partition("=")
     if not sep or not key.strip().isidentifier() or not values.strip():
         raise InputError(f"--sweep {sweep!r} is malformed", hint="write KEY=V1,V2,...")
@@ -182,9 +174,7 @@ def _runs(workloads: tuple[str, ...], sweep: str | None) -> list[tuple[str, str 
     if len(nums) < 2:
         raise InputError(f"--sweep {sweep!r} gives {len(nums)} value(s); a + b·value needs "
                          f"two or more", hint="write KEY=V1,V2,...")
-    runs: list[tuple[str, str | None, Any]] = []
     for w in workloads:
         if "[" in w:
             raise InputError(f"--sweep sets options itself; give {w.split('[')[0]} plainly")
-        runs.extend((f"{w}[{key.strip()}={v}]", key.strip(), v) for v in nums)
-    return runs
+    return key.strip(), tuple(nums)

@@ -10,7 +10,7 @@ import json
 
 import click
 
-from graphcert.commands._options import lazy_device_option, resolve_device
+from graphcert.commands._options import cli_options, lazy_device_option, resolve_device
 from graphcert.errors import InputError
 from graphcert.model import GraphSnapshot, load_snapshot, snapshot_to_json
 
@@ -65,5 +65,5 @@ def _capture(target: str, size: int | None, device: int | None) -> GraphSnapshot
     import graphcert.run.capture as capture
 
     snapshot: GraphSnapshot = capture.capture_snapshot(target, size=size, mode="global",
-                                                       device=resolve_device(device))
+                                                       device=resolve_device(device, cli_options()))
     return snapshot

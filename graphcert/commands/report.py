@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from graphcert.commands._options import PathParam
 from graphcert.errors import ExitStatus
-
-if TYPE_CHECKING:
-    from graphcert.render.html import Picture
 
 
 @click.command("report")
@@ -30,10 +26,9 @@ def command(ctx: click.Context, paths: tuple[Path, ...], output: Path, baseline:
     when the certificates form one, and a picture of each graph snapshot found under PATHS
     (inline SVG where Graphviz's `dot` is installed). Needs no GPU."""
     from graphcert.cert.document import utc_now
-    from graphcert.cert.store import check_document, read_document
     from graphcert.fileio import check_output_file, write_output
-    from graphcert.gate import UnusableInput, find_json_files, load_policy, run_gate
-    from graphcert.render.html import render_html
+    from graphcert.gate import UnusableInput, load_policy, run_gate
+    from graphcert.render.htmlpage import report_page
     from graphcert.workloads.registry import source_digest
 
     check_output_file(output, "-o")  # before any work: a bad path is exit 2, not a traceback
@@ -46,13 +41,11 @@ def command(ctx: click.Context, paths: tuple[Path, ...], output: Path, baseline:
         for problem in exc.problems:
             click.echo(f"graphcert: error: {' '.join(problem.split())}", err=True)
         ctx.exit(ExitStatus.UNUSABLE)
-    certs = {c.path: check_document(read_document(c.path), c.path, digest_of=None)
-             for c in report.certificates}
-    pictures = _pictures(find_json_files(list(paths), exclude=baseline)[0])
-    created = write_output(output, render_html(report, certs, pictures), "-o")
+    page = report_page(report, paths, baseline)
+    created = write_output(output, page.html, "-o")
     if created is not None:
         click.echo(f"graphcert: created the folder {created} for {output}", err=True)
-    click.echo(f"report: {output} ({len(certs)} certificates, {len(pictures)} graphs; "
+    click.echo(f"report: {output} ({page.certificates} certificates, {page.graphs} graphs; "
                f"gate {report.status.value.upper()})", err=True)
 
 
@@ -72,36 +65,3 @@ def _regular_inputs(paths: tuple[Path, ...]) -> None:
         if is_stream(mode):
             raise InputError(f"{shown(path)} is {kind_of(mode)}: the report reads its inputs "
                              f"more than once", hint="save it to a regular file first")
-
-
-def _pictures(files: list[Path]) -> list[Picture]:
-    """Every snapshot among `files`, drawn once Graphviz is known to be there."""
-    from graphcert.cert.store import is_snapshot, read_document
-    from graphcert.gate import display_path
-    from graphcert.model import load_snapshot
-    from graphcert.render.dot import snapshot_to_dot
-    from graphcert.render.graphviz import dot_path, dot_to_svg, note_missing_dot
-    from graphcert.render.html import Picture
-
-    have_dot = dot_path() is not None
-    if not have_dot:
-        note_missing_dot()
-    out = []
-    for f in files:
-        if not is_snapshot(read_document(f)):
-            continue
-        snap = load_snapshot(f)
-        svg = None
-        if have_dot:
-            title = f"{snap.meta.get('name', f.stem)} class {snap.meta.get('capacity', '?')}"
-            svg = _inline(dot_to_svg(snapshot_to_dot(snap, title)))
-        out.append(Picture(display_path(f), snap, svg))
-    return out
-
-
-def _inline(svg: str | None) -> str | None:
-    """Graphviz's SVG without its XML prolog and DOCTYPE, ready to sit inside HTML."""
-    if svg is None:
-        return None
-    start = svg.find("<svg")
-    return svg[start:] if start >= 0 else None

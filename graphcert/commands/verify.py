@@ -11,6 +11,7 @@ from graphcert.commands._fleet import fleet_capable
 from graphcert.commands._options import (
     Bounded,
     PathParam,
+    cli_options,
     device_option,
     json_option,
     progress_events,
@@ -72,10 +73,11 @@ def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, m
             err.print(f"certificate: {done.certificate}")
 
     total = len(workloads) * len(capacities) * samples  # classes x samples, every workload
-    with progress(total, "verify", progress_events()) as advance:
+    options = cli_options()
+    with progress(total, "verify", options, progress_events()) as advance:
         runs = verify_workloads(workloads, capacities, samples=samples, seed=seed, mode=mode,
                                 classes_spec=classes, device=device,
-                                out_dir=None if no_certificate else out_dir,
+                                out_dir=None if no_certificate else out_dir, options=options,
                                 on_class=each_class, on_result=show, on_progress=advance,
                                 uuid_names=uuid_names())
     if as_json:

@@ -10,7 +10,7 @@ from typing import Any
 from cuda.bindings import driver
 
 from graphcert.cuda.check import check
-from graphcert.cuda.graph import Graph
+from graphcert.cuda.graph import Graph, GraphRef
 from graphcert.cuda.memory import DeviceBuffer, PinnedBuffer
 from graphcert.cuda.module import Kernel
 from graphcert.cuda.stream import Event
@@ -153,12 +153,10 @@ class GraphBuilder:
         return node, GraphBuilder(_BodyGraph(p.conditional.phGraph_out[0], self.graph))
 
 
-class _BodyGraph(Graph):
-    """A conditional body: the parent graph owns the handle, so destroy() only forgets it."""
+class _BodyGraph(GraphRef):
+    """A conditional body: the parent graph owns the handle (destroy() only forgets it), and
+    what its nodes point into is kept alive with the parent's."""
 
     def __init__(self, handle: Any, parent: Graph):
-        self.handle = handle
+        super().__init__(handle)
         self._keepalive = parent._keepalive
-
-    def destroy(self) -> None:
-        self.handle = None

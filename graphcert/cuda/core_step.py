@@ -13,14 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from graphcert.apicheck import as_tuple
 from graphcert.cuda.device import device_count
 from graphcert.cuda.memory import DeviceBuffer
-from graphcert.errors import FrameworkMissing, InputError, NoDriverError
-
-
-def as_tuple(value: Any) -> tuple[Any, ...]:
-    """One array or a sequence of them, as a tuple."""
-    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+from graphcert.errors import FrameworkMissing, InputError, NoDriverError, first_line
 
 
 @dataclass
@@ -168,10 +164,9 @@ class CudaCoreAdapter:
         text = str(exc)
         if not any(w in text for w in ("CAPTURE", "capturing", "not permitted")):
             return None
-        first = next((ln.strip() for ln in text.splitlines() if ln.strip()), type(exc).__name__)
-        return (f"cuda.core could not build it: {first}; the step allocates or synchronises "
-                "while the GraphBuilder captures: take every array from make_inputs and launch "
-                "on the stream you are given, with no sync() inside the step")
+        return (f"cuda.core could not build it: {first_line(exc)}; the step allocates or "
+                "synchronises while the GraphBuilder captures: take every array from make_inputs "
+                "and launch on the stream you are given, with no sync() inside the step")
 
     def synchronize(self) -> None:
         self.stream.sync()

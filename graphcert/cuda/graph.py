@@ -1,5 +1,6 @@
-"""CUDA graphs with owned handles: capture in three modes, explicit build, instantiate,
-upload, launch, exec update with the failing node, kernel-node set-params, DOT print."""
+"""CUDA graphs with owned handles (and GraphRef, a graph borrowed from someone else): capture
+in three modes, explicit build, instantiate, upload, launch, exec update with the failing
+node, kernel-node set-params, DOT print."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from cuda.bindings import driver
 
 from graphcert.cuda.check import check, error_for
 from graphcert.cuda.module import PackedArgs, param_sizes
+from graphcert.cuda.owned import Borrowed, Owned
 from graphcert.cuda.stream import Stream
 from graphcert.errors import CaptureError, CudaError
 
@@ -55,7 +57,7 @@ class UpdateResult:
                                "unsupported_function_change")
 
 
-class Graph:
+class Graph(Owned):
     """An owned CUgraph. Destroyed on destroy() or leaving a `with` block."""
 
     def __init__(self, handle: Any | None = None):
@@ -85,20 +87,22 @@ class Graph:
         finally:
             os.unlink(path)
 
-    def destroy(self) -> None:
-        if self.handle is not None:
-            handle, self.handle = self.handle, None
-            check(driver.cuGraphDestroy(handle), "cuGraphDestroy")
+    def _free(self, handle: Any) -> None:
+        check(driver.cuGraphDestroy(handle), "cuGraphDestroy")
         self._keepalive.clear()
 
-    def __enter__(self) -> Graph:
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.destroy()
+class GraphRef(Borrowed, Graph):
+    """A CUgraph someone else owns (a framework's graph, a graph being read): every Graph
+    method, and destroy() leaves the graph as it is."""
+
+    def __init__(self, handle: Any):
+        if handle is None:
+            raise ValueError("GraphRef borrows an existing CUgraph; Graph() makes a new one")
+        super().__init__(handle)
 
 
-class GraphExec:
+class GraphExec(Owned):
     """An owned CUgraphExec."""
 
     def __init__(self, handle: Any):
@@ -166,16 +170,8 @@ class GraphExec:
         params.extra = 0
         self.set_kernel_params(node, params)  # the driver copies the arguments here
 
-    def destroy(self) -> None:
-        if self.handle is not None:
-            handle, self.handle = self.handle, None
-            check(driver.cuGraphExecDestroy(handle), "cuGraphExecDestroy")
-
-    def __enter__(self) -> GraphExec:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.destroy()
+    def _free(self, handle: Any) -> None:
+        check(driver.cuGraphExecDestroy(handle), "cuGraphExecDestroy")
 
 
 def graph_size(handle: Any) -> tuple[int, int]:

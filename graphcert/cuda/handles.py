@@ -16,7 +16,7 @@ from cuda.bindings import driver
 
 from graphcert.cuda.check import check, load_driver
 from graphcert.cuda.device import graph_memory_attributes
-from graphcert.cuda.graph import Graph
+from graphcert.cuda.graph import GraphRef
 from graphcert.cuda.snapshot import read_snapshot
 from graphcert.errors import InputError
 from graphcert.model import GraphSnapshot
@@ -68,11 +68,7 @@ def read_foreign_graph(address: int, *, meta: dict[str, Any] | None = None,
     or destroyed."""
     handle = graph_from_address(address)
     with current_context(device):
-        borrowed = Graph(handle)
-        try:
-            return read_snapshot(borrowed, meta=meta)
-        finally:
-            borrowed.handle = None  # borrowed: never destroy a framework's graph
+        return read_snapshot(GraphRef(handle), meta=meta)  # a framework's: never destroyed
 
 
 def graph_memory_of(device: int = 0) -> dict[str, int]:

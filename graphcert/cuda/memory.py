@@ -10,18 +10,20 @@ from cuda.bindings import driver
 
 from graphcert.cuda.check import check
 from graphcert.cuda.oplog import run
+from graphcert.cuda.owned import Owned
 from graphcert.cuda.telemetry import COUNTERS
 
 
-class DeviceBuffer:
-    """cuMemAlloc'd device memory. `ptr` is the device address as an int."""
+class DeviceBuffer(Owned):
+    """cuMemAlloc'd device memory. `ptr` is the device address as an int; `handle` the
+    CUdeviceptr, None once freed."""
 
     def __init__(self, nbytes: int):
         self.nbytes = int(nbytes)
         # cuMemAlloc(0) is an error; a zero-sized class still needs a valid pointer.
-        self._dptr = check(driver.cuMemAlloc(max(self.nbytes, 1)), "cuMemAlloc",
-                           hint=f"needed {self.nbytes:,} bytes of device memory")
-        self.ptr = int(self._dptr)
+        self.handle = check(driver.cuMemAlloc(max(self.nbytes, 1)), "cuMemAlloc",
+                            hint=f"needed {self.nbytes:,} bytes of device memory")
+        self.ptr = int(self.handle)
 
     def upload(self, array: np.ndarray) -> None:
         """Synchronous host→device copy of a contiguous array."""
@@ -30,7 +32,8 @@ class DeviceBuffer:
             raise ValueError(f"upload of {data.nbytes} bytes into a {self.nbytes}-byte buffer")
         if data.nbytes:
             COUNTERS.htod(data.nbytes)
-            check(driver.cuMemcpyHtoD(self._dptr, data.ctypes.data, data.nbytes), "cuMemcpyHtoD")
+            check(driver.cuMemcpyHtoD(self.handle, data.ctypes.data, data.nbytes),
+                  "cuMemcpyHtoD")
 
     def download(self, dtype: Any, count: int | None = None, offset: int = 0, *,
                  into: np.ndarray | None = None) -> np.ndarray:
@@ -84,20 +87,15 @@ class DeviceBuffer:
 
         run(op, stream)
 
-    def free(self) -> None:
-        if self._dptr is not None:
-            dptr, self._dptr = self._dptr, None
-            check(driver.cuMemFree(dptr), "cuMemFree")
+    def _free(self, handle: Any) -> None:
+        check(driver.cuMemFree(handle), "cuMemFree")
 
-    def __enter__(self) -> DeviceBuffer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.free()
+    free = Owned.destroy  # memory is freed: the name its callers use
 
 
-class PinnedBuffer:
-    """Page-locked host memory, optionally mapped into the device's address space."""
+class PinnedBuffer(Owned):
+    """Page-locked host memory, optionally mapped into the device's address space. `ptr`
+    is the host address as an int; `handle` the same, None once freed."""
 
     def __init__(self, nbytes: int, *, mapped: bool = False):
         self.nbytes = int(nbytes)
@@ -105,7 +103,7 @@ class PinnedBuffer:
         self.ptr = int(check(driver.cuMemHostAlloc(max(self.nbytes, 1), flags), "cuMemHostAlloc"))
         self.device_ptr = (int(check(driver.cuMemHostGetDevicePointer(self.ptr, 0),
                                      "cuMemHostGetDevicePointer")) if mapped else None)
-        self._alive = True
+        self.handle: int | None = self.ptr
 
     def array(self, dtype: Any, count: int | None = None) -> np.ndarray:
         """A numpy view of the pinned memory (valid until free())."""
@@ -114,13 +112,7 @@ class PinnedBuffer:
         raw = (ctypes.c_byte * (count * dt.itemsize)).from_address(self.ptr)
         return np.frombuffer(raw, dtype=dt, count=count)
 
-    def free(self) -> None:
-        if self._alive:
-            self._alive = False
-            check(driver.cuMemFreeHost(self.ptr), "cuMemFreeHost")
+    def _free(self, handle: Any) -> None:
+        check(driver.cuMemFreeHost(handle), "cuMemFreeHost")
 
-    def __enter__(self) -> PinnedBuffer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.free()
+    free = Owned.destroy  # memory is freed: the name its callers use

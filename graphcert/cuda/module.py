@@ -17,6 +17,7 @@ from cuda.bindings import driver
 from graphcert.cuda.check import check
 from graphcert.cuda.memory import DeviceBuffer
 from graphcert.cuda.oplog import run
+from graphcert.cuda.owned import Owned
 from graphcert.errors import GraphcertError
 
 Dim = tuple[int, int, int]
@@ -30,8 +31,8 @@ def dim3(value: int | tuple[int, ...]) -> Dim:
     return (t[0], t[1], t[2])
 
 
-class Module:
-    """A cubin loaded into the current context."""
+class Module(Owned):
+    """A cubin loaded into the current context; unload() (or destroy()) unloads it once."""
 
     def __init__(self, cubin: bytes, name: str = "<module>"):
         self.name = name
@@ -46,13 +47,13 @@ class Module:
             self._kernels[name] = Kernel(func, name)
         return self._kernels[name]
 
-    def unload(self) -> None:
-        if self.handle is not None:
-            handle, self.handle = self.handle, None
-            _FUNCTIONS.clear()  # a later module may reuse these function addresses
-            for kernel in self._kernels.values():
-                kernel.func = None  # a later launch through it raises, never runs another
-            check(driver.cuModuleUnload(handle), "cuModuleUnload")
+    def _free(self, handle: Any) -> None:
+        _FUNCTIONS.clear()  # a later module may reuse these function addresses
+        for kernel in self._kernels.values():
+            kernel.func = None  # a later launch through it raises, never runs another
+        check(driver.cuModuleUnload(handle), "cuModuleUnload")
+
+    unload = Owned.destroy  # a module is unloaded: the name its callers use
 
 
 _FUNCTIONS: dict[int, tuple[str, list[int]]] = {}

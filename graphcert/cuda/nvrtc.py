@@ -8,7 +8,6 @@ older driver, while its cubin does under CUDA's minor-version compatibility.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from cuda.bindings import nvrtc
 from graphcert.cuda.check import check
 from graphcert.errors import CompileError, InputError
 from graphcert.fileio import atomic_write_bytes
+from graphcert.model.jsontext import canonical_json, sha256_text, short_hash
 from graphcert.paths import cache_dir, kernels_dir
 
 DEFAULT_OPTIONS: tuple[str, ...] = ("--std=c++17", "-lineinfo")
@@ -76,7 +76,7 @@ def cache_key(source: Path, arch: str, options: tuple[str, ...],
         "arch": arch,
         "nvrtc": nvrtc_version(),
     }
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+    return sha256_text(canonical_json(parts))
 
 
 def _read_cached(path: Path) -> bytes | None:
@@ -138,7 +138,7 @@ def build(name: str | os.PathLike[str], arch: str, options: tuple[str, ...] = DE
     source = resolve_source(name)
     include_dirs = tuple(dict.fromkeys((source.parent, kernels_dir())))
     key = cache_key(source, arch, options, include_dirs)
-    entry = cache_dir() / "cubin" / f"{source.stem}-{arch}-{key[:32]}.cubin"
+    entry = cache_dir() / "cubin" / f"{source.stem}-{arch}-{short_hash(key, 32)}.cubin"
     if use_cache:
         cached = _read_cached(entry)
         if cached is not None:

@@ -16,7 +16,7 @@ from cuda.bindings import driver
 
 from graphcert.cuda.check import check
 from graphcert.cuda.dotread import DotGraph, dot_conditional
-from graphcert.cuda.graph import Graph, node_list
+from graphcert.cuda.graph import Graph, GraphRef, node_list
 from graphcert.cuda.module import function_identity
 from graphcert.errors import GraphcertError
 from graphcert.model import (
@@ -50,11 +50,7 @@ class _Read:
     @property
     def dot(self) -> str:
         if self._dot is None:
-            g = Graph(self.handle)
-            try:
-                self._dot = g.dot()
-            finally:
-                g.handle = None  # borrowed handle: not ours to destroy
+            self._dot = GraphRef(self.handle).dot()  # borrowed: never destroyed here
         return self._dot
 
 

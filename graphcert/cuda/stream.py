@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from cuda.bindings import driver
 
 from graphcert.cuda.check import check
 from graphcert.cuda.memory import DeviceBuffer, PinnedBuffer
+from graphcert.cuda.owned import Borrowed, Owned
 from graphcert.cuda.telemetry import COUNTERS
 
 if TYPE_CHECKING:
@@ -18,21 +19,17 @@ if TYPE_CHECKING:
     from graphcert.cuda.module import Kernel
 
 
-class Stream:
+class Stream(Owned):
     """A non-blocking stream (never synchronises with the legacy default stream)."""
 
     def __init__(self) -> None:
         self.handle = check(driver.cuStreamCreate(driver.CUstream_flags.CU_STREAM_NON_BLOCKING),
                             "cuStreamCreate")
-        self._owned = True
 
-    @classmethod
-    def borrow(cls, address: int) -> Stream:
+    @staticmethod
+    def borrow(address: int) -> StreamRef:
         """Wrap another library's stream (CuPy, nvbench) by address; destroy() leaves it."""
-        stream = cls.__new__(cls)
-        stream.handle = driver.CUstream(int(address))
-        stream._owned = False
-        return stream
+        return StreamRef(address)
 
     def synchronize(self) -> None:
         COUNTERS.sync()
@@ -55,20 +52,19 @@ class Stream:
         """The CUstream as an integer, for libraries that take external streams (CuPy)."""
         return int(self.handle)
 
-    def destroy(self) -> None:
-        if self.handle is not None:
-            handle, self.handle = self.handle, None
-            if self._owned:
-                check(driver.cuStreamDestroy(handle), "cuStreamDestroy")
-
-    def __enter__(self) -> Stream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.destroy()
+    def _free(self, handle: Any) -> None:
+        check(driver.cuStreamDestroy(handle), "cuStreamDestroy")
 
 
-class Event:
+class StreamRef(Borrowed, Stream):
+    """A stream another library owns, by address: every Stream method, and destroy()
+    leaves the stream as it is."""
+
+    def __init__(self, address: int):  # no cuStreamCreate: the stream exists
+        self.handle = driver.CUstream(int(address))
+
+
+class Event(Owned):
     """A CUDA event; timing events by default."""
 
     def __init__(self, *, timing: bool = True):
@@ -88,16 +84,8 @@ class Event:
         ms = check(driver.cuEventElapsedTime(self.handle, later.handle), "cuEventElapsedTime")
         return float(ms) / 1e3
 
-    def destroy(self) -> None:
-        if self.handle is not None:
-            handle, self.handle = self.handle, None
-            check(driver.cuEventDestroy(handle), "cuEventDestroy")
-
-    def __enter__(self) -> Event:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.destroy()
+    def _free(self, handle: Any) -> None:
+        check(driver.cuEventDestroy(handle), "cuEventDestroy")
 
 
 class BlockingKernel:

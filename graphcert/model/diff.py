@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 from graphcert.model.align import align
+from graphcert.model.jsontext import short_hash
 from graphcert.model.kinds import KINDS, NodeKind
 from graphcert.model.snapshot import EdgeData, GraphSnapshot, NodeRecord
 
@@ -126,7 +127,8 @@ def _data_json(data: dict[int, EdgeData]) -> dict[str, Any]:
 
 
 def _child_summary(s: GraphSnapshot) -> str:
-    return f"{s.node_count} nodes, topology {s.topology_hash[:12]}, shape {s.shape_hash[:12]}"
+    return (f"{s.node_count} nodes, topology {short_hash(s.topology_hash)}, "
+            f"shape {short_hash(s.shape_hash)}")
 
 
 _EdgeMaps = tuple[dict[int, dict[int, EdgeData]], dict[int, dict[int, EdgeData]],

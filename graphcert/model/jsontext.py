@@ -1,5 +1,6 @@
-"""The text fingerprints are taken over: canonical JSON (sorted keys, no whitespace, no NaN),
-its sha256, and the JSON-able copy of a reader's attribute values. Pure: no CUDA import."""
+"""The text fingerprints and digests are taken over: canonical JSON (sorted keys, no
+whitespace, no NaN), its sha256, a hash's short form for people, and the JSON-able copy of a
+reader's attribute values. Pure: no CUDA import."""
 
 from __future__ import annotations
 
@@ -51,6 +52,14 @@ def canonical_json(value: Any) -> str:
 def sha256_text(text: str) -> str:
     """sha256 hex of UTF-8 text (never Python's hash(): it differs per process)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+SHORT_HASH = 12  # hex digits of a hash shown in tables and names (documents keep all of it)
+
+
+def short_hash(value: str | None, length: int = SHORT_HASH) -> str:
+    """The first `length` characters of a hash (without any `sha256:`), or 'none'."""
+    return "none" if value is None else value.removeprefix("sha256:")[:length]
 
 
 PLAIN_TYPES = (int, str, bool, type(None))

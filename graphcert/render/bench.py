@@ -4,6 +4,7 @@ table and plot. Pure (matplotlib only inside plot)."""
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
@@ -24,7 +25,7 @@ from graphcert.errors import InputError
 from graphcert.fileio import atomic_write_bytes, check_output_file
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
+    from rich.console import Console, RenderableType
 
 LABELS = {"host_enqueue": "host enqueue", "device": "device (queued)",
           "end_to_end": "end to end"}
@@ -250,3 +251,38 @@ def plot_sweep(fit: SweepFit, path: Path) -> Path:
         return atomic_write_bytes(path, image.getvalue())
     except OSError as exc:
         raise InputError(f"cannot write the plot {path}: {exc.strerror or exc}") from exc
+
+
+def print_run(out: Console, err: Console, ref: str, result: BenchResult,
+              certificate: Path | None) -> None:
+    """One benched workload as `graphcert bench` shows it when it is done: its view on
+    stdout, its certificate's path on stderr."""
+    for item in bench_view(ref, result):
+        out.print(item)
+    if certificate:
+        err.print(f"certificate: {certificate}")
+
+
+def print_sweep(out: Console, err: Console, fit: SweepFit, certificate: Path | None, *,
+                named_plot: Path | None, asked_plot: Path | None, as_json: bool) -> None:
+    """A sweep's table (not with --json) and its certificate's path, then its plots drawn,
+    each in the format its name gives: the one the certificate names and --plot's."""
+    if not as_json:
+        out.print(sweep_table(fit))
+    if certificate is not None:
+        err.print(f"sweep certificate: {certificate}")
+    for target in (named_plot, asked_plot):
+        if target is not None:
+            plot_sweep(fit, target)
+    if asked_plot is not None:
+        err.print(f"plot: {asked_plot}")
+
+
+def bench_json(runs: Sequence[tuple[str, BenchResult, Path | None]], fit: SweepFit | None
+               ) -> str:
+    """`graphcert bench --json`: each run (workload, results, certificate) and the sweep."""
+    return json.dumps({"runs": [{
+        "workload": ref, "results": result.to_json(),
+        "certificate": str(certificate) if certificate else None}
+        for ref, result, certificate in runs],
+        "sweep": fit.to_json() if fit else None}, indent=2)

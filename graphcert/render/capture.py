@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from rich.table import Table
 
 from graphcert.cert.results import CaptureResult
+from graphcert.model.jsontext import short_hash
 
 
 def capture_table(ref: str, mode: str, rows: Sequence[CaptureResult]) -> Table:
@@ -22,7 +23,7 @@ def capture_table(ref: str, mode: str, rows: Sequence[CaptureResult]) -> Table:
                       f"{r.upload_s * 1e3:.2f} ms",
                       f"{r.free_delta_bytes / 2**20:.1f} MiB",
                       f"{reserved / 2**20:.1f} MiB" if reserved is not None else "n/a",
-                      r.snapshot.topology_hash[:12])
+                      short_hash(r.snapshot.topology_hash))
     return table
 
 

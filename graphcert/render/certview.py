@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from graphcert.cert.compare import CertificateDiff, Change, fmt_seconds, hash_change
 from graphcert.cert.results import Verdict
 from graphcert.errors import clip
+from graphcert.model.jsontext import short_hash
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -36,7 +37,7 @@ def header_rows(cert: Mapping[str, Any], path: str, staleness: str) -> list[tupl
     """Key/value lines about a certificate: what, where, when, on what."""
     env, wl, verdict = cert["environment"], cert["workload"], cert["verdict"]
     gpu, git = env["gpu"], env["git"]
-    commit = "-" if git.get("commit") is None else git["commit"][:12] + (
+    commit = "-" if git.get("commit") is None else short_hash(git["commit"]) + (
         " (dirty)" if git.get("dirty") else "")
     return [
         ("certificate", f"{cert['kind']}  {path}"),

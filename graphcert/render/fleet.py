@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from graphcert.cert.results.fleet import FleetResult, Gpu, ProgressEvent, WorkerOutcome
+from graphcert.options import Options
 from graphcert.render.progress import bars_allowed
 
 OnProgress = Callable[[Gpu, ProgressEvent], None]
@@ -50,11 +51,11 @@ def _show(w: WorkerOutcome, as_json: bool, say: Callable[[str], None]) -> None:
 
 
 @contextmanager
-def fleet_display(gpus: Sequence[Gpu], command: str, *, as_json: bool
+def fleet_display(gpus: Sequence[Gpu], command: str, *, as_json: bool, options: Options
                   ) -> Iterator[tuple[OnProgress | None, OnDone, bool]]:
-    """(on_progress, on_done, bars): bars per GPU on a terminal (on_progress None when none
-    are drawn: workers then need not report progress)."""
-    if not bars_allowed():
+    """(on_progress, on_done, bars): bars per GPU on a terminal where `options` allow bars
+    (on_progress None when none are drawn: workers then need not report progress)."""
+    if not bars_allowed(options):
         def done_plain(w: WorkerOutcome) -> None:
             _show(w, as_json, lambda text: print(text, file=sys.stderr, flush=True))
 

@@ -23,8 +23,9 @@ from graphcert.cert.results import (
 )
 from graphcert.gate import GateReport, Status
 from graphcert.model import GraphSnapshot
+from graphcert.model.jsontext import short_hash
 from graphcert.render.bench import LABELS, host_cost_line
-from graphcert.render.inventory import counts_line, short_hash
+from graphcert.render.inventory import counts_line
 from graphcert.render.report import headline
 from graphcert.render.sweep import sweep_svg
 from graphcert.render.verify import BUCKET_COLUMNS, bucket_rows

@@ -22,18 +22,13 @@ from graphcert.model import (
     NodeKind,
     NodeRecord,
 )
+from graphcert.model.jsontext import short_hash
 from graphcert.render.names import demangle, short_name
 
-SHORT_HASH = 12  # hex digits of a fingerprint shown in tables (the JSON has all 64)
 MAX_DEPS_SHOWN = 6
 _DIMENSIONS = ("grid", "block", "cluster_dim")
 # The launch columns of the table and tree; a node shows those its kind hashes (KINDS).
 _LAUNCH_FIELDS = ("grid", "block", "shared_mem_bytes")
-
-
-def short_hash(digest: str) -> str:
-    """The first 12 hex digits of a fingerprint."""
-    return digest[:SHORT_HASH]
 
 
 def format_bytes(n: Any) -> str:
@@ -338,6 +333,5 @@ __all__ = [
     "plain_layout",
     "print_plain",
     "render_inventory",
-    "short_hash",
     "summary_text",
 ]

@@ -9,13 +9,13 @@ draws the bars passes `events`: its progress then goes to the parent as typed ev
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Protocol
 
 from graphcert.cert.results.fleet import EventSink, ProgressEvent
+from graphcert.options import Options
 
 
 class Advance(Protocol):
@@ -24,10 +24,10 @@ class Advance(Protocol):
     def __call__(self, units: float = 1.0, description: str | None = None) -> None: ...
 
 
-def bars_allowed() -> bool:
+def bars_allowed(options: Options) -> bool:
     """Bars only when both streams are terminals, CI is unset, and the terminal is not dumb."""
-    return (sys.stdout.isatty() and sys.stderr.isatty() and not os.environ.get("CI")
-            and os.environ.get("TERM") != "dumb")
+    return (sys.stdout.isatty() and sys.stderr.isatty() and not options.ci
+            and not options.dumb_terminal)
 
 
 def _nothing(units: float = 1.0, description: str | None = None) -> None:
@@ -45,14 +45,15 @@ def _events(total: float, send: EventSink) -> Advance:
 
 
 @contextmanager
-def progress(total: float, description: str, events: EventSink | None = None
-             ) -> Iterator[Advance]:
-    """A transient bar of `total` units on stderr; yields the callback that advances it.
-    With `events` (a worker whose parent draws the bar) no bar: typed events go there."""
+def progress(total: float, description: str, options: Options,
+             events: EventSink | None = None) -> Iterator[Advance]:
+    """A transient bar of `total` units on stderr (where `options` allow bars); yields the
+    callback that advances it. With `events` (a worker whose parent draws the bar) no bar:
+    typed events go there."""
     if events is not None and total > 0:
         yield _events(total, events)
         return
-    if not bars_allowed() or total <= 0:
+    if not bars_allowed(options) or total <= 0:
         yield _nothing
         return
     from rich.progress import (

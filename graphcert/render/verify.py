@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from graphcert.cert.compare import short_hash
 from graphcert.cert.results import (
     AnyClass,
     ClassResult,
@@ -17,6 +16,7 @@ from graphcert.cert.results import (
     Transition,
     VerifyResult,
 )
+from graphcert.model.jsontext import short_hash
 from graphcert.render.inventory import format_bytes
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphcert.cert.document import (
     certificate_filename,
@@ -17,13 +17,17 @@ from graphcert.cert.document import (
 from graphcert.cert.method import method_kind
 from graphcert.cert.results import BenchResult, SweepFit, VerifyResult
 from graphcert.cert.results.fleet import short_uuid
-from graphcert.cert.signing import load_key
+from graphcert.errors import first_line
 from graphcert.workloads import registry
 from graphcert.workloads.loaded import LoadedWorkload
 
 # "uuid": certificate names carry the GPU's short UUID (set by hand for one job per GPU of one
 # model writing into one folder; a several-GPU run's workers are told so in their job).
 CERT_NAME_ENV = "GRAPHCERT_CERT_NAME"
+
+if TYPE_CHECKING:
+    from graphcert.cert.signing import SigningKey
+    from graphcert.options import GitCommit
 
 
 def workload_identity(loaded: LoadedWorkload, kind: str) -> dict[str, Any]:
@@ -36,18 +40,17 @@ def workload_identity(loaded: LoadedWorkload, kind: str) -> dict[str, Any]:
             "options": dict(registry.parse_ref(ref).options)}
 
 
-def environment(device_index: int) -> dict[str, Any]:
+def environment(device_index: int, git: GitCommit | None) -> dict[str, Any]:
     """GPU, driver and library versions, plus Python, host and git.
 
-    A device machine may hold a copy of the tree without .git: GRAPHCERT_GIT_COMMIT and
-    GRAPHCERT_GIT_DIRTY then say which commit it is.
+    A device machine may hold a copy of the tree without .git: `git` (Options.git, from
+    $GRAPHCERT_GIT_COMMIT and $GRAPHCERT_GIT_DIRTY) then says which commit it is.
     """
     from graphcert.cuda.device import environment as gpu_environment
 
     env = {**gpu_environment(device_index), **host_environment(Path.cwd())}
-    if os.environ.get("GRAPHCERT_GIT_COMMIT"):
-        env["git"] = {"commit": os.environ["GRAPHCERT_GIT_COMMIT"],
-                      "dirty": os.environ.get("GRAPHCERT_GIT_DIRTY", "0") == "1"}
+    if git is not None:
+        env["git"] = git.to_json()
     return env
 
 
@@ -76,18 +79,19 @@ def _without_driver(reason: str) -> dict[str, Any]:
 
         env.update(software_versions())
     except Exception as exc:  # noqa: BLE001 - informational; NVRTC may be absent as well
-        env["software_versions_error"] = str(exc).splitlines()[0] if str(exc) else repr(exc)
+        env["software_versions_error"] = first_line(exc)
     env["gpus"] = []
     env["no_driver"] = reason
     return env
 
 
 def write(result: VerifyResult | BenchResult, out_dir: Path, loaded: LoadedWorkload,
-          env: dict[str, Any], *, uuid_names: bool | None = None) -> Path:
-    """Seal the certificate of `result`, sign it when a key is set
-    ($GRAPHCERT_SIGNING_KEY_FILE, which --signing-key-file sets, or $GRAPHCERT_SIGNING_KEY)
-    and write it atomically; returns its path. The name carries the GPU's short UUID with
-    `uuid_names` (None: with $GRAPHCERT_CERT_NAME=uuid), as a several-GPU run's workers ask."""
+          env: dict[str, Any], *, key: SigningKey | None, uuid_names: bool | None = None
+          ) -> Path:
+    """Seal the certificate of `result`, sign it with `key` (Options.signing_key; None:
+    unsigned) and write it atomically; returns its path. The name carries the GPU's short
+    UUID with `uuid_names` (None: with $GRAPHCERT_CERT_NAME=uuid), as a several-GPU run's
+    workers ask."""
     kind = "topology" if isinstance(result, VerifyResult) else "bench"
     # "+step" for a framework step: from the settings as the certificate holds them, as the
     # gate derives it
@@ -95,7 +99,7 @@ def write(result: VerifyResult | BenchResult, out_dir: Path, loaded: LoadedWorkl
     cert = certificate_of(result, workload=workload_identity(loaded, method),
                           environment=env)
     name = certificate_filename(cert["kind"], labelled(loaded), gpu_label(env, uuid_names))
-    return write_certificate(out_dir / name, cert, key=load_key())
+    return write_certificate(out_dir / name, cert, key=key)
 
 
 def gpu_label(env: dict[str, Any], uuid_names: bool | None = None) -> str:
@@ -127,11 +131,11 @@ def sweep_filename(base: LoadedWorkload, key: str, gpu_name: str, suffix: str = 
 
 
 def write_sweep(fit: SweepFit, out_dir: Path, base: LoadedWorkload, env: dict[str, Any],
-                *, uuid_names: bool | None = None) -> Path:
-    """Seal the sweep certificate (fit, points, the runs' certificates), sign it when a key
-    is set (as `write`), and write it."""
+                *, key: SigningKey | None, uuid_names: bool | None = None) -> Path:
+    """Seal the sweep certificate (fit, points, the runs' certificates), sign it with `key`
+    (as `write`), and write it."""
     cert = make_certificate("sweep", workload=workload_identity(base, "sweep"),
                             environment=env, results=fit.to_json(),
                             verdict=fit.verdict.to_json())
     name = sweep_filename(base, fit.key, gpu_label(env, uuid_names))
-    return write_certificate(out_dir / name, cert, key=load_key())
+    return write_certificate(out_dir / name, cert, key=key)

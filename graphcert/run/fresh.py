@@ -60,9 +60,12 @@ def child_jobs(ref: str, sizes: Sequence[int], settings: BenchSettings, device: 
 def run_bench_job(job: BenchJob) -> dict[str, Any]:
     """The worker's side: bench as the job says; the typed result as {"results", "verdict"}
     (a failed verdict is a result, not an error: the parent combines it)."""
+    from graphcert.options import Options
     from graphcert.run.jobs import bench_workloads
 
-    (done,) = bench_workloads([job.ref], job.sizes, job.settings, device=job.device)
+    # The child writes no certificate (its parent does): no key, no git, nothing to read.
+    (done,) = bench_workloads([job.ref], job.sizes, job.settings, device=job.device,
+                              options=Options())
     return {"results": done.result.to_json(), "verdict": done.result.verdict.to_json()}
 
 

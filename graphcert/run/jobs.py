@@ -25,6 +25,7 @@ from graphcert.classes import class_of
 from graphcert.cuda.context import RunContext
 from graphcert.errors import InputError
 from graphcert.fileio import ensure_writable_dir
+from graphcert.options import Options
 from graphcert.run import environment
 from graphcert.run.bench import BenchSettings, fit_sweep
 from graphcert.workloads.loaded import LoadedWorkload
@@ -51,11 +52,11 @@ def _prepare(refs: Sequence[str], out_dir: Path | None) -> list[LoadedWorkload]:
 
 
 def _certify(result: R, loaded: LoadedWorkload, env: dict[str, Any], out_dir: Path | None,
-             on_result: Callable[[Certified[R]], None] | None,
+             options: Options, on_result: Callable[[Certified[R]], None] | None,
              uuid_names: bool | None = None) -> Certified[R]:
     """Write the result's certificate when asked to, and report it."""
-    path = (environment.write(result, out_dir, loaded, env, uuid_names=uuid_names)
-            if out_dir else None)
+    path = (environment.write(result, out_dir, loaded, env, key=options.signing_key,
+                              uuid_names=uuid_names) if out_dir else None)
     done = Certified(loaded.ref, result, path)
     if on_result is not None:
         on_result(done)
@@ -64,23 +65,23 @@ def _certify(result: R, loaded: LoadedWorkload, env: dict[str, Any], out_dir: Pa
 
 def verify_workloads(refs: Sequence[str], capacities: Sequence[int], *, samples: int = 4,
                      seed: int = 0, mode: str = "global", classes_spec: str | None = None,
-                     device: int = 0, out_dir: Path | None = None,
+                     device: int = 0, out_dir: Path | None = None, options: Options,
                      on_class: Callable[[str, AnyClass], None] | None = None,
                      on_result: Callable[[Certified[VerifyResult]], None] | None = None,
                      on_progress: Callable[..., None] | None = None,
                      uuid_names: bool | None = None,
                      ) -> list[Certified[VerifyResult]]:
     """Verify each workload over `capacities`; with `out_dir`, write a topology certificate
-    per workload (named with the GPU's short UUID as `uuid_names` says: see
-    environment.gpu_label). `on_class(ref, cls)` after each class, `on_result` after each
-    workload."""
+    per workload (signed with `options.signing_key`, named with the GPU's short UUID as
+    `uuid_names` says: see environment.gpu_label). `on_class(ref, cls)` after each class,
+    `on_result` after each workload."""
     from graphcert.run.steps import verify_step
     from graphcert.run.verify import verify
 
     loaded = _prepare(refs, out_dir)
     done: list[Certified[VerifyResult]] = []
     with _context(loaded, device, seed) as ctx:
-        env = environment.environment(device) if out_dir is not None else {}
+        env = environment.environment(device, options.git) if out_dir is not None else {}
         for one in loaded:
             def each(cls: AnyClass, ref: str = one.ref) -> None:
                 if on_class is not None:
@@ -96,7 +97,7 @@ def verify_workloads(refs: Sequence[str], capacities: Sequence[int], *, samples:
                 result = verify(ctx, one.ref, capacities, samples=samples, seed=seed, mode=mode,
                                 workload=target, classes_spec=classes_spec, on_class=each,
                                 on_progress=on_progress)
-            done.append(_certify(result, one, env, out_dir, on_result, uuid_names))
+            done.append(_certify(result, one, env, out_dir, options, on_result, uuid_names))
     return done
 
 
@@ -110,14 +111,14 @@ def _context(loaded: list[LoadedWorkload], device: int, seed: int = 0
 
 
 def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSettings, *,
-                    device: int = 0,
-                    out_dir: Path | None = None,
+                    device: int = 0, out_dir: Path | None = None, options: Options,
                     on_result: Callable[[Certified[BenchResult]], None] | None = None,
                     on_progress: Callable[..., None] | None = None,
                     uuid_names: bool | None = None,
                     ) -> list[Certified[BenchResult]]:
     """Bench each workload reference at `sizes`; with `out_dir`, write a bench certificate
-    per run (named as `uuid_names` says: see environment.gpu_label)."""
+    per run (signed with `options.signing_key`, named as `uuid_names` says: see
+    environment.gpu_label)."""
     from graphcert.run.bench import bench
     from graphcert.run.fresh import bench_fresh, child_timeout_s
     from graphcert.run.steps_bench import bench_step
@@ -125,7 +126,7 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
     loaded = _prepare(runs, out_dir)
     done: list[Certified[BenchResult]] = []
     with _context(loaded, device) as ctx:
-        env = environment.environment(device) if out_dir is not None else {}
+        env = environment.environment(device, options.git) if out_dir is not None else {}
         for one in loaded:
             target, ref = one.target, one.ref
             # --context fresh|both: a child process times the fresh single-stream state.
@@ -146,8 +147,66 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
                                on_progress=on_progress)
                 if fresh is not None:
                     result = with_other_context(result, fresh)
-            done.append(_certify(result, one, env, out_dir, on_result, uuid_names))
+            done.append(_certify(result, one, env, out_dir, options, on_result, uuid_names))
     return done
+
+
+@dataclass(frozen=True)
+class SweptOption:
+    """A `--sweep KEY=V1,V2,...` of one workload: one run per value, fitted a + b·value."""
+
+    key: str
+    values: tuple[int, ...]
+    base_ref: str  # the workload without the swept option
+
+
+@dataclass(frozen=True)
+class BenchPlan:
+    """What one bench runs: the references (a sweep's: one per value, in order), the
+    sizes, and the sweep when there is one."""
+
+    refs: tuple[str, ...]
+    sizes: Sequence[int]
+    sweep: SweptOption | None = None
+
+    @property
+    def units(self) -> int:
+        """Progress units of the whole plan: references x sizes x quantities."""
+        return len(self.refs) * len(self.sizes) * len(QUANTITIES)
+
+
+@dataclass(frozen=True)
+class BenchRun:
+    """What a bench plan gave: each run, and for a sweep its fit, the sweep certificate
+    and the plot that certificate names (None: not written; the caller draws it)."""
+
+    runs: list[Certified[BenchResult]]
+    fit: SweepFit | None = None
+    sweep_certificate: Path | None = None
+    sweep_plot: Path | None = None
+
+    @property
+    def passed(self) -> bool:
+        return all(r.result.verdict.passed for r in self.runs)
+
+
+def bench_plan(plan: BenchPlan, settings: BenchSettings, *, device: int = 0,
+               out_dir: Path | None = None, options: Options,
+               on_result: Callable[[Certified[BenchResult]], None] | None = None,
+               on_progress: Callable[..., None] | None = None,
+               uuid_names: bool | None = None) -> BenchRun:
+    """`graphcert bench`'s one call: bench every run of `plan` (bench_workloads), then fit
+    its sweep (`sweep`); with `out_dir`, the certificates of both (named as `uuid_names`
+    says: see environment.gpu_label)."""
+    runs = bench_workloads(plan.refs, plan.sizes, settings, device=device, out_dir=out_dir,
+                           options=options, on_result=on_result, on_progress=on_progress,
+                           uuid_names=uuid_names)
+    if plan.sweep is None:
+        return BenchRun(runs)
+    fit, cert, plot = sweep(plan.sweep.key, plan.sweep.values, runs,
+                            base_ref=plan.sweep.base_ref, device=device, out_dir=out_dir,
+                            options=options, uuid_names=uuid_names)
+    return BenchRun(runs, fit, cert, plot)
 
 
 def with_other_context(settled: BenchResult, fresh: BenchResult) -> BenchResult:
@@ -161,7 +220,8 @@ def with_other_context(settled: BenchResult, fresh: BenchResult) -> BenchResult:
 
 def sweep(key: str, values: Sequence[Any], runs: Sequence[Certified[BenchResult]], *,
           base_ref: str | None = None, device: int = 0, out_dir: Path | None = None,
-          uuid_names: bool | None = None) -> tuple[SweepFit, Path | None, Path | None]:
+          options: Options, uuid_names: bool | None = None
+          ) -> tuple[SweepFit, Path | None, Path | None]:
     """The a + b·value fit over swept runs (each run's first size); with `out_dir` and
     `base_ref`, also a sweep certificate beside the runs' own. Returns the fit, the
     certificate's path and the plot path the certificate names (None: not written; where
@@ -172,14 +232,15 @@ def sweep(key: str, values: Sequence[Any], runs: Sequence[Certified[BenchResult]
     if out_dir is None or base_ref is None:
         return fit, None, None
     loaded = load(base_ref)
-    env = environment.environment(device)
+    env = environment.environment(device, options.git)
     plot: Path | None = None
     # Without matplotlib there is no plot: the gate's HTML report draws the sweep itself.
     if importlib.util.find_spec("matplotlib") is not None:
         plot = out_dir / environment.sweep_filename(
             loaded, key, environment.gpu_label(env, uuid_names), ".png")
         fit = replace(fit, plot=plot.name)
-    return fit, environment.write_sweep(fit, out_dir, loaded, env, uuid_names=uuid_names), plot
+    return fit, environment.write_sweep(fit, out_dir, loaded, env, key=options.signing_key,
+                                        uuid_names=uuid_names), plot
 
 
 def capture_workload(ref: str, sizes: list[int], *, mode: str = "global", device: int = 0,

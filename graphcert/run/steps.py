@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from graphcert.apicheck import as_tuple
 from graphcert.cert.results import (
     AnyClass,
     CaptureResult,
@@ -28,7 +29,7 @@ from graphcert.cert.results import (
     cache_key,
 )
 from graphcert.classes import Buckets, padding_waste, sample_sizes
-from graphcert.errors import FrameworkMissing, GraphcertError, InputError
+from graphcert.errors import FrameworkMissing, GraphcertError, InputError, first_line
 from graphcert.model.io import SNAPSHOT_SCHEMA_VERSION
 from graphcert.render.dot import snapshot_to_dot
 from graphcert.run.steps_compare import RowCompare, first_mismatch  # noqa: F401 - re-exported
@@ -39,7 +40,6 @@ from graphcert.workloads.steps import (
     Captured,
     Step,
     adapter_for,
-    as_tuple,
 )
 
 # Replay and eager launches timed per bucket for the certificate's replay_s / eager_s.
@@ -80,11 +80,6 @@ class Phases:
 
     def add(self, phase: str, seconds: float) -> None:
         self.seconds[phase] = self.seconds.get(phase, 0.0) + seconds
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
 
 class StepVerifier:
@@ -135,9 +130,8 @@ class StepVerifier:
             raise
         except Exception as exc:  # the framework's own error, translated
             fix = self.adapter.capture_error(exc)
-            raise StepCaptureError(
-                f"{self._where(capacity)}: " + (fix or f"capture raised {_first_line(exc)}"))\
-                from None
+            raised = f"capture raised {first_line(exc, typed=True)}"
+            raise StepCaptureError(f"{self._where(capacity)}: " + (fix or raised)) from None
         framework_s = (captured.capture_s or 0.0) + (captured.instantiate_s or 0.0)
         own_s = float(getattr(captured, "graphcert_s", 0.0))  # e.g. reading the pool's bytes
         self.phases.add("capture", framework_s)
@@ -220,7 +214,8 @@ class StepVerifier:
         except GraphcertError:
             raise
         except Exception as exc:  # the step's own code failed at this size
-            return SampleResult(n, error=f"{where}: the step raised {_first_line(exc)}")
+            raised = first_line(exc, typed=True)
+            return SampleResult(n, error=f"{where}: the step raised {raised}")
         if problem is None:
             return SampleResult(n, output_equal=True)
         pad = capacity - n
@@ -240,7 +235,8 @@ def open_adapter(step: Step, device: int = 0) -> Adapter:
     except GraphcertError:
         raise
     except Exception as exc:
-        raise FrameworkMissing(f"{step.framework} cannot start: {_first_line(exc)}") from None
+        raise FrameworkMissing(f"{step.framework} cannot start: "
+                               f"{first_line(exc, typed=True)}") from None
 
 
 def verify_step(step: Step, ref: str, capacities: Sequence[int], *, samples: int = 4,

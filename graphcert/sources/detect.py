@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphcert.errors import InputError
+from graphcert.errors import InputError, first_line
 
 TAKES = ("torch.cuda.CUDAGraph(keep_graph=True), cupy.cuda.Graph, a cuda.core GraphBuilder "
          "(after end_building()) or GraphDefinition, a cuda.bindings CUgraph, or a CUgraph "
@@ -55,11 +55,6 @@ def _device(fn: Any) -> int | None:
         return int(value) if value is not None else None
     except Exception:  # a missing attribute or an uninitialised framework: use the default
         return None
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
 
 
 def _address(value: Any, what: str) -> int:
@@ -124,7 +119,7 @@ def _torch(obj: Any) -> GraphRef:
                 "holds its graph",
                 hint="create it as torch.cuda.CUDAGraph(keep_graph=True), capture again, "
                      "then take the snapshot (before or after g.instantiate())") from None
-        raise InputError(f"PyTorch could not hand over the graph: {_first_line(exc)}",
+        raise InputError(f"PyTorch could not hand over the graph: {first_line(exc)}",
                          hint="take the snapshot after the capture has ended") from None
     torch = sys.modules.get("torch")
     return GraphRef(_address(handle, f"{what}.raw_cuda_graph()"), what, _version("torch"),
@@ -146,7 +141,7 @@ def _cuda_core(obj: Any, name: str) -> GraphRef:
             raise InputError("this cuda.core GraphBuilder has no graph_definition",
                              hint="upgrade cuda-core (1.2 has it)") from None
         except RuntimeError as exc:
-            raise InputError(f"the cuda.core GraphBuilder has no graph yet: {_first_line(exc)}",
+            raise InputError(f"the cuda.core GraphBuilder has no graph yet: {first_line(exc)}",
                              hint="call builder.end_building() first") from None
     handle = _attr(definition, "handle", f"cuda.core {name}")
     device = _device(lambda: obj.stream.device.device_id) if name == "GraphBuilder" else None

@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from graphcert.apicheck import as_tuple
 from graphcert.workloads.frameworks import ArrayAdapter, check_device
-from graphcert.workloads.steps import FrameworkMissing, Step, as_tuple
+from graphcert.workloads.steps import FrameworkMissing, Step
 
 
 @dataclass

@@ -17,17 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from graphcert.errors import InputError
-from graphcert.workloads.steps import FrameworkMissing, Step, as_tuple
+from graphcert.apicheck import as_tuple
+from graphcert.errors import InputError, first_line
+from graphcert.workloads.steps import FrameworkMissing, Step
 
 # Errors frameworks raise when the captured work synchronises with the host or allocates.
 _CAPTURE_WORDS = ("capturing", "capture", "not permitted", "cudaErrorStreamCapture",
                   "operation would make the legacy stream depend on a capturing")
-
-
-def _one_line(exc: BaseException) -> str:
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-    return lines[0] if lines else type(exc).__name__
 
 
 def graph_memory(device: int) -> dict[str, int]:
@@ -116,7 +112,7 @@ class ArrayAdapter:
     def capture_error(self, exc: BaseException) -> str | None:
         if not any(w in str(exc) for w in _CAPTURE_WORDS):
             return None
-        return f"{self._label} could not capture it: {_one_line(exc)}; {self._capture_advice}"
+        return f"{self._label} could not capture it: {first_line(exc)}; {self._capture_advice}"
 
 
 @dataclass

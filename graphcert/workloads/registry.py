@@ -20,6 +20,7 @@ from types import ModuleType
 from typing import cast
 
 from graphcert.errors import InputError
+from graphcert.model.jsontext import short_hash
 from graphcert.paths import kernels_dir
 from graphcert.workloads import sources
 from graphcert.workloads.base import Workload
@@ -230,7 +231,7 @@ def _load_user_object(target: str) -> tuple[object, str]:
 
 
 def _import_file(path: Path) -> ModuleType:
-    name = "graphcert_user_" + hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+    name = "graphcert_user_" + short_hash(hashlib.sha1(str(path.resolve()).encode()).hexdigest())
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)

@@ -173,7 +173,7 @@ def digest_labelled(files: Sequence[tuple[str, Path]], extra: Any = None) -> str
         h.update(label.encode("utf-8") + b"\0")
         h.update(_read(path))
         h.update(b"\0")
-    if extra is not None:
+    if extra is not None:  # not canonical_json: this text is in every recorded source digest
         h.update(b"options\0" + json.dumps(extra, sort_keys=True, default=repr).encode())
     return h.hexdigest()
 

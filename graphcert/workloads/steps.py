@@ -200,15 +200,6 @@ def adapter_for(framework: str, device: int = 0) -> Adapter:
                      hint=f"use one of {', '.join(FRAMEWORKS)}")
 
 
-def as_tuple(value: Any) -> tuple[Any, ...]:
-    """A step's inputs or outputs as a tuple (one array becomes a 1-tuple)."""
-    if isinstance(value, tuple):
-        return value
-    if isinstance(value, list):
-        return tuple(value)
-    return (value,)
-
-
 __all__ = ["FRAMEWORKS", "Adapter", "AdapterFactory", "Captured", "DeviceCompare",
-           "FrameworkMissing", "Step", "adapter_for", "as_tuple", "device_compare", "first_rows",
+           "FrameworkMissing", "Step", "adapter_for", "device_compare", "first_rows",
            "is_step", "register_adapter", "step"]

@@ -47,8 +47,8 @@ def test_bench_certificate_has_every_field(gpu_ctx: RunContext, tmp_path: Path) 
 
     loaded = load(ref)
     result = bench(gpu_ctx, ref, [1000, 4096], BenchSettings(QUICK), workload=loaded.native())
-    env = environment.environment(0)
-    path = environment.write(result, tmp_path, loaded, env)
+    env = environment.environment(0, git=None)
+    path = environment.write(result, tmp_path, loaded, env, key=None)
     cert = load_certificate(path)
     assert cert["verdict"]["status"] == result.verdict.status.value
     assert check(cert, load_schema("bench")) == []
@@ -97,10 +97,12 @@ def test_placements_hot_and_telemetry_are_recorded(gpu_ctx: RunContext) -> None:
 def test_context_both_reports_the_fresh_state_apart(gpu_ctx: RunContext, tmp_path: Path
                                                     ) -> None:
     from graphcert.cert.results import Context
+    from graphcert.options import Options
     from graphcert.run.jobs import bench_workloads
 
     settings = BenchSettings(QUICK, placements=1, hot=False, context="both")
-    (done,) = bench_workloads(["chain[kernels=64]"], [1], settings, out_dir=tmp_path)
+    (done,) = bench_workloads(["chain[kernels=64]"], [1], settings, out_dir=tmp_path,
+                              options=Options())
     result = done.result
     assert result.context is Context.SEVERAL_STREAMS
     fresh = result.other_context

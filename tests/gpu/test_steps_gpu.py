@@ -166,7 +166,7 @@ def test_torch_pool_bytes_are_the_private_pools_segments(gpu_ctx: object) -> Non
     _ready("torch")
     import torch
 
-    from graphcert.workloads.steps import as_tuple
+    from graphcert.apicheck import as_tuple
 
     _, step = _example("torch_decode.py", "DECODE")
     adapter = adapter_for("torch")

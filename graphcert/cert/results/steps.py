@@ -4,11 +4,12 @@ classes have none)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from graphcert.model.jsontext import sha256_text
 
 
 def cache_key(workload: str, options: Mapping[str, Any], bucket: int, topology_hash: str,
@@ -17,8 +18,10 @@ def cache_key(workload: str, options: Mapping[str, Any], bucket: int, topology_h
     `key`, sha256 over their canonical JSON. Equal keys mean the captured graph can be reused."""
     parts = {"workload": workload, "options": dict(options), "bucket": bucket,
              "topology_hash": topology_hash, "node_layout_version": node_layout_version}
+    # Not model.jsontext.canonical_json: certificates record this key, and its text escapes
+    # non-ASCII (a reference's path may hold some) where canonical_json keeps it as UTF-8.
     text = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
-    return {**parts, "key": hashlib.sha256(text.encode()).hexdigest()}
+    return {**parts, "key": sha256_text(text)}
 
 
 @dataclass(frozen=True)
