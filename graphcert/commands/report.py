@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from graphcert.commands._options import PathParam
-from graphcert.errors import ExitStatus
+from graphcert.errors import ExitStatus, single_line
 
 if TYPE_CHECKING:
     from graphcert.render.html import Picture
@@ -44,7 +44,7 @@ def command(ctx: click.Context, paths: tuple[Path, ...], output: Path, baseline:
                           digest_of=source_digest)
     except UnusableInput as exc:
         for problem in exc.problems:
-            click.echo(f"graphcert: error: {' '.join(problem.split())}", err=True)
+            click.echo(f"graphcert: error: {single_line(problem)}", err=True)
         ctx.exit(ExitStatus.UNUSABLE)
     certs = {c.path: check_document(read_document(c.path), c.path, digest_of=None)
              for c in report.certificates}
