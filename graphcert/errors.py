@@ -38,9 +38,9 @@ class GraphcertError(Exception):
 
     def one_line(self) -> str:
         """The message and the fix on one line, as the CLI prints it."""
-        text = " ".join(self.message.split())
+        text = single_line(self.message)
         if self.hint:
-            text += f" ({' '.join(self.hint.split())})"
+            text += f" ({single_line(self.hint)})"
         return text
 
     def __str__(self) -> str:
@@ -95,6 +95,14 @@ class FrameworkMissing(InputError):
 
 
 ECHO_LIMIT = 80  # characters of a file's own text (a key, a reference) a message repeats
+
+
+def single_line(text: str) -> str:
+    """`text` as one terminal-safe line: runs of whitespace become one space, and characters
+    that are not printable (escape sequences' ESC, BEL, carriage returns, bidi overrides)
+    are dropped, so a certificate's own text cannot move the cursor or recolour a CI log."""
+    text = " ".join(text.split())
+    return text if text.isprintable() else "".join(ch for ch in text if ch.isprintable())
 
 
 def clip(text: str, limit: int = ECHO_LIMIT) -> str:

@@ -172,3 +172,28 @@ def test_a_100000_character_reference_is_refused_by_the_schema_in_a_short_line(
     lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and len(lines[0]) <= MOST, [ln[:200] for ln in lines]
     assert "workload.ref" in lines[0] and "100,005 characters" in lines[0]
+
+
+@pytest.mark.parametrize("command", ["gate", "report"])
+def test_control_characters_from_a_certificate_never_reach_the_terminal(
+        command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reference carrying ESC, BEL, a carriage return and a bidi override is echoed in the
+    error line without them (it could recolour or rewrite a CI log otherwise)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    write("certs/t.json", resealed(ref="a/\x1bcred\x07\rb\u202e.py:W", name="W"))
+    args = ["certs", "-o", "r.html"] if command == "report" else ["certs"]
+    result = run(command, *args)
+    assert result.exit_code == 2, result.output[:2000]
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "not found" in lines[0], lines
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+    assert lines[0].isprintable() and "a/cred b.py:W" in lines[0]
+
+
+def test_single_line_keeps_printable_text_and_drops_the_rest() -> None:
+    from graphcert.errors import single_line
+
+    assert single_line("a\n  b\tc") == "a b c"
+    assert single_line("x\x1b[0my\x07\u202ez") == "x[0myz"
+    assert single_line("scan ✓ µs") == "scan ✓ µs"

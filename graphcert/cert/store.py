@@ -112,6 +112,27 @@ def check_document(doc: Any, path: Path | str, *, digest_of: DigestOf | None = N
         raise CertificateError(
             path, "digest mismatch: the certificate was edited or corrupted after it was written",
             hint=f"re-run {producer} to regenerate it", reason="digest")
+    _check_sound(doc, path, actual, producer)
+    problem = signature_problem(doc, key, required=require_signature)
+    if problem is not None:
+        raise CertificateError(path, problem, hint=f"re-run {producer} with the signing key set",
+                               reason="signature")
+    if digest_of is not None:
+        check_stale(doc, path, digest_of, method_of, method_change=method_change)
+    cert: dict[str, Any] = doc
+    return cert
+
+
+# (digest, signature) of documents found sound: a gate's baseline often holds the very
+# certificates it is given, and their digest (checked against their content) says so.
+_SOUND: set[tuple[str, str]] = set()
+
+
+def _check_sound(doc: Mapping[str, Any], path: Path | str, digest: str, producer: str) -> None:
+    """Raise unless `doc` fits its schema and its claims agree with its evidence."""
+    seal = (digest, repr(doc.get("signature")))
+    if seal in _SOUND:
+        return
     problems = validate_certificate(doc)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -125,14 +146,8 @@ def check_document(doc: Any, path: Path | str, *, digest_of: DigestOf | None = N
         raise CertificateError(path, f"contradicts itself: {found[0]}{more}",
                                hint=f"edited or corrupted; re-run {producer} to regenerate it",
                                reason="contradiction")
-    problem = signature_problem(doc, key, required=require_signature)
-    if problem is not None:
-        raise CertificateError(path, problem, hint=f"re-run {producer} with the signing key set",
-                               reason="signature")
-    if digest_of is not None:
-        check_stale(doc, path, digest_of, method_of, method_change=method_change)
-    cert: dict[str, Any] = doc
-    return cert
+    if len(_SOUND) < 100_000:
+        _SOUND.add(seal)
 
 
 def check_stale(cert: Mapping[str, Any], path: Path | str, digest_of: DigestOf,

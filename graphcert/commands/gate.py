@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from graphcert.commands._options import PathParam
-from graphcert.errors import ExitStatus
+from graphcert.errors import ExitStatus, single_line
 
 
 @click.command("gate")
@@ -77,7 +77,7 @@ def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | No
                           require_signature=require_signature)
     except UnusableInput as exc:
         for problem in exc.problems:
-            click.echo(f"graphcert: error: {' '.join(problem.split())}", err=True)
+            click.echo(f"graphcert: error: {single_line(problem)}", err=True)
         context.exit(ExitStatus.UNUSABLE)
     if as_json:
         print_json(render(report, OutputFormat.JSON))

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from graphcert.commands._options import PathParam
-from graphcert.errors import ExitStatus
+from graphcert.errors import ExitStatus, single_line
 
 
 @click.command("report")
@@ -39,7 +39,7 @@ def command(ctx: click.Context, paths: tuple[Path, ...], output: Path, baseline:
                           digest_of=source_digest)
     except UnusableInput as exc:
         for problem in exc.problems:
-            click.echo(f"graphcert: error: {' '.join(problem.split())}", err=True)
+            click.echo(f"graphcert: error: {single_line(problem)}", err=True)
         ctx.exit(ExitStatus.UNUSABLE)
     page = report_page(report, paths, baseline)
     created = write_output(output, page.html, "-o")
