@@ -106,8 +106,8 @@ def test_a_stored_speedup_its_timings_do_not_give_is_refused(tmp_path: Path) -> 
                                                                  high=105.0)
 
     _refused(_gate(tmp_path, {"b.json": _edited(BENCH, forge)}, "min_speedup = 50\n"),
-             "size n=65536 says end_to_end speedup 100x but its timings give 3.9",
-             "stream 8.82147e-05 s, graph 1.80844e-05 s")
+             "size n=65536 says end_to_end speedup 100x but its timings give ",
+             "(stream ", " s, graph ")
 
 
 def test_a_copy_with_the_gpu_renamed_but_the_same_uuid_is_refused(tmp_path: Path) -> None:
@@ -130,22 +130,27 @@ def _first(path: list[Any]) -> Callable[[Doc], Doc]:
 
 
 SIZE = _first(["results", "sizes", 0])
-OTHERS: list[tuple[str, str, Callable[[Doc], object], str]] = [
+# (id, certificate, edit, the parts of the one line it must give: none holds a recorded
+# figure, so a re-record does not change them)
+OTHERS: list[tuple[Any, ...]] = [
     ("interval", BENCH, lambda d: SIZE(d)["speedup"]["end_to_end"].update(high=60.0),
      "size n=65536 says end_to_end speedup interval reaches 60x but its timings allow at "
-     "most 11"),
-    ("interval order", BENCH, lambda d: SIZE(d)["speedup"]["device"].update(low=1.6),
-     "size n=65536 device speedup 1.57863x lies outside its interval [1.6, 1.66831]"),
+     "most "),
+    ("interval order", BENCH,
+     lambda d: SIZE(d)["speedup"]["device"].update(low=SIZE(d)["speedup"]["device"]["median"]
+                                                   * 1.01),
+     "size n=65536 device speedup ", "x lies outside its interval ["),
     ("break even", BENCH, lambda d: SIZE(d).update(break_even_launches=1.0),
-     "size n=65536 says break_even_launches 1 but its up-front and timings give 6.97007"),
+     "size n=65536 says break_even_launches 1 but its up-front and timings give "),
     ("throttle", BENCH, lambda d: SIZE(d)["clock_mhz"].update(after=1000.0),
-     "size n=65536 says throttled=false but its SM clock went from 1979.99 to 1000 MHz"),
+     "size n=65536 says throttled=false but its SM clock went from ", " to 1000 MHz"),
     ("placement median", BENCH,
      lambda d: SIZE(d)["placements"]["graph"]["device"].update(median_s=1e-5),
-     "results.sizes[0].placements.graph.device.median_s is 1e-05 but its medians give 2.096e-05"),
-    ("cold median", BENCH, lambda d: SIZE(d)["graph"]["device"].update(median_s=2.1e-05),
-     "results.sizes[0] graph device median_s is 2.1e-05 but the median over its placements is "
-     "2.096e-05"),
+     "results.sizes[0].placements.graph.device.median_s is 1e-05 but its medians give "),
+    ("cold median", BENCH,
+     lambda d: SIZE(d)["graph"]["device"].update(median_s=SIZE(d)["graph"]["device"]["median_s"]
+                                                  * 1.01),
+     "results.sizes[0] graph device median_s is ", " but the median over its placements is "),
     ("mean", BENCH, lambda d: SIZE(d)["graph"]["device"].update(mean_s=1.0),
      "results.sizes[0].graph.device.mean_s is 1 s, outside [min_s, max_s]"),
     ("node count", TOPOLOGY, lambda d: _class(d, 1024).update(node_count=1),
@@ -174,13 +179,13 @@ OTHERS: list[tuple[str, str, Callable[[Doc], object], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("base", "edit", "message"), [o[1:] for o in OTHERS],
+@pytest.mark.parametrize(("base", "edit", "messages"), [(o[1], o[2], o[3:]) for o in OTHERS],
                          ids=[o[0] for o in OTHERS])
 def test_each_derived_figure_is_recomputed(base: str, edit: Callable[[Doc], object],
-                                           message: str, tmp_path: Path) -> None:
+                                           messages: tuple[str, ...], tmp_path: Path) -> None:
     name = "s.json" if base == "sweep" else base
     _refused(_gate(tmp_path, {name: _edited(base, edit)}, 'method_change = "warn"\n'),
-             message)
+             *messages)
 
 
 @pytest.mark.parametrize("kind", ["topology", "bench", "sweep"])
