@@ -89,7 +89,7 @@ def _toml_loads(text: str) -> dict[str, Any]:
         import tomllib  # Python 3.11+
     except ModuleNotFoundError:  # pragma: no cover - Python 3.10
         try:
-            import tomli as tomllib  # type: ignore[no-redef]
+            import tomli as tomllib  # type: ignore[no-redef, unused-ignore]
         except ModuleNotFoundError as exc:
             raise PolicyError("reading a TOML policy on Python 3.10 needs the tomli package",
                               hint="pip install tomli") from exc

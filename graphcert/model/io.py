@@ -187,8 +187,8 @@ def _snapshot_from_doc(d: Any, where: str) -> GraphSnapshot:
             raise _Bad(f"corrupt or edited: {prefix}edges are not in canonical order")
         pairs.add((a, b))
         preds[b].append(a)
-        if len(e) > 2 and not e[2].is_default:  # type: ignore[misc]
-            data[(a, b)] = e[2]  # type: ignore[misc]
+        if len(e) > 2 and not e[2].is_default:
+            data[(a, b)] = e[2]
     records = []
     interned: dict[tuple[str, bytes], dict[str, Any]] = {}
     for i, nd in enumerate(nodes_doc):

@@ -201,7 +201,7 @@ def _edge_list(raw: RawGraph, local: dict[int, int]) -> dict[tuple[int, int], Ed
             missing = a if a not in local else b
             raise GraphcertError(f"snapshot reader produced an edge {a}->{b} to unknown node "
                                  f"id {missing}")
-        data = EdgeData(*(int(x) for x in e[2])) if len(e) > 2 else DEFAULT_EDGE  # type: ignore[misc]
+        data = EdgeData(*(int(x) for x in e[2])) if len(e) > 2 else DEFAULT_EDGE
         key = (local[a], local[b])
         if found.setdefault(key, data) != data:
             raise GraphcertError(f"snapshot reader produced the edge {a}->{b} twice with "
