@@ -6,28 +6,19 @@ from pathlib import Path
 
 import click
 
+from graphcert.commands._gatecall import gate_inputs, run_the_gate
 from graphcert.commands._options import PathParam
-from graphcert.errors import ExitStatus, single_line
 
 
 @click.command("gate")
 @click.argument("paths", nargs=-1, required=True, type=PathParam(path_type=Path))
-@click.option("--baseline", type=PathParam(path_type=Path), default=None,
-              help="Folder of baseline certificates to compare with (topology, timings).")
-@click.option("--policy", "policy_file", type=PathParam(path_type=Path), default=None,
-              help="TOML policy file (default: [tool.graphcert.gate] in ./pyproject.toml).")
+@gate_inputs
 @click.option("--junit", type=PathParam(path_type=Path), default=None,
               help="Write JUnit XML here.")
 @click.option("--summary", type=PathParam(path_type=Path), default=None,
               help="Write a markdown summary here ($GITHUB_STEP_SUMMARY gets it appended "
                    "whenever that is set).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("--require-signature", is_flag=True,
-              help="Fail unsigned or wrongly signed certificates (also policy key "
-                   "require_signature).")
-@click.option("--signing-key-file", type=PathParam(path_type=Path), default=None,
-              help="Key to check signatures with (default $GRAPHCERT_SIGNING_KEY_FILE or "
-                   "$GRAPHCERT_SIGNING_KEY).")
 @click.pass_context
 def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | None,
             policy_file: Path | None, junit: Path | None, summary: Path | None,
@@ -50,14 +41,11 @@ def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | No
     faster, slower, ambiguous); noise never fails a build, and a timing that ended on its
     sampling timeout warns.
     """
-    from graphcert.cert.document import utc_now
-    from graphcert.cert.signing import load_key, shadowed_key_note
     from graphcert.errors import InputError
     from graphcert.fileio import check_output_file, missing_folder, write_output
-    from graphcert.gate import UnusableInput, load_policy, run_gate, step_summary_path
+    from graphcert.gate import step_summary_path
     from graphcert.render.console import print_json, stdout_console
     from graphcert.render.report import OutputFormat, print_table, render
-    from graphcert.workloads.registry import method_digest, source_digest
 
     # Every output is checked before the gate runs: a bad path is exit 2, never a
     # verdict followed by a traceback.
@@ -66,19 +54,9 @@ def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | No
                          (step, "$GITHUB_STEP_SUMMARY")):
         if target is not None:
             check_output_file(target, what)
-    policy = load_policy(policy_file)
-    key = load_key(signing_key_file)
-    note = shadowed_key_note(signing_key_file)
-    if note is not None:
-        click.echo(f"graphcert: warning: {note}", err=True)
-    try:
-        report = run_gate(list(paths), policy=policy, baseline=baseline, created=utc_now(),
-                          digest_of=source_digest, method_of=method_digest, key=key,
-                          require_signature=require_signature)
-    except UnusableInput as exc:
-        for problem in exc.problems:
-            click.echo(f"graphcert: error: {single_line(problem)}", err=True)
-        context.exit(ExitStatus.UNUSABLE)
+    report = run_the_gate(context, paths, baseline=baseline, policy_file=policy_file,
+                          require_signature=require_signature,
+                          signing_key_file=signing_key_file)
     if as_json:
         print_json(render(report, OutputFormat.JSON))
     else:

@@ -6,41 +6,32 @@ from pathlib import Path
 
 import click
 
+from graphcert.commands._gatecall import gate_inputs, run_the_gate
 from graphcert.commands._options import PathParam
-from graphcert.errors import ExitStatus, single_line
 
 
 @click.command("report")
 @click.argument("paths", nargs=-1, required=True, type=PathParam(path_type=Path))
 @click.option("-o", "--output", type=PathParam(path_type=Path, dir_okay=False),
               default=Path("report.html"), show_default=True, help="The HTML file to write.")
-@click.option("--baseline", type=PathParam(path_type=Path), default=None,
-              help="Folder of baseline certificates (as for gate).")
-@click.option("--policy", "policy_file", type=PathParam(path_type=Path), default=None,
-              help="TOML policy file (default: [tool.graphcert.gate] in ./pyproject.toml).")
+@gate_inputs
 @click.pass_context
 def command(ctx: click.Context, paths: tuple[Path, ...], output: Path, baseline: Path | None,
-            policy_file: Path | None) -> None:
+            policy_file: Path | None, require_signature: bool,
+            signing_key_file: Path | None) -> None:
     """Write one HTML file (no network needed to view it) with the gate verdict, a table of
     every certificate, and per workload its classes, transitions, timings, a sweep plot
     when the certificates form one, and a picture of each graph snapshot found under PATHS
     (inline SVG where Graphviz's `dot` is installed). Needs no GPU."""
-    from graphcert.cert.document import utc_now
     from graphcert.fileio import check_output_file, write_output
-    from graphcert.gate import UnusableInput, load_policy, run_gate
     from graphcert.render.htmlpage import report_page
-    from graphcert.workloads.registry import source_digest
 
     check_output_file(output, "-o")  # before any work: a bad path is exit 2, not a traceback
     _regular_inputs(paths)
-    policy = load_policy(policy_file)
-    try:
-        report = run_gate(list(paths), policy=policy, baseline=baseline, created=utc_now(),
-                          digest_of=source_digest)
-    except UnusableInput as exc:
-        for problem in exc.problems:
-            click.echo(f"graphcert: error: {single_line(problem)}", err=True)
-        ctx.exit(ExitStatus.UNUSABLE)
+    # the gate's own call with the gate's inputs: the page's verdict is the gate's
+    report = run_the_gate(ctx, paths, baseline=baseline, policy_file=policy_file,
+                          require_signature=require_signature,
+                          signing_key_file=signing_key_file)
     page = report_page(report, paths, baseline)
     created = write_output(output, page.html, "-o")
     if created is not None:
