@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from _certfactory import certificate
+from _oneline import one_line
 from click.testing import CliRunner, Result
 
 import graphcert
@@ -50,14 +51,6 @@ def run(*args: str, env: dict[str, str] | None = None) -> Result:
     assert isinstance(result, Result)
     return result
 
-
-def one_line(result: Result) -> str:
-    assert result.exit_code == 2, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and "Traceback" not in result.output, lines
-    return lines[0]
 
 
 @pytest.fixture(autouse=True)

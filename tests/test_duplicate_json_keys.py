@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from _certfactory import certificate
+from _oneline import one_line
 from click.testing import CliRunner, Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -28,15 +29,6 @@ SNAPSHOT = Path(__file__).parent / "golden" / "example_snapshot.json"
 def run(*args: str, env: dict[str, str] | None = None) -> Result:
     return CliRunner().invoke(cli, list(args), env=env)
 
-
-def one_line(result: Result) -> str:
-    """The single error line of a run that must exit 2 without a traceback."""
-    assert result.exit_code == 2, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, lines
-    return lines[0]
 
 
 def with_text_before(path: Path, anchor: str, inserted: str) -> None:

@@ -6,6 +6,7 @@ cannot end. The driver is made absent, so a good option set shows where the GPU 
 from __future__ import annotations
 
 import pytest
+from _oneline import one_line
 from click.testing import CliRunner, Result
 
 from graphcert.cli import cli
@@ -18,15 +19,6 @@ pytestmark = pytest.mark.usefixtures("synthetic_cli", "no_driver")
 def run(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args))
 
-
-def one_line(result: Result) -> str:
-    """The single error line of a run refused at parse time (exit 2, not the driver's 3)."""
-    assert result.exit_code == 2, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit)
-    assert "Traceback" not in result.output and "Usage:" not in result.output
-    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, lines
-    return lines[0]
 
 
 BENCH = ["bench", "chain", "--no-certificate"]

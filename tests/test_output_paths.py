@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from _certfactory import certificate
+from _oneline import one_line
 from click.testing import CliRunner, Result
 
 import graphcert
@@ -24,14 +25,6 @@ SNAPSHOT = Path(__file__).parent / "fixtures" / "snapshots" / "chain-c256.snapsh
 def run(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args))
 
-
-def one_line(result: Result) -> str:
-    assert result.exit_code == 2, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and "Traceback" not in result.output, lines
-    return lines[0]
 
 
 @pytest.fixture(autouse=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from _certfactory import certificate
+from _oneline import one_line
 from click.testing import CliRunner, Result
 
 from graphcert.cert.document import write_certificate
@@ -26,14 +27,6 @@ pytestmark = pytest.mark.usefixtures("synthetic_cli")
 def run(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args))
 
-
-def one_line(result: Result) -> str:
-    assert result.exit_code == 2, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and "Traceback" not in result.output, lines
-    return lines[0]
 
 
 class FifoReader:
