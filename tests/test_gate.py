@@ -33,7 +33,7 @@ from graphcert.gate import (
     Policy,
     PolicyError,
     Rule,
-    Status,
+    RuleStatus,
     UnusableInput,
     load_policy,
     parse_policy,
@@ -140,7 +140,7 @@ def test_gate_passes_sound_certificates(tmp_path: Path) -> None:
     put(tmp_path, "t.json", certificate("topology"))
     put(tmp_path, "b.json", certificate("bench"))
     report = gate([tmp_path])
-    assert report.passed and report.exit_code == 0 and report.status is Status.PASS
+    assert report.passed and report.exit_code == 0 and report.status is RuleStatus.PASS
     assert [c.kind for c in report.certificates] == ["bench", "topology"]
 
 
@@ -149,25 +149,25 @@ def test_failed_verdict_fails_with_its_reasons(tmp_path: Path) -> None:
     report = gate([tmp_path])
     assert report.exit_code == 1
     r = rule(report, Rule.VERDICT)
-    assert r.status is Status.FAIL and r.details == ("class 512: output differs",)
+    assert r.status is RuleStatus.FAIL and r.details == ("class 512: output differs",)
 
 
 def test_max_nodes(tmp_path: Path) -> None:
     put(tmp_path, "t.json", certificate("topology"))  # 4 nodes per class
-    assert rule(gate([tmp_path], Policy(max_nodes=4)), Rule.MAX_NODES).status is Status.PASS
+    assert rule(gate([tmp_path], Policy(max_nodes=4)), Rule.MAX_NODES).status is RuleStatus.PASS
     report = gate([tmp_path], Policy(max_nodes={"scan": 3, "*": 100}))
     r = rule(report, Rule.MAX_NODES)
-    assert r.status is Status.FAIL and r.details[0] == "class 256: 4 nodes > 3"
+    assert r.status is RuleStatus.FAIL and r.details[0] == "class 256: 4 nodes > 3"
 
 
 def test_min_speedup_uses_the_interval(tmp_path: Path) -> None:
     put(tmp_path, "b.json", certificate("bench"))  # 2.0x [1.9, 2.1]
     assert rule(gate([tmp_path], Policy(min_speedup=1.5)), Rule.MIN_SPEEDUP).status \
-        is Status.PASS
+        is RuleStatus.PASS
     assert rule(gate([tmp_path], Policy(min_speedup=2.05)), Rule.MIN_SPEEDUP).status \
-        is Status.WARN  # median below, interval reaches it: noise never fails
+        is RuleStatus.WARN  # median below, interval reaches it: noise never fails
     r = rule(gate([tmp_path], Policy(min_speedup=3)), Rule.MIN_SPEEDUP)
-    assert r.status is Status.FAIL and "n=256: end_to_end speedup 2.00x [1.90, 2.10] < 3x" \
+    assert r.status is RuleStatus.FAIL and "n=256: end_to_end speedup 2.00x [1.90, 2.10] < 3x" \
         in r.details
 
 
@@ -210,7 +210,7 @@ def test_hidden_folders_and_the_baseline_inside_paths_are_not_scanned(tmp_path: 
     put(tmp_path / "baseline", "t.json", certificate("topology"))
     report = gate([tmp_path], baseline=tmp_path / "baseline")
     assert len(report.certificates) == 1
-    assert rule(report, Rule.TOPOLOGY).status is Status.PASS
+    assert rule(report, Rule.TOPOLOGY).status is RuleStatus.PASS
 
 
 # -------------------------------------------------------------------------------- baseline
@@ -230,12 +230,12 @@ def test_topology_change_fails_unless_allowed(tmp_path: Path, what: str) -> None
     put(tmp_path / "cur", "t.json", changed_topology(what))
     report = gate([tmp_path / "cur"], baseline=tmp_path / "base")
     r = rule(report, Rule.TOPOLOGY)
-    assert report.exit_code == 1 and r.status is Status.FAIL
+    assert report.exit_code == 1 and r.status is RuleStatus.FAIL
     assert r.details[0].startswith(f"class 512: {what} hash ")
     if what == "topology":
         assert r.details[0].endswith("nodes kernel 3->5, memset 1")
     allowed = gate([tmp_path / "cur"], Policy(allow_topology_change=True), tmp_path / "base")
-    assert allowed.exit_code == 0 and rule(allowed, Rule.TOPOLOGY).status is Status.WARN
+    assert allowed.exit_code == 0 and rule(allowed, Rule.TOPOLOGY).status is RuleStatus.WARN
 
 
 def test_timing_regression_fails_noise_does_not(tmp_path: Path) -> None:
@@ -243,7 +243,7 @@ def test_timing_regression_fails_noise_does_not(tmp_path: Path) -> None:
     put(tmp_path / "cur", "b.json", certificate("bench", results=bench_results(graph_s=1.2e-3)))
     report = gate([tmp_path / "cur"], baseline=tmp_path / "base")
     r = rule(report, Rule.REGRESSION)
-    assert report.exit_code == 1 and r.status is Status.FAIL
+    assert report.exit_code == 1 and r.status is RuleStatus.FAIL
     assert "n=256 graph end_to_end: 1 ms -> 1.2 ms (+20.0%, noise threshold 1.0%): slower" \
         in r.details
     lenient = gate([tmp_path / "cur"], Policy(max_regression=0.25), tmp_path / "base")
@@ -259,11 +259,11 @@ def test_ambiguous_and_throttled_timings_warn(tmp_path: Path) -> None:
     put(tmp_path / "cur", "b.json",
         certificate("bench", results=bench_results(graph_s=2e-3, noise=0.7)))
     r = rule(gate([tmp_path / "cur"], baseline=tmp_path / "base"), Rule.REGRESSION)
-    assert r.status is Status.WARN and "ambiguous (current noise 70%)" in r.details[0]
+    assert r.status is RuleStatus.WARN and "ambiguous (current noise 70%)" in r.details[0]
     put(tmp_path / "cur", "b.json",
         certificate("bench", results=bench_results(graph_s=2e-3, throttled=True), passed=False))
     r = rule(gate([tmp_path / "cur"], baseline=tmp_path / "base"), Rule.REGRESSION)
-    assert r.status is Status.WARN and "(GPU clocks throttled)" in r.details[0]
+    assert r.status is RuleStatus.WARN and "(GPU clocks throttled)" in r.details[0]
 
 
 def test_baseline_coverage_warns(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from _certfactory import CREATED, bench_results, certificate, topology_results
 
 from graphcert.cert.document import compute_digest, write_certificate
 from graphcert.cert.results import SkippedClass
-from graphcert.gate import GateReport, Policy, PolicyError, Rule, Status, parse_policy, run_gate
+from graphcert.gate import GateReport, Policy, PolicyError, Rule, RuleStatus, parse_policy, run_gate
 
 
 def gate(folder: Path, policy: Policy | None = None, baseline: Path | None = None
@@ -39,11 +39,11 @@ def test_incomplete_fails_unless_allowed(tmp_path: Path) -> None:
     write_certificate(tmp_path / "t.json", cert)
     report = gate(tmp_path)
     r = rule(report, Rule.VERDICT)
-    assert report.exit_code == 1 and r.status is Status.FAIL
+    assert report.exit_code == 1 and r.status is RuleStatus.FAIL
     assert "incomplete" in r.summary and r.details == (
         "class 1,073,741,824 not verified: synthetic",)
     allowed = rule(gate(tmp_path, Policy(allow_incomplete=True)), Rule.VERDICT)
-    assert allowed.status is Status.WARN and "allow_incomplete" in allowed.summary
+    assert allowed.status is RuleStatus.WARN and "allow_incomplete" in allowed.summary
 
 
 def test_old_certificate_that_passed_with_a_skipped_class_reads_incomplete(tmp_path: Path
@@ -52,7 +52,7 @@ def test_old_certificate_that_passed_with_a_skipped_class_reads_incomplete(tmp_p
     write_certificate(tmp_path / "t.json", certificate("topology", results=_with_skipped_class(),
                                                        reasons=[]))
     r = rule(gate(tmp_path), Rule.VERDICT)
-    assert r.status is Status.FAIL and "incomplete" in r.summary
+    assert r.status is RuleStatus.FAIL and "incomplete" in r.summary
     assert r.details == ("class 1,073,741,824 not verified: synthetic: needs 9 GiB, 1 free",)
 
 
@@ -69,17 +69,17 @@ def test_speedup_resting_on_a_timed_out_timing_warns(tmp_path: Path) -> None:
     write_certificate(tmp_path / "b.json", certificate(
         "bench", results=_timed_out(bench_results(), "graph", "end_to_end")))
     r = rule(gate(tmp_path, Policy(min_speedup=1.5)), Rule.MIN_SPEEDUP)
-    assert r.status is Status.WARN
+    assert r.status is RuleStatus.WARN
     assert r.details == ("n=256 graph end_to_end: sampling ended on its timeout, not the noise "
                          "target",)
     # a timeout on a quantity the rule does not use changes nothing
     write_certificate(tmp_path / "b.json", certificate(
         "bench", results=_timed_out(bench_results(), "graph", "device")))
     assert rule(gate(tmp_path, Policy(min_speedup=1.5)), Rule.MIN_SPEEDUP).status \
-        is Status.PASS
+        is RuleStatus.PASS
     # a failing rule stays failed, with the warning added
     r = rule(gate(tmp_path, Policy(min_speedup=3, speedup_metric="device")), Rule.MIN_SPEEDUP)
-    assert r.status is Status.FAIL and any("timeout" in d for d in r.details)
+    assert r.status is RuleStatus.FAIL and any("timeout" in d for d in r.details)
 
 
 def test_regression_rule_names_timed_out_timings(tmp_path: Path) -> None:
@@ -87,7 +87,7 @@ def test_regression_rule_names_timed_out_timings(tmp_path: Path) -> None:
     write_certificate(tmp_path / "cur" / "b.json", certificate(
         "bench", results=_timed_out(bench_results(), "stream", "host_enqueue")))
     r = rule(gate(tmp_path / "cur", baseline=tmp_path / "base"), Rule.REGRESSION)
-    assert r.status is Status.WARN
+    assert r.status is RuleStatus.WARN
     assert ("current n=256 stream host_enqueue: sampling ended on its timeout, not the noise "
             "target") in r.details
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from graphcert.cert.document import compute_digest, write_certificate
 from graphcert.cert.results import SkippedClass, VerifyResult
 from graphcert.cli import cli
-from graphcert.gate import GateReport, Policy, Rule, Status, UnusableInput, run_gate
+from graphcert.gate import GateReport, Policy, Rule, RuleStatus, UnusableInput, run_gate
 
 
 def gate(folder: Path, policy: Policy | None = None) -> GateReport:
@@ -41,21 +41,21 @@ def test_speedup_floor_with_no_size_measured_fails(tmp_path: Path) -> None:
     policy = Policy(min_speedup=1.5, speedup_metric="device")
     report = gate(tmp_path, policy)
     r = rule(report, Rule.MIN_SPEEDUP)
-    assert r.status is Status.FAIL and report.exit_code == 1
+    assert r.status is RuleStatus.FAIL and report.exit_code == 1
     assert "no size has a device speedup" in r.summary
     assert r.details[0] == ("n=256: no device speedup measured (stream device: synthetic: no "
                             "device timer; graph device: synthetic: no device timer)")
     assert len(r.details) == 2
     allowed = rule(gate(tmp_path, Policy(min_speedup=1.5, speedup_metric="device",
                                          allow_incomplete=True)), Rule.MIN_SPEEDUP)
-    assert allowed.status is Status.WARN and "allow_incomplete" in allowed.summary
+    assert allowed.status is RuleStatus.WARN and "allow_incomplete" in allowed.summary
 
 
 def test_speedup_floor_with_some_sizes_measured_warns_for_the_rest(tmp_path: Path) -> None:
     write_certificate(tmp_path / "b.json", certificate(
         "bench", results=_no_device_figure(bench_results((256, 512)), slice(1, None))))
     r = rule(gate(tmp_path, Policy(min_speedup=1.5, speedup_metric="device")), Rule.MIN_SPEEDUP)
-    assert r.status is Status.WARN
+    assert r.status is RuleStatus.WARN
     assert any(d.startswith("n=512: no device speedup measured") for d in r.details)
 
 
@@ -90,7 +90,7 @@ def test_stored_pass_over_a_throttled_size_is_refused(tmp_path: Path) -> None:
 def test_stored_fail_stays_failed_when_the_results_look_clean(tmp_path: Path) -> None:
     write_certificate(tmp_path / "t.json", certificate("topology", passed=False))
     r = rule(gate(tmp_path), Rule.VERDICT)
-    assert r.status is Status.FAIL and r.details == ("class 512: output differs",)
+    assert r.status is RuleStatus.FAIL and r.details == ("class 512: output differs",)
 
 
 def test_verify_labels_each_reason_by_its_class(monkeypatch: pytest.MonkeyPatch) -> None:

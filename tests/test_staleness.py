@@ -16,7 +16,7 @@ from _certfactory import certificate, topology_results
 
 from graphcert.cert.document import write_certificate
 from graphcert.gate import UnusableInput, parse_policy, run_gate
-from graphcert.gate.rules import Rule, Status
+from graphcert.gate.rules import Rule, RuleStatus
 from graphcert.workloads import registry, sources
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,7 +100,7 @@ def test_editing_run_bench_makes_bench_certificates_stale_by_method(tree: Path,
     report = _gate(tree, reports, method_change="warn")
     assert report.passed
     warned = [r for c in report.certificates for r in c.rules if r.rule is Rule.METHOD]
-    assert [r.status for r in warned] == [Status.WARN]
+    assert [r.status for r in warned] == [RuleStatus.WARN]
 
 
 def test_user_workload_digest_follows_sibling_modules(tmp_path: Path,

@@ -24,7 +24,7 @@ from graphcert.cert.results import (
     VerifyResult,
 )
 from graphcert.gate import Policy, Rule, run_gate
-from graphcert.gate import Status as GateStatus
+from graphcert.gate import RuleStatus as GateStatus
 
 THROTTLED = "n=256: SM clock dropped from 1980 to 1500 MHz (throttled)"
 UNREAD = ("n=256: the SM clock could not be read (clock64 over %globaltimer gave no time), "

@@ -11,7 +11,7 @@ from graphcert.gate.report import (
     run_gate,
     step_summary_path,
 )
-from graphcert.gate.rules import Loaded, Rule, RuleResult, Status
+from graphcert.gate.rules import Loaded, Rule, RuleResult, RuleStatus
 
 __all__ = [
     "CertificateResult",
@@ -21,7 +21,7 @@ __all__ = [
     "PolicyError",
     "Rule",
     "RuleResult",
-    "Status",
+    "RuleStatus",
     "UnusableInput",
     "display_path",
     "find_json_files",

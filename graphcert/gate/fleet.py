@@ -19,7 +19,7 @@ from graphcert.cert.compare import compare_topology
 from graphcert.cert.results import VerifyResult
 from graphcert.cert.results.fleet import gpu_of, short_uuid
 from graphcert.gate.policy import Policy
-from graphcert.gate.rules import Loaded, Rule, RuleResult, Status, results_of
+from graphcert.gate.rules import Loaded, Rule, RuleResult, RuleStatus, results_of
 
 
 def gpu_text(cert: Mapping[str, Any]) -> str:
@@ -97,13 +97,13 @@ def _compare_group(ref: str, items: Sequence[Loaded], policy: Policy) -> RuleRes
                 compared += 1
     gpus = len(items)
     if differ:
-        status = Status.WARN if policy.allow_cross_gpu_topology else Status.FAIL
-        allow = ("allow_cross_gpu_topology = true" if status is Status.WARN else
+        status = RuleStatus.WARN if policy.allow_cross_gpu_topology else RuleStatus.FAIL
+        allow = ("allow_cross_gpu_topology = true" if status is RuleStatus.WARN else
                  "allow_cross_gpu_topology = true accepts it")
         return RuleResult(Rule.CROSS_GPU, status,
                           f"{ref}: topology differs across {gpus} GPUs in "
                           f"{len(differ)} class comparison(s) ({allow})",
                           tuple(differ + notes))
-    return RuleResult(Rule.CROSS_GPU, Status.PASS,
+    return RuleResult(Rule.CROSS_GPU, RuleStatus.PASS,
                       f"{ref}: topology equal across {gpus} GPUs ({compared} class "
                       f"comparison(s))", tuple(notes))

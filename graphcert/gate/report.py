@@ -30,7 +30,7 @@ from graphcert.gate.policy import Policy, check_workload_names
 from graphcert.gate.rules import (
     Loaded,
     RuleResult,
-    Status,
+    RuleStatus,
     baseline_rules,
     certificate_rules,
     set_rules,
@@ -49,7 +49,7 @@ class CertificateResult:
     rules: tuple[RuleResult, ...]
 
     @property
-    def status(self) -> Status:
+    def status(self) -> RuleStatus:
         return _worst(r.status for r in self.rules)
 
     def to_dict(self) -> dict[str, Any]:
@@ -70,12 +70,12 @@ class GateReport:
     skipped_snapshots: int = 0
 
     @property
-    def status(self) -> Status:
+    def status(self) -> RuleStatus:
         return _worst([r.status for r in self.checks] + [c.status for c in self.certificates])
 
     @property
     def passed(self) -> bool:
-        return self.status is not Status.FAIL
+        return self.status is not RuleStatus.FAIL
 
     @property
     def exit_code(self) -> int:
@@ -83,10 +83,10 @@ class GateReport:
 
     def failures(self) -> list[tuple[str, RuleResult]]:
         """(subject, rule result) of every failed rule, in report order."""
-        return [(s, r) for s, r in self._all() if r.status is Status.FAIL]
+        return [(s, r) for s, r in self._all() if r.status is RuleStatus.FAIL]
 
     def warnings(self) -> list[tuple[str, RuleResult]]:
-        return [(s, r) for s, r in self._all() if r.status is Status.WARN]
+        return [(s, r) for s, r in self._all() if r.status is RuleStatus.WARN]
 
     def _all(self) -> list[tuple[str, RuleResult]]:
         out = [("policy", r) for r in self.checks]
@@ -103,12 +103,12 @@ class GateReport:
                 "certificates": [c.to_dict() for c in self.certificates]}
 
 
-def _worst(statuses: Iterable[Status]) -> Status:
+def _worst(statuses: Iterable[RuleStatus]) -> RuleStatus:
     found = set(statuses)
-    for s in (Status.FAIL, Status.WARN):
+    for s in (RuleStatus.FAIL, RuleStatus.WARN):
         if s in found:
             return s
-    return Status.PASS
+    return RuleStatus.PASS
 
 
 class UnusableInput(GraphcertError):

@@ -39,7 +39,7 @@ class Rule(str, Enum):
     METHOD = "method_change"
 
 
-class Status(str, Enum):
+class RuleStatus(str, Enum):
     """A rule's outcome; WARN is reported and never fails the gate."""
 
     PASS = "pass"
@@ -52,7 +52,7 @@ class RuleResult:
     """One rule applied to one certificate (or to the set): outcome, summary, details."""
 
     rule: Rule
-    status: Status
+    status: RuleStatus
     summary: str
     details: tuple[str, ...] = ()
 
@@ -108,15 +108,15 @@ def results_of(cert: Mapping[str, Any]) -> VerifyResult | BenchResult | SweepFit
 def verdict_rule(verdict: Verdict, policy: Policy) -> RuleResult:
     """Pass passes, fail fails; incomplete fails unless the policy allows it (then warns)."""
     if verdict.status is VStatus.PASS:
-        return RuleResult(Rule.VERDICT, Status.PASS, "passed", verdict.reasons)
+        return RuleResult(Rule.VERDICT, RuleStatus.PASS, "passed", verdict.reasons)
     if verdict.status is VStatus.FAIL:
-        return RuleResult(Rule.VERDICT, Status.FAIL, "the certificate's verdict is fail",
+        return RuleResult(Rule.VERDICT, RuleStatus.FAIL, "the certificate's verdict is fail",
                           verdict.reasons)
     if policy.allow_incomplete:
-        return RuleResult(Rule.VERDICT, Status.WARN,
+        return RuleResult(Rule.VERDICT, RuleStatus.WARN,
                           "incomplete: something could not run (allow_incomplete = true)",
                           verdict.reasons)
-    return RuleResult(Rule.VERDICT, Status.FAIL, "the certificate's verdict is incomplete: "
+    return RuleResult(Rule.VERDICT, RuleStatus.FAIL, "the certificate's verdict is incomplete: "
                       "something could not run (allow_incomplete = true accepts it)",
                       verdict.reasons)
 
@@ -127,7 +127,7 @@ def certificate_rules(cert: Mapping[str, Any], policy: Policy, *,
     result = results_of(cert)
     rules = [verdict_rule(result.verdict, policy)]
     if method_changed:
-        rules.append(RuleResult(Rule.METHOD, Status.WARN,
+        rules.append(RuleResult(Rule.METHOD, RuleStatus.WARN,
                                 f"graphcert's {cert['kind']} method changed since this "
                                 f"certificate was made (policy method_change = \"warn\")",
                                 (f"re-run {PRODUCER[cert['kind']]} {cert['workload']['ref']} "
@@ -144,7 +144,7 @@ def certificate_rules(cert: Mapping[str, Any], policy: Policy, *,
         over = [f"{label}: {nodes} nodes > {limit}" for label, nodes in rows
                 if nodes is not None and nodes > limit]
         most = max((nodes for _, nodes in rows if nodes is not None), default=0)
-        rules.append(RuleResult(Rule.MAX_NODES, Status.FAIL if over else Status.PASS,
+        rules.append(RuleResult(Rule.MAX_NODES, RuleStatus.FAIL if over else RuleStatus.PASS,
                                 f"{len(over)} over the limit of {limit} nodes" if over else
                                 f"at most {most} nodes (limit {limit})", tuple(over)))
     floor = policy.for_workload(policy.min_speedup, name)
@@ -160,7 +160,7 @@ def _with_timeouts(rule: RuleResult, timeouts: Sequence[str]) -> RuleResult:
     if not timeouts:
         return rule
     notes = tuple(f"{t}: sampling ended on its timeout, not the noise target" for t in timeouts)
-    status = Status.WARN if rule.status is Status.PASS else rule.status
+    status = RuleStatus.WARN if rule.status is RuleStatus.PASS else rule.status
     return RuleResult(rule.rule, status, rule.summary, rule.details + notes)
 
 
@@ -188,12 +188,13 @@ def speedup_rule(result: BenchResult, floor: float, metric: str, *,
         elif iv.median < floor:
             warns.append(f"{text}: median below {floor:g}x, interval reaches it")
     if lowest is None:  # nothing to hold the floor against
-        status = Status.WARN if allow_incomplete else Status.FAIL
+        status = RuleStatus.WARN if allow_incomplete else RuleStatus.FAIL
         summary = (f"no size has a {metric} speedup to hold against the {floor:g}x floor" +
                    (" (allow_incomplete = true)" if allow_incomplete else
                     " (allow_incomplete = true accepts it)"))
         return RuleResult(Rule.MIN_SPEEDUP, status, summary, tuple(unmeasured))
-    status = Status.FAIL if fails else Status.WARN if warns or unmeasured else Status.PASS
+    status = (RuleStatus.FAIL if fails else
+              RuleStatus.WARN if warns or unmeasured else RuleStatus.PASS)
     summary = (f"{len(fails)} size(s) below {floor:g}x {metric} speedup" if fails else
                f"lowest {metric} speedup {lowest:.2f}x (min {floor:g}x)")
     return _with_timeouts(RuleResult(Rule.MIN_SPEEDUP, status, summary,
@@ -205,20 +206,20 @@ def baseline_rules(cert: Mapping[str, Any], base: Loaded | None,
                     policy: Policy) -> list[RuleResult]:
     rule = Rule.TOPOLOGY if cert["kind"] == "topology" else Rule.REGRESSION
     if base is None:
-        return [RuleResult(rule, Status.WARN, "no baseline certificate to compare with")]
+        return [RuleResult(rule, RuleStatus.WARN, "no baseline certificate to compare with")]
     current, baseline = results_of(cert), results_of(base.cert)
     if isinstance(current, SweepFit):  # its runs' own bench certificates are compared
-        return [RuleResult(rule, Status.PASS, "a sweep's fit is shown, not compared "
+        return [RuleResult(rule, RuleStatus.PASS, "a sweep's fit is shown, not compared "
                                               "(its runs' bench certificates are)")]
     if isinstance(current, VerifyResult) and isinstance(baseline, VerifyResult):
         classes = compare_topology(baseline, current)
         changed = [c for c in classes if c.change in ("topology", "shape")]
         other = [c.describe() for c in classes if c.change not in ("same", "topology", "shape")]
         if not changed:
-            return [RuleResult(rule, Status.PASS,
+            return [RuleResult(rule, RuleStatus.PASS,
                                f"{len(classes) - len(other)} class(es) unchanged against "
                                f"{base.path}", tuple(other))]
-        status = Status.WARN if policy.allow_topology_change else Status.FAIL
+        status = RuleStatus.WARN if policy.allow_topology_change else RuleStatus.FAIL
         return [RuleResult(rule, status, f"{len(changed)} class(es) changed against {base.path}",
                            tuple(c.describe() for c in changed) + tuple(other))]
     assert isinstance(current, BenchResult) and isinstance(baseline, BenchResult)
@@ -231,11 +232,11 @@ def baseline_rules(cert: Mapping[str, Any], base: Loaded | None,
     tally = {ch: sum(1 for c in comps if c.change is ch) for ch in Change}
     counts = ", ".join(f"{v} {ch.value}" for ch, v in tally.items() if v)
     if slower:
-        result = RuleResult(rule, Status.FAIL, f"{len(slower)} timing(s) slower by more than "
+        result = RuleResult(rule, RuleStatus.FAIL, f"{len(slower)} timing(s) slower by more than "
                                                f"{policy.max_regression:.1%} against {base.path}",
                             tuple(c.describe() for c in slower + ambiguous) + tuple(notes))
     else:
-        result = RuleResult(rule, Status.WARN if ambiguous else Status.PASS,
+        result = RuleResult(rule, RuleStatus.WARN if ambiguous else RuleStatus.PASS,
                             f"{len(comps)} timing(s): {counts or 'none compared'}",
                             tuple(c.describe() for c in ambiguous) + tuple(notes))
     return [_with_timeouts(result, timeouts)]
@@ -248,14 +249,14 @@ def set_rules(loaded: Sequence[Loaded], base: Sequence[Loaded], policy: Policy,
     if policy.require:
         missing = [f"{w}: no {k} certificate" for w, kinds in sorted(policy.require.items())
                    for k in kinds if (w, k) not in have]
-        out.append(RuleResult(Rule.REQUIRE, Status.FAIL if missing else Status.PASS,
+        out.append(RuleResult(Rule.REQUIRE, RuleStatus.FAIL if missing else RuleStatus.PASS,
                               f"{len(missing)} required certificate(s) missing" if missing else
                               "all required certificates present", tuple(missing)))
     if policy.require_kinds:
         workloads = sorted({w for w, _ in have} | set(policy.require))
         missing = [f"{w}: no {k} certificate" for w in workloads for k in policy.require_kinds
                    if (w, k) not in have]
-        out.append(RuleResult(Rule.REQUIRE_KINDS, Status.FAIL if missing else Status.PASS,
+        out.append(RuleResult(Rule.REQUIRE_KINDS, RuleStatus.FAIL if missing else RuleStatus.PASS,
                               f"{len(missing)} required certificate(s) missing" if missing else
                               f"every workload has {', '.join(policy.require_kinds)}",
                               tuple(missing)))
@@ -264,7 +265,7 @@ def set_rules(loaded: Sequence[Loaded], base: Sequence[Loaded], policy: Policy,
         gone = [f"{k[1]} {k[0]} on {k[2]} ({b.path})" for b in base
                 for k in [b.key] if k not in current]
         if gone:
-            out.append(RuleResult(Rule.BASELINE, Status.WARN,
+            out.append(RuleResult(Rule.BASELINE, RuleStatus.WARN,
                                   f"{len(gone)} baseline certificate(s) have no current one",
                                   tuple(gone)))
     return out

@@ -21,7 +21,7 @@ from graphcert.cert.results import (
     Transition,
     VerifyResult,
 )
-from graphcert.gate import GateReport, Status
+from graphcert.gate import GateReport, RuleStatus
 from graphcert.model import GraphSnapshot
 from graphcert.model.jsontext import short_hash
 from graphcert.render.bench import LABELS, host_cost_line
@@ -250,7 +250,7 @@ def render_html(report: GateReport, certs: Mapping[str, Mapping[str, Any]],
             parts.append(f"<h3>Sweep</h3><figure>{sweep}</figure>")
         parts.append(_pictures(pics.get(name, [])))
         sections.append("".join(parts))
-    verdict_cls = {Status.PASS.value: "pass", Status.FAIL.value: "fail"}.get(status, "warn")
+    verdict_cls = {RuleStatus.PASS.value: "pass", RuleStatus.FAIL.value: "fail"}.get(status, "warn")
     return "\n".join([
         "<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",

@@ -8,7 +8,7 @@ import json
 from enum import Enum
 from typing import TYPE_CHECKING, NoReturn
 
-from graphcert.gate import CertificateResult, GateReport, RuleResult, Status
+from graphcert.gate import CertificateResult, GateReport, RuleResult, RuleStatus
 from graphcert.render.sanitize import clean_value
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def render(report: GateReport, fmt: OutputFormat, *, width: int = 100) -> str:
 
 # ----------------------------------------------------------------------------------- table
 
-_STYLE = {Status.PASS: "green", Status.WARN: "yellow", Status.FAIL: "bold red"}
+_STYLE = {RuleStatus.PASS: "green", RuleStatus.WARN: "yellow", RuleStatus.FAIL: "bold red"}
 
 
 def _rules_cell(cert: CertificateResult) -> str:
@@ -55,12 +55,12 @@ def _rules_cell(cert: CertificateResult) -> str:
 def headline(report: GateReport) -> str:
     """The gate's one-line verdict: counts, failed set rules, policy, baseline."""
     n = len(report.certificates)
-    failed = sum(1 for c in report.certificates if c.status is Status.FAIL)
+    failed = sum(1 for c in report.certificates if c.status is RuleStatus.FAIL)
     text = (f"graphcert gate: {report.status.value.upper()}: {n} certificate"
             f"{'s' if n != 1 else ''}, {failed} failed")
     # Rules over the whole set (require, baseline coverage) can fail with every certificate
     # passing: name them, so the headline never reads "FAIL: ..., 0 failed" unexplained.
-    set_failed = [r.rule.value for r in report.checks if r.status is Status.FAIL]
+    set_failed = [r.rule.value for r in report.checks if r.status is RuleStatus.FAIL]
     if set_failed:
         text += f", set rule{'s' if len(set_failed) != 1 else ''} failed: {', '.join(set_failed)}"
     text += f"; policy: {report.policy.source}"
@@ -85,7 +85,7 @@ def table_renderables(report: GateReport) -> list[RenderableType]:
                       Text(_rules_cell(cert)), Text(cert.path))
     out: list[RenderableType] = [Text(headline(report), style="bold"), table]
     for r in report.checks:  # failures and warnings are listed below with their details
-        if r.status is Status.PASS:
+        if r.status is RuleStatus.PASS:
             out.append(Text(f"policy {r.rule.value}: PASS: {r.summary}", style=_STYLE[r.status]))
     for title, items in (("failures", report.failures()), ("warnings", report.warnings())):
         if not items:
@@ -133,7 +133,7 @@ def render_junit(report: GateReport) -> str:
     import xml.etree.ElementTree as ET
 
     cases = _junit_cases(report)
-    failures = sum(1 for *_, r in cases if r.status is Status.FAIL)
+    failures = sum(1 for *_, r in cases if r.status is RuleStatus.FAIL)
     counts = {"tests": str(len(cases)), "failures": str(failures), "errors": "0",
               "skipped": "0", "time": "0"}
     root = ET.Element("testsuites", {"name": "graphcert gate", **counts})
@@ -148,7 +148,7 @@ def render_junit(report: GateReport) -> str:
             attrs["file"] = path
         case = ET.SubElement(suite, "testcase", attrs)
         body = "\n".join(r.details)
-        if r.status is Status.FAIL:
+        if r.status is RuleStatus.FAIL:
             failure = ET.SubElement(case, "failure", {"message": r.summary, "type": r.rule.value})
             failure.text = body or r.summary
         else:
@@ -185,14 +185,14 @@ def render_markdown(report: GateReport) -> str:
               "| Result | Workload | Kind | GPU | Rules | File |",
               "|---|---|---|---|---|---|"]
     for c in report.certificates:
-        rules = ", ".join(f"{r.rule.value}: **{r.status.value}**" if r.status is not Status.PASS
+        rules = ", ".join(f"{r.rule.value}: **{r.status.value}**" if r.status is not RuleStatus.PASS
                           else f"{r.rule.value}: {r.status.value}" for r in c.rules)
-        result = f"**{c.status.value.upper()}**" if c.status is Status.FAIL else \
+        result = f"**{c.status.value.upper()}**" if c.status is RuleStatus.FAIL else \
             c.status.value.upper()
         lines.append(f"| {result} | {_md(c.workload)} | {c.kind} | {_md(c.gpu)} | {_md(rules)} "
                      f"| {_md(_code(c.path))} |")
     passed = [f"Policy {_code(r.rule.value)}: PASS: {r.summary}" for r in report.checks
-              if r.status is Status.PASS]
+              if r.status is RuleStatus.PASS]
     if passed:
         lines += [""] + [f"{p}  " for p in passed[:-1]] + passed[-1:]
     for title, items in (("Failures", report.failures()), ("Warnings", report.warnings())):
