@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -50,7 +49,7 @@ def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, m
     from graphcert.classes import parse_buckets
     from graphcert.render.console import print_json, stderr_console, stdout_console
     from graphcert.render.progress import progress
-    from graphcert.render.verify import verify_view
+    from graphcert.render.verify import verify_json, verify_view
     from graphcert.run.jobs import Certified, verify_workloads
 
     capacities = parse_buckets(classes)
@@ -81,11 +80,6 @@ def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, m
                                 on_class=each_class, on_result=show, on_progress=advance,
                                 uuid_names=uuid_names())
     if as_json:
-        print_json(json.dumps([{
-            "workload": r.ref, "passed": r.result.verdict.passed,
-            "status": r.result.verdict.status.value, "reasons": list(r.result.verdict.reasons),
-            "results": r.result.to_json(),
-            "certificate": str(r.certificate) if r.certificate else None} for r in runs],
-            indent=2))
+        print_json(verify_json([(r.ref, r.result, r.certificate) for r in runs]))
     if not all(r.result.verdict.passed for r in runs):
         click.get_current_context().exit(ExitStatus.FAILED)

@@ -3,7 +3,9 @@ breakdown. `graphcert verify` and `graphcert show` (topology certificates) both 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.table import Table
@@ -155,3 +157,13 @@ def verify_view(ref: str, result: VerifyResult) -> list[RenderableType]:
     if result.timings_s:
         out.append(breakdown_table(result.timings_s))
     return out
+
+
+def verify_json(runs: Sequence[tuple[str, VerifyResult, Path | None]]) -> str:
+    """`graphcert verify --json`: per workload its verdict, results and certificate."""
+    return json.dumps([{
+        "workload": ref, "passed": result.verdict.passed,
+        "status": result.verdict.status.value, "reasons": list(result.verdict.reasons),
+        "results": result.to_json(),
+        "certificate": str(certificate) if certificate else None}
+        for ref, result, certificate in runs], indent=2)
