@@ -142,14 +142,9 @@ def _nothing_beside(data: Mapping[str, Any], source: str) -> None:
         [f"tool.graphcert.{k}" for k in data["tool"]["graphcert"] if k != "gate"]
     if stray:
         key = stray[0]
-        raise PolicyError(f"policy {source}: key {_short(key)!r} is outside {GATE_TABLE}, "
+        raise PolicyError(f"policy {source}: key {clip_repr(key)} is outside {GATE_TABLE}, "
                           f"so the gate would ignore it",
                           hint=f"move it under {GATE_TABLE}, or remove it")
-
-
-def _short(name: str) -> str:
-    """A name from a policy or a certificate, cut to a length a message can carry."""
-    return name if len(name) <= 60 else name[:57] + "..."
 
 
 def check_workload_names(policy: Policy, workloads: Collection[str]) -> None:
@@ -167,7 +162,7 @@ def check_workload_names(policy: Policy, workloads: Collection[str]) -> None:
                 continue
             close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
             guess = f" (did you mean {close[0]!r}?)" if close else ""
-            problems.append(f"{key} names workload {_short(name)!r}, which no certificate "
+            problems.append(f"{key} names workload {clip_repr(name)}, which no certificate "
                             f"in this gate run has{guess}")
     if problems:
         raise PolicyError(f"policy {policy.source}: {'; '.join(problems)}",
