@@ -25,9 +25,9 @@ from graphcert.cert.results.fleet import (
     WorkerOutcome,
 )
 from graphcert.errors import InputError
+from graphcert.options import DEVICE_ENV
 from graphcert.run.worker import CommandJob, Finished, WorkerProcess
 
-DEVICE_ENV = "GRAPHCERT_DEVICE"
 STOP_WAIT_S = 5.0  # after Ctrl-C, how long a worker gets to end on SIGTERM before SIGKILL
 OnProgress = Callable[[Gpu, ProgressEvent], None]
 Job = tuple[Gpu, CommandJob, Mapping[str, str]]  # a GPU, its job, the worker's environment
