@@ -62,6 +62,10 @@ class FakeHarness:
         self.empty_kernel = "empty"
         self.events = events if events is not None else []
         self.refusal = refusal  # what renew_context answers (None: renewed)
+        self.shares: list[int] = []  # what bench_size told it each figure is made of
+
+    def share_loops(self, loops: int) -> None:
+        self.shares.append(loops)
 
     def renew_context(self) -> str | None:
         self.events.append("renew")

@@ -100,12 +100,15 @@ def test_certificate_of_writes_status_and_ended_within_the_schema() -> None:
 
 
 def test_stop_rule_says_why_sampling_ended() -> None:
-    rule = StopRule(max_noise=0.01, min_samples=10, min_time_s=0.5, timeout_s=5, max_samples=50)
+    rule = StopRule(max_noise=0.01, min_samples=10, min_time_s=0.5, timeout_s=5, max_samples=50,
+                    stopping="noise")
     quiet = [1.0] * 10
     assert rule.ended(quiet[:9], 1.0) is None
     assert rule.ended(quiet, 0.6) == "noise_target"
+    assert replace(rule, stopping="precision").ended(quiet, 0.6) == "precision_target"
     noisy = [1.0, 2.0] * 5
     assert rule.ended(noisy, 1.0) is None
     assert rule.ended(noisy, 5.0) == "timeout"
     assert rule.ended([1.0, 2.0] * 25, 1.0) == "sample_cap"
-    assert {e.value for e in Ended} == {"noise_target", "timeout", "sample_cap"}
+    assert {e.value for e in Ended} == {"precision_target", "noise_target", "timeout",
+                                        "sample_cap"}

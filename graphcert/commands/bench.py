@@ -53,15 +53,29 @@ def _plot_now(ctx: click.Context, param: click.Parameter, value: Path | None) ->
               callback=_plot_now,
               help="With --sweep: draw per-kernel cost against the swept value (the image "
                    "format follows the name: .png, .svg, .pdf, ...).")
+@click.option("--stopping", type=click.Choice(["precision", "noise"]), default="precision",
+              show_default=True,
+              help="precision: each figure stops when the 95% interval of its median is "
+                   "within --max-noise of it (--max-host-noise for figures read with the "
+                   "host's clock); noise: nvbench's rule, relative standard deviation within "
+                   "--max-noise (for comparison with nvbench).")
 @click.option("--max-noise", type=Bounded(float, 0, 1, low_open=True, unit="a fraction"),
               default=0.005, show_default=True,
-              help="Stop when relative standard deviation is at most this (0.005 is 0.5%).")
-@click.option("--min-samples", type=Bounded(int, 2, 1_000_000), default=10, show_default=True)
-@click.option("--min-time", type=Bounded(float, 0, MAX_SECONDS, unit="seconds"), default=0.5,
-              show_default=True, help="Seconds of sampling at least.")
+              help="The target of figures read with the device's clock (0.005 is 0.5%), and "
+                   "of every figure with --stopping noise.")
+@click.option("--max-host-noise", type=Bounded(float, 0, 1, low_open=True, unit="a fraction"),
+              default=0.02, show_default=True,
+              help="With --stopping precision: the target of figures read with the host's "
+                   "clock (host enqueue, end to end), whose per-sample jitter is the host's.")
+@click.option("--min-samples", type=Bounded(int, 2, 1_000_000), default=10, show_default=True,
+              help="Samples per placement at least.")
+@click.option("--min-time", type=Bounded(float, 0, MAX_SECONDS, unit="seconds"), default=0.1,
+              show_default=True, help="Seconds of sampling per figure at least (shared by its "
+                                      "placements).")
 @click.option("--timeout", type=Bounded(float, 0.01, MAX_SECONDS, unit="seconds"),
-              default=5.0, show_default=True,
-              help="Seconds after which a noisy measurement stops anyway.")
+              default=2.0, show_default=True,
+              help="Seconds of sampling per figure (shared by its placements) after which it "
+                   "stops short of its target anyway, marked so.")
 @click.option("--blocker-timeout", type=Bounded(float, 1e-6, MAX_SECONDS, unit="seconds"),
               default=5.0, show_default=True,
               help="Seconds the blocking kernel holds a stream at most.")
@@ -94,7 +108,8 @@ def _plot_now(ctx: click.Context, param: click.Parameter, value: Path | None) ->
 @json_option
 @fleet_capable("bench")
 def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
-            sweep: str | None, plot_path: Path | None, max_noise: float, min_samples: int,
+            sweep: str | None, plot_path: Path | None, stopping: str, max_noise: float,
+            max_host_noise: float, min_samples: int,
             min_time: float, timeout: float, blocker_timeout: float, flush_l2: bool,
             placements: int, placement_contexts: str, context: str, hot: bool,
             out_dir: Path, no_certificate: bool, device: int, as_json: bool) -> None:
@@ -109,7 +124,9 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
     from graphcert.run.jobs import bench_plan
     from graphcert.stats import StopRule
 
-    settings = BenchSettings(StopRule(max_noise, min_samples, min_time, timeout), flush_l2,
+    rule = StopRule(max_noise, min_samples, min_time, timeout, stopping=stopping,
+                    max_host_noise=max_host_noise)
+    settings = BenchSettings(rule, flush_l2,
                              blocker_timeout, placements=placements,
                              new_contexts=placement_contexts == "new", hot=hot, context=context)
     out, err, options = stdout_console(), stderr_console(), cli_options()

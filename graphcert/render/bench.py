@@ -36,10 +36,10 @@ def us(seconds: float | None) -> str:
 
 
 def size_table(ref: str, row: SizeResult) -> Table:
-    """Stream vs graph for one size: median ± noise per quantity and the speedup interval, the
-    spread of each median over buffer placements (and the contexts they ran in), then the hot
-    figure in its own row; a timing whose sampling ended on its timeout is marked, an
-    unavailable one says so."""
+    """Stream vs graph for one size: each median with its precision (the half-width of its 95%
+    interval) and the speedup interval, the spread of each median over buffer placements (and
+    the contexts they ran in), then the hot figure in its own row; a timing whose sampling
+    ended short of its target (its timeout) is marked, an unavailable one says so."""
     places = row.placements
     count = max((len(p.medians_s) for side in (places or {}).values() for p in side.values()),
                 default=1)
@@ -50,7 +50,7 @@ def size_table(ref: str, row: SizeResult) -> Table:
                        if contexts else "")
                     + ("  [red]THROTTLED[/]" if row.throttled else ""),
               caption=f"one context: {contexts.kept}" if contexts and contexts.kept else None)
-    for col in ("quantity", "stream median", "stream noise", "graph median", "graph noise",
+    for col in ("quantity", "stream median", "stream ±95%", "graph median", "graph ±95%",
                 "speedup (95% CI)", "samples s/g", "placement spread s/g"):
         t.add_column(col, justify="left" if col == "quantity" else "right")
     for q, label in LABELS.items():
@@ -79,9 +79,26 @@ def _spreads(row: SizeResult, quantity: str) -> str:
 
 
 def _noise(t: Timing | None) -> str:
+    """The figure's precision (± half-width of the 95% interval of its median; a figure
+    recorded without one shows its relative stddev, "sd"), marked where sampling ended on
+    its timeout short of the target."""
     if t is None:
         return "-"
-    return f"{t.noise:.2%}" + (" (timeout)" if t.ended is Ended.TIMEOUT else "")
+    text = f"±{t.half_width:.2%}" if t.half_width is not None else f"{t.noise:.2%} sd"
+    return text + (" [yellow](timeout)[/]" if t.ended is Ended.TIMEOUT else "")
+
+
+def _ended_counts(result: BenchResult) -> str:
+    """How the run's figures ended: on their target, on their timeout, otherwise."""
+    ends = [t.ended for r in result.sizes for side in SIDES for q in QUANTITIES
+            for t in [r.way(side).get(q)] if t is not None]
+    ends += [t.ended for r in result.sizes if r.hot is not None
+             for t in (r.hot.get("stream"), r.hot.get("graph")) if t is not None]
+    on_target = sum(e in (Ended.PRECISION_TARGET, Ended.NOISE_TARGET) for e in ends)
+    timed_out = sum(e is Ended.TIMEOUT for e in ends)
+    other = len(ends) - on_target - timed_out
+    return (f"{on_target} of {len(ends)} figures on their target, {timed_out} on their "
+            f"timeout" + (f", {other} otherwise" if other else ""))
 
 
 def upfront_table(rows: Sequence[SizeResult]) -> Table:
@@ -146,6 +163,8 @@ def run_lines(result: BenchResult) -> list[str]:
     if any(r.hot is not None for r in result.sizes):
         lines.append("cold: L2 cleared, one sample per blocking-kernel hold; hot: a batch "
                      "back to back, L2 warm (never mixed)")
+    if result.wall_s is not None:
+        lines.append(f"run {result.wall_s:.1f} s wall; {_ended_counts(result)}")
     tel = result.telemetry
     if tel is not None:
         lines.append(f"host telemetry: {tel.syncs:,} synchronisations, "

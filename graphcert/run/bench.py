@@ -127,19 +127,22 @@ def _measure_placement(session: WorkloadSession, h: Harness, n: int, built: Buil
 
 
 def _way(per: Sequence[Measured]) -> tuple[WayTimings, dict[str, PlacementSpread],
-                                           dict[str, list[float]], Timing | Unavailable | None]:
+                                           dict[str, list[list[float]]],
+                                           Timing | Unavailable | None]:
     """One side pooled over placements: the cold timings, each quantity's spread over
-    placements, the pooled raw samples, and the hot figure (None: not measured)."""
+    placements, the raw samples of each placement, and the hot figure (None: not
+    measured)."""
     figures: dict[str, Timing | Unavailable] = {}
     spreads: dict[str, PlacementSpread] = {}
-    raw: dict[str, list[float]] = {}
+    raw: dict[str, list[list[float]]] = {}
     for q in (*QUANTITIES, "hot_device"):
         if q not in per[0]:
             continue
-        figure, spread, samples = pooled([m[q] for m in per])
+        figure, spread, _ = pooled([m[q] for m in per])
         figures[q] = figure
         if spread is not None:
-            spreads[q], raw[q] = spread, samples
+            spreads[q] = spread
+            raw[q] = [got.samples for m in per if isinstance(got := m[q], Sampled)]
     host, e2e = figures["host_enqueue"], figures["end_to_end"]
     assert isinstance(host, Timing) and isinstance(e2e, Timing)  # host loops cannot time out
     return WayTimings(host, figures["device"], e2e), spreads, raw, figures.get("hot_device")
@@ -155,6 +158,7 @@ def bench_size(session: WorkloadSession, h: Harness, n: int, capacity: int | Non
     over placements. Up-front costs come from the first placement."""
     capacity = class_of(n) if capacity is None else capacity
     count = max(1, h.settings.placements if placements is None else placements)
+    h.share_loops(count)
     clock_before = h.clock_mhz()
     runs: list[_Placement] = []
     upfront: Upfront | None = None
@@ -225,10 +229,11 @@ def bench(ctx: RunContext, ref: str, sizes: Sequence[int], settings: BenchSettin
           ) -> BenchResult:
     """Bench one workload at each size: the typed result with its verdict.
     `on_progress(units, description)` gets len(QUANTITIES) units per size measured."""
+    t0 = time.perf_counter()
     session = WorkloadSession(ctx, ref, workload)
     with telemetry.window() as counts:
         result = _bench(session, ctx, sizes, settings, on_progress, ref)
-    return replace(result, telemetry=Telemetry(**counts))
+    return replace(result, telemetry=Telemetry(**counts), wall_s=time.perf_counter() - t0)
 
 
 def _bench(session: WorkloadSession, ctx: RunContext, sizes: Sequence[int],

@@ -1,6 +1,7 @@
 """The timing machinery bench uses on one stream: blocking kernel, events, L2 flush buffer,
 clock reading, and the sampling loops of each quantity (cold) and of the hot batch figure.
-Runs on a GPU. Method after nvbench: sample until the noise rule holds or a timeout.
+Runs on a GPU. Method after nvbench: sample until the stopping rule holds (graphcert.stats:
+the precision of the median each loop reports, or nvbench's noise rule) or a timeout.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from graphcert.cuda.context import RunContext
 from graphcert.cuda.memory import DeviceBuffer
 from graphcert.cuda.stream import BlockingKernel, Event, Stream
 from graphcert.run.placements import Sampled
-from graphcert.stats import StopRule
+from graphcert.stats import StopRule, Stopper
 
 Enqueue = Callable[[Stream], None]
 # Launches on a second stream that move the context into its several-streams state (below).
@@ -78,6 +79,7 @@ class Harness:
         self._events: list[Event] = []
         self._flush: DeviceBuffer | None = None
         self.settled_launches = 0
+        self.share_loops(settings.placements)
         try:
             self.stream = Stream()
             blocker = ctx.kernel("graphcert_runtime.cu", "gc_block_until_released")
@@ -125,6 +127,11 @@ class Harness:
                 empty.enqueue(other)
             other.synchronize()
 
+    def share_loops(self, loops: int) -> None:
+        """Each figure is made of `loops` sampling loops (its placements): each loop gets
+        its share of the figure's minimum time and timeout (StopRule.shared)."""
+        self.loop_rule = self.settings.rule.shared(loops)
+
     def _flush_l2(self) -> None:
         if self._flush is not None:
             self._flush.memset_u32_async(0, self._flush.nbytes // 4, self.stream)
@@ -134,11 +141,13 @@ class Harness:
             self._events.append(Event())
         return [(self._events[2 * i], self._events[2 * i + 1]) for i in range(count)]
 
-    def _collect(self, one_round: Callable[[], list[float]]) -> Sampled:
-        """Sample until the stop rule ends it; the samples and how sampling ended."""
+    def _collect(self, one_round: Callable[[], list[float]], host_clock: bool) -> Sampled:
+        """Sample until the stop rule (this loop's share of it) ends it; the samples and
+        how sampling ended. `host_clock`: the samples are read with the host's clock."""
         samples: list[float] = []
+        stopper = Stopper(self.loop_rule, host_clock)
         t0 = time.perf_counter()
-        while (ended := self.settings.rule.ended(samples, time.perf_counter() - t0)) is None:
+        while (ended := stopper.ended(samples, time.perf_counter() - t0)) is None:
             samples.extend(one_round())
         return Sampled(samples, Ended(ended))
 
@@ -180,7 +189,7 @@ class Harness:
                 row.append((t1 - t0) / k)
             return [rows[0][-1]]
 
-        first = self._collect(one_round)
+        first = self._collect(one_round, host_clock=True)
         return [first, *(Sampled(row, first.ended) for row in rows[1:])]
 
     def _held(self, s: Stream, start: Event, end: Event, body: Callable[[], None],
@@ -211,7 +220,7 @@ class Harness:
             self._flush_l2()
             return [self._held(s, start, end, lambda: enqueue(s), ops + 2)]
 
-        return self._collect(one_round)
+        return self._collect(one_round, host_clock=False)
 
     def hot_samples(self, enqueue: Enqueue, ops: int, weight: int | None = None
                     ) -> tuple[Sampled, int]:
@@ -232,7 +241,7 @@ class Harness:
         def one_round() -> list[float]:
             return [self._held(s, start, end, body, batch * ops + 2) / batch]
 
-        return self._collect(one_round), batch
+        return self._collect(one_round, host_clock=False), batch
 
     def end_to_end_samples(self, enqueue: Enqueue, ops: int) -> Sampled:
         """A host-bound loop: m iterations enqueued back to back, then one synchronise."""
@@ -254,7 +263,7 @@ class Harness:
             s.synchronize()
             return [(time.perf_counter() - t0) / m]
 
-        return self._collect(one_round)
+        return self._collect(one_round, host_clock=True)
 
     def measure_samples(self, enqueue: Enqueue, ops: int, weight: int | None = None,
                         bare: Enqueue | None = None) -> dict[str, Sampled | Unavailable]:

@@ -3,14 +3,16 @@ per-placement medians, its spread is kept. Pure (numpy via graphcert.stats)."""
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from graphcert.cert.results import Ended, PlacementSpread, Timing, Unavailable
-from graphcert.stats import summarize
+from graphcert.stats import median_interval, summarize
 
 # Worst first: a pooled figure ended as its worst placement did.
-_ENDED_ORDER = (Ended.TIMEOUT, Ended.SAMPLE_CAP, Ended.NOISE_TARGET)
+_ENDED_ORDER = (Ended.TIMEOUT, Ended.SAMPLE_CAP, Ended.NOISE_TARGET, Ended.PRECISION_TARGET)
 
 
 @dataclass(frozen=True)
@@ -30,8 +32,11 @@ def pooled(per_placement: Sequence[Sampled | Unavailable]
 
     The figure's median is the median over placements of each placement's median, so no one
     placement's buffer luck decides it; its other statistics (spread, noise, min, max) are
-    over all samples pooled, so the noise the gate compares with includes placement. A
-    quantity unavailable at any placement is unavailable (the first reason)."""
+    over all samples pooled, so the noise the gate compares with includes placement. Its
+    half-width is that of [median of the placements' lower bounds, median of their upper
+    bounds] (stats.median_interval): the median is monotone, so when every placement's
+    interval holds its median this one holds the figure. A quantity unavailable at any
+    placement is unavailable (the first reason)."""
     for item in per_placement:
         if isinstance(item, Unavailable):
             return item, None, []
@@ -41,7 +46,12 @@ def pooled(per_placement: Sequence[Sampled | Unavailable]
     spread = PlacementSpread(tuple(s.timing().median_s for s in sampled))
     everything = [x for s in sampled for x in s.samples]
     ended = next(e for e in _ENDED_ORDER if any(s.ended is e for s in sampled))
-    figure = replace(Sampled(everything, ended).timing(), median_s=spread.median_s)
+    bounds = [median_interval(s.samples) for s in sampled]
+    low = statistics.median(b[0] for b in bounds)
+    high = statistics.median(b[2] for b in bounds)
+    mid = spread.median_s
+    half = max(mid - low, high - mid) / mid if mid > 0 else math.inf
+    figure = replace(summarize(everything, ended, half), median_s=mid)
     return figure, spread, everything
 
 

@@ -26,8 +26,10 @@ SIDES: tuple[str, ...] = ("stream", "graph")
 
 
 class Ended(str, Enum):
-    """How a sampling loop stopped: the noise rule held, its timeout, or a sample limit."""
+    """How a sampling loop stopped: its precision target met (the default rule), the noise
+    rule held (nvbench's, `--stopping noise`), its timeout, or a sample limit."""
 
+    PRECISION_TARGET = "precision_target"
     NOISE_TARGET = "noise_target"
     TIMEOUT = "timeout"
     SAMPLE_CAP = "sample_cap"
@@ -35,7 +37,9 @@ class Ended(str, Enum):
 
 @dataclass(frozen=True)
 class Timing:
-    """Summary of one quantity's samples, in seconds per launch; `noise` is relative."""
+    """Summary of one quantity's samples, in seconds per launch; `noise` is relative, and
+    so is `half_width`: the larger half of the 95% interval of the median over the median
+    (None: not recorded, or too few samples to bound it)."""
 
     samples: int
     median_s: float
@@ -46,6 +50,7 @@ class Timing:
     iqr_s: float
     noise: float
     ended: Ended | None = None  # None: recorded before graphcert said how sampling ended
+    half_width: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -54,15 +59,18 @@ class Timing:
             "iqr_s": self.iqr_s, "noise": self.noise}
         if self.ended is not None:
             doc["ended"] = self.ended.value
+        if self.half_width is not None:
+            doc["half_width"] = self.half_width
         return doc
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Timing:
-        ended = doc.get("ended")
+        ended, half = doc.get("ended"), doc.get("half_width")
         return cls(int(doc["samples"]), float(doc["median_s"]), float(doc["mean_s"]),
                    float(doc["min_s"]), float(doc["max_s"]), float(doc["rel_stddev"]),
                    float(doc["iqr_s"]), float(doc["noise"]),
-                   Ended(ended) if ended is not None else None)
+                   Ended(ended) if ended is not None else None,
+                   float(half) if half is not None else None)
 
 
 @dataclass(frozen=True)
@@ -229,6 +237,7 @@ class BenchResult:
     other_context: BenchResult | None = None
     # Where the SM clock was not read (a framework step's bench): both clock figures are None.
     clock_unavailable: Unavailable | None = None
+    wall_s: float | None = None  # the run's wall time (None: recorded before it was kept)
 
     @staticmethod
     def judge(sizes: Sequence[SizeResult], *, clock_unavailable: Unavailable | None,
@@ -255,7 +264,7 @@ class BenchResult:
                                  other_context=self.other_context)
 
     def timeouts(self, quantity: str | None = None) -> list[str]:
-        """Timings whose sampling ended on its timeout (noise target not reached)."""
+        """Timings whose sampling ended on its timeout (their target not reached)."""
         return [f"n={s.n} {side} {q}" for s in self.sizes for side in SIDES
                 for q in QUANTITIES if quantity in (None, q)
                 for t in [s.way(side).get(q)] if t is not None and t.ended is Ended.TIMEOUT]
@@ -269,6 +278,8 @@ class BenchResult:
                                "clock": clock, "settings": dict(self.settings)}
         if self.bare_launch_s is not None:
             doc["bare_launch_s"] = self.bare_launch_s
+        if self.wall_s is not None:
+            doc["wall_s"] = self.wall_s
         if self.context is not None:
             doc["context"] = self.context.value
         if self.telemetry is not None:
@@ -294,4 +305,5 @@ class BenchResult:
                    context=Context(results["context"]) if results.get("context") else None,
                    telemetry=Telemetry.from_json(results["telemetry"])
                    if results.get("telemetry") else None,
-                   other_context=other_result, clock_unavailable=unavailable)
+                   other_context=other_result, clock_unavailable=unavailable,
+                   wall_s=results.get("wall_s"))
