@@ -133,7 +133,7 @@ def _typed(doc: Mapping[str, Any], path: Path | str, producer: str) -> Certifica
     traceback in whichever reader came first."""
     try:
         return Certificate.from_document(doc)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise CertificateError(path, f"does not read as a {doc['kind']} certificate "
                                      f"({clip(repr(exc))})",
                                hint=f"re-run {producer} to regenerate it",
