@@ -25,6 +25,7 @@ from _certfactory import (
     topology_results,
 )
 
+from graphcert.cert.certificate import Certificate
 from graphcert.cert.compare import Change, compare_timing, compare_topology, diff_certificates
 from graphcert.cert.document import write_certificate
 from graphcert.cert.results import Timing, VerifyResult
@@ -308,7 +309,7 @@ def test_diff_certificates() -> None:
     a = certificate("bench", results=bench_results((256, 512)))
     b = certificate("bench", gpu="TEST-GPU-2",
                     results={**bench_results((256,), graph_s=0.5e-3)})
-    d = diff_certificates(a, b)
+    d = diff_certificates(Certificate.from_document(a), Certificate.from_document(b))
     assert d.environment == (("gpu.name", "TEST-GPU", "TEST-GPU-2"),)
     assert d.workload == ()
     assert "n=512 only in the baseline" in d.notes
@@ -316,7 +317,8 @@ def test_diff_certificates() -> None:
     assert faster[("graph", "end_to_end")] is Change.FASTER
     assert faster[("stream", "end_to_end")] is Change.SAME
     assert json.loads(json.dumps(d.to_dict()))["timings"][0]["change"] in {"same", "faster"}
-    t = diff_certificates(certificate("topology"), changed_topology("topology"))
+    t = diff_certificates(Certificate.from_document(certificate("topology")),
+                          Certificate.from_document(changed_topology("topology")))
     assert [c.change for c in t.classes] == ["same", "topology"]
 
 

@@ -11,9 +11,10 @@ from pathlib import Path
 
 from _env import committed_report
 
+from graphcert.cert.certificate import Certificate
 from graphcert.cert.results import BenchResult
 from graphcert.render.bench import host_cost_line
-from graphcert.render.html import _bench
+from graphcert.render.html import _results
 
 FLEET = Path(__file__).resolve().parent / "fixtures" / "fleet"
 
@@ -48,5 +49,5 @@ def test_no_line_where_the_stream_path_is_not_graphcerts_launches() -> None:
 
 
 def test_the_html_report_prints_it() -> None:
-    cert = json.loads(committed_report("bench", "chain").read_text())
-    assert "stream path host cost per launch" in _bench(cert)
+    cert = Certificate.from_document(json.loads(committed_report("bench", "chain").read_text()))
+    assert "stream path host cost per launch" in _results(cert)

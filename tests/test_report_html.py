@@ -10,8 +10,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from _certfactory import bench_results, certificate
 from click.testing import CliRunner
 
+from graphcert.cert.certificate import Certificate
 from graphcert.cli import cli
 from graphcert.render.sweep import sweep_points, sweep_svg
 from tests._env import committed_report
@@ -60,12 +62,12 @@ def test_pictures_or_the_reason_there_are_none(page: Path) -> None:
 
 
 def test_sweep_is_drawn_from_bench_certificates_that_differ_in_one_option() -> None:
-    """Synthetic bench documents (made-up round timings), only the fields the plot reads."""
-    def doc(kernels: int, stream: float, graph: float) -> dict[str, object]:
-        q = {"end_to_end": {"median_s": stream}}
-        g = {"end_to_end": {"median_s": graph}}
-        return {"workload": {"options": {"kernels": kernels}},
-                "results": {"sizes": [{"stream": q, "graph": g}]}}
+    """Synthetic bench certificates (made-up round timings) that differ in one option."""
+    def doc(kernels: int, stream: float, graph: float) -> Certificate:
+        made = certificate("bench", ref="chain",
+                           results=bench_results((256,), stream_s=stream, graph_s=graph))
+        made["workload"]["options"] = {"kernels": kernels}
+        return Certificate.from_document(made)
     docs = [doc(100, 3e-4, 1e-4), doc(1, 1e-5, 9e-6), doc(10, 4e-5, 2e-5)]
     assert sweep_points(docs) == ("kernels", [(1.0, 1e-5, 9e-6), (10.0, 4e-5, 2e-5),
                                               (100.0, 3e-4, 1e-4)])

@@ -185,17 +185,22 @@ def test_device_header_edit_is_stale_end_to_end(tree: Path) -> None:
 
 
 def test_show_staleness_names_a_changed_method() -> None:
+    from graphcert.cert.certificate import Certificate
     from graphcert.cert.store import staleness
 
     cert = certificate("bench", ref="chain", digest=registry.source_digest("chain"))
     def shown() -> str:  # the command passes both digest functions in
-        return staleness(cert, registry.source_digest, registry.method_digest)
+        return staleness(Certificate.from_document(cert), registry.source_digest,
+                         registry.method_digest)
+
+    def without_method() -> str:  # no method_of: not checked
+        return staleness(Certificate.from_document(cert), registry.source_digest)
 
     assert shown() == "current"
-    assert staleness(cert, registry.source_digest) == "current"  # no method_of: not checked
+    assert without_method() == "current"
     cert["workload"]["method_digest"] = "0" * 64
     assert shown() == "current (graphcert's method changed)"
-    assert staleness(cert, registry.source_digest) == "current"
+    assert without_method() == "current"
     cert["workload"]["source_digest"] = "0" * 64
     assert shown() == "stale"
 
@@ -204,8 +209,8 @@ def test_editing_frameworks_py_makes_step_certificates_stale_and_built_ins_fresh
         tree: Path, tmp_path: Path) -> None:
     """The framework-step code is in a step certificate's method ("topology+step"), not in
     a built-in workload's: editing it re-certifies steps only."""
+    from graphcert.cert.certificate import Certificate
     from graphcert.cert.document import compute_digest
-    from graphcert.cert.method import method_kind_of
 
     source_of, method_of = _digests(tree)
     reports = tmp_path / "reports"
@@ -218,7 +223,7 @@ def test_editing_frameworks_py_makes_step_certificates_stale_and_built_ins_fresh
     results = {**topology_results(), "settings": settings}
     cert = certificate("topology", ref=ref, digest=source_of(ref),  # type: ignore[operator]
                        results=results)
-    assert method_kind_of(cert) == "topology+step"
+    assert Certificate.from_document(cert).method_kind == "topology+step"  # the gate's
     cert["workload"]["method_digest"] = method_of("topology+step")  # type: ignore[operator]
     cert["digest"] = compute_digest(cert)
     write_certificate(reports / "topology-mystep-TEST-GPU.json", cert, key=None)

@@ -13,9 +13,10 @@ from click.testing import CliRunner
 from rich.console import Console
 
 import graphcert
+from graphcert.cert.certificate import Certificate
 from graphcert.cert.document import certificate_of, write_certificate
 from graphcert.cert.results import ClassResult, StepBucket, VerifyResult
-from graphcert.render.html import _topology
+from graphcert.render.html import _results
 from graphcert.render.verify import BUCKET_COLUMNS, bucket_rows, verify_view
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,9 +79,9 @@ def test_show_of_a_step_certificate_draws_the_buckets(tmp_path: Path) -> None:
 
 
 def test_html_shows_buckets_for_steps_only() -> None:
-    step = _topology(_step_certificate())
+    step = _results(Certificate.from_document(_step_certificate()))
     assert "Buckets (framework step)" in step and "eager/replay" in step
-    builtin = _topology(certfactory.certificate("topology"))
+    builtin = _results(Certificate.from_document(certfactory.certificate("topology")))
     assert "Buckets (framework step)" not in builtin
 
 

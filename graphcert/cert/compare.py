@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from graphcert.cert.certificate import Certificate
 from graphcert.cert.results import (
     QUANTITIES,
     SIDES,
     BenchResult,
     ClassResult,
     Timing,
-    Verdict,
     VerifyResult,
 )
 from graphcert.errors import GraphcertError, InputError
@@ -198,7 +198,7 @@ def _snapshot_diff(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None
     return tuple(diff.summary_lines())
 
 
-def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+def _flatten(value: object, prefix: str = "") -> dict[str, Any]:
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for k, v in value.items():
@@ -238,18 +238,18 @@ class CertificateDiff:
         }
 
 
-def diff_certificates(a: Mapping[str, Any], b: Mapping[str, Any], *,
+def diff_certificates(a: Certificate, b: Certificate, *,
                       min_noise: float = 0.005) -> CertificateDiff:
     """Compare certificate `b` against `a` (the older); both of the same kind."""
-    if a["kind"] != b["kind"]:
-        raise GraphcertError(f"cannot compare a {a['kind']} certificate with a {b['kind']} one",
+    if a.kind != b.kind:
+        raise GraphcertError(f"cannot compare a {a.kind} certificate with a {b.kind} one",
                              hint="diff two topology or two bench certificates")
-    if a["kind"] == "sweep":
+    if a.kind == "sweep":
         raise GraphcertError("sweep certificates are not diffed",
                              hint="diff the bench certificates of their runs (the sweep "
                                   "certificate names them)")
 
-    def changed(x: Any, y: Any) -> tuple[tuple[str, Any, Any], ...]:
+    def changed(x: object, y: object) -> tuple[tuple[str, Any, Any], ...]:
         fx, fy = _flatten(x), _flatten(y)
         return tuple((k, fx.get(k), fy.get(k)) for k in sorted(set(fx) | set(fy))
                      if fx.get(k) != fy.get(k))
@@ -257,18 +257,16 @@ def diff_certificates(a: Mapping[str, Any], b: Mapping[str, Any], *,
     classes: tuple[ClassComparison, ...] = ()
     timings: tuple[TimingComparison, ...] = ()
     notes: tuple[str, ...] = ()
-    if a["kind"] == "topology":
-        classes = tuple(compare_topology(VerifyResult.from_json(a["results"]),
-                                         VerifyResult.from_json(b["results"])))
-    else:
-        found, found_notes = compare_bench(BenchResult.from_json(a["results"]),
-                                           BenchResult.from_json(b["results"]),
-                                           min_noise=min_noise)
+    ra, rb = a.result, b.result
+    if isinstance(ra, VerifyResult) and isinstance(rb, VerifyResult):
+        classes = tuple(compare_topology(ra, rb))
+    elif isinstance(ra, BenchResult) and isinstance(rb, BenchResult):
+        found, found_notes = compare_bench(ra, rb, min_noise=min_noise)
         timings, notes = tuple(found), tuple(found_notes)
     return CertificateDiff(
-        kind=a["kind"], environment=changed(a["environment"], b["environment"]),
-        workload=changed(a["workload"], b["workload"]),
-        verdict=(Verdict.from_json(a["verdict"]).passed, Verdict.from_json(b["verdict"]).passed),
+        kind=a.kind, environment=changed(a.environment.to_json(), b.environment.to_json()),
+        workload=changed(a.workload.to_json(), b.workload.to_json()),
+        verdict=(a.recorded_verdict.passed, b.recorded_verdict.passed),
         classes=classes, timings=timings, notes=notes)
 
 

@@ -53,7 +53,7 @@ def _verdict(verdict: Doc, where: str, evidence: Sequence[tuple[str, str]]) -> I
     """`passed` against `status`, and the status against the worst the evidence shows. A
     verdict without `status` was written before graphcert judged a skipped class or an
     unread clock incomplete: only failing evidence contradicts its pass (the gate reads it
-    as incomplete, rules.results_of)."""
+    as incomplete: graphcert.cert.certificate.judged_verdict)."""
     status = verdict.get("status")
     if status is not None and verdict["passed"] is not (status == "pass"):
         yield (f"{where}.passed is {str(verdict['passed']).lower()} but {where}.status is "

@@ -20,9 +20,3 @@ def method_kind(kind: str, settings: Mapping[str, Any] | None) -> str:
         return kind + STEP_SUFFIX
     return kind
 
-
-def method_kind_of(cert: Mapping[str, Any]) -> str:
-    """method_kind of a certificate document."""
-    results = cert.get("results")
-    settings = results.get("settings") if isinstance(results, Mapping) else None
-    return method_kind(str(cert["kind"]), settings if isinstance(settings, Mapping) else None)

@@ -1,7 +1,10 @@
-"""Finding and loading certificates: read a JSON file, check it is a sound, current certificate.
+"""Finding and loading certificates: read a JSON file, check it is a sound, current certificate,
+and make its typed value (graphcert.cert.certificate.Certificate), once per file.
 
 Pure: no CUDA, no numpy. `load_certificate` says in one line, naming the file, what is wrong
-with a certificate it cannot trust.
+with a certificate it cannot trust. The checks read the document itself (the digest and the
+signature cover its exact canonical JSON, the schema and the evidence check are checks of the
+document); everything after them reads the typed value.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from graphcert._version import __version__
+from graphcert.cert.certificate import Certificate
 from graphcert.cert.document import (
     CERT_KINDS,
     PRODUCER,
@@ -22,7 +26,6 @@ from graphcert.cert.document import (
     validate_certificate,
 )
 from graphcert.cert.evidence import contradictions
-from graphcert.cert.method import method_kind_of
 from graphcert.cert.signing import SigningKey, signature_problem
 from graphcert.errors import GraphcertError, clip, clip_repr
 from graphcert.fileio import JSONProblem, parse_json
@@ -64,8 +67,9 @@ def _looks_like_certificate(doc: Any) -> bool:
 def check_document(doc: Any, path: Path | str, *, digest_of: DigestOf | None = None,
                    method_of: MethodOf | None = None, method_change: str = "stale",
                    key: SigningKey | None = None, require_signature: bool = False
-                   ) -> dict[str, Any]:
-    """Check a parsed document is a sound, current certificate; return it or raise.
+                   ) -> Certificate:
+    """Check a parsed document is a sound, current certificate; return its typed value or
+    raise.
 
     `digest_of(ref)` gives the current source digest of a workload (None: not found);
     pass None to skip the staleness check (baselines, show, diff). `method_of(kind)` gives
@@ -117,10 +121,23 @@ def check_document(doc: Any, path: Path | str, *, digest_of: DigestOf | None = N
     if problem is not None:
         raise CertificateError(path, problem, hint=f"re-run {producer} with the signing key set",
                                reason="signature")
+    cert = _typed(doc, path, producer)
     if digest_of is not None:
-        check_stale(doc, path, digest_of, method_of, method_change=method_change)
-    cert: dict[str, Any] = doc
+        check_stale(cert, path, digest_of, method_of, method_change=method_change)
     return cert
+
+
+def _typed(doc: Mapping[str, Any], path: Path | str, producer: str) -> Certificate:
+    """The typed value of a checked document. The schema admits only what the typed results
+    read, so this does not fail; if it ever did, it is one line naming the file, not a
+    traceback in whichever reader came first."""
+    try:
+        return Certificate.from_document(doc)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise CertificateError(path, f"does not read as a {doc['kind']} certificate "
+                                     f"({clip(repr(exc))})",
+                               hint=f"re-run {producer} to regenerate it",
+                               reason="invalid") from exc
 
 
 # (digest, signature) of documents found sound: a gate's baseline often holds the very
@@ -150,16 +167,16 @@ def _check_sound(doc: Mapping[str, Any], path: Path | str, digest: str, producer
         _SOUND.add(seal)
 
 
-def check_stale(cert: Mapping[str, Any], path: Path | str, digest_of: DigestOf,
+def check_stale(cert: Certificate, path: Path | str, digest_of: DigestOf,
                 method_of: MethodOf | None = None, *, method_change: str = "stale") -> None:
     """Raise when the workload's sources, or graphcert's method for this kind (unless
     `method_change` is "warn"), changed since the certificate was made."""
-    workload = cert["workload"]
+    workload = cert.workload
     # the file's own strings, shortened: a 100 KB reference must not make a 100 KB line
-    ref, name = clip(workload["ref"]), clip_repr(workload.get("name", workload["ref"]))
-    producer = PRODUCER[cert["kind"]]
+    ref, name = clip(workload.ref), clip_repr(workload.name)
+    producer = PRODUCER[cert.kind]
     try:
-        current = digest_of(workload["ref"])
+        current = digest_of(workload.ref)
     except (GraphcertError, OSError) as exc:
         raise CertificateError(path, f"sources of workload {name} not found ({clip(str(exc))}); "
                                      f"cannot check staleness", reason="sources_missing") from exc
@@ -168,28 +185,28 @@ def check_stale(cert: Mapping[str, Any], path: Path | str, digest_of: DigestOf,
                                      f"check staleness",
                                hint="run the gate where the workload's sources are",
                                reason="sources_missing")
-    if current != workload["source_digest"]:
+    if current != workload.source_digest:
         raise CertificateError(
             path, f"stale: the sources of workload {name} changed since this certificate "
                   f"was made", hint=f"re-run {producer} {ref}", reason="stale")
     if method_change == "stale" and method_changed(cert, method_of):
         raise CertificateError(
-            path, f"stale: graphcert's {cert['kind']} method (harness code or kernels) changed "
+            path, f"stale: graphcert's {cert.kind} method (harness code or kernels) changed "
                   f"since this certificate was made",
             hint=f"re-run {producer} {ref}, or set method_change = \"warn\" in the policy",
             reason="stale_method")
 
 
-def method_changed(cert: Mapping[str, Any], method_of: MethodOf | None) -> bool:
+def method_changed(cert: Certificate, method_of: MethodOf | None) -> bool:
     """True when graphcert's method for the certificate's method kind differs from the
     recorded one (`method_of(method_kind)`, passed in by the caller; None: not checked)."""
     if method_of is None:
         return False
     try:
-        current = method_of(method_kind_of(cert))
+        current = method_of(cert.method_kind)
     except (GraphcertError, OSError):
         current = None  # graphcert's own files unreadable: nothing to compare with
-    return current is not None and current != cert["workload"].get("method_digest")
+    return current is not None and current != cert.workload.method_digest
 
 
 def memoized_digests(digest_of: DigestOf) -> DigestOf:
@@ -206,8 +223,8 @@ def memoized_digests(digest_of: DigestOf) -> DigestOf:
 
 
 def load_certificate(path: Path | str, *, digest_of: DigestOf | None = None,
-                     method_of: MethodOf | None = None) -> dict[str, Any]:
-    """Read, check and return a certificate; CertificateError says what is wrong. With
+                     method_of: MethodOf | None = None) -> Certificate:
+    """Read, check and return a certificate (typed); CertificateError says what is wrong. With
     `digest_of` (the workload registry's source digest, passed in by the caller: this pure
     layer never imports workloads) a stale certificate is refused too; with `method_of` also
     one whose graphcert method changed."""
@@ -215,17 +232,17 @@ def load_certificate(path: Path | str, *, digest_of: DigestOf | None = None,
     return check_document(doc, path, digest_of=digest_of, method_of=method_of)
 
 
-def staleness(cert: Mapping[str, Any], digest_of: DigestOf,
+def staleness(cert: Certificate, digest_of: DigestOf,
               method_of: MethodOf | None = None) -> str:
     """'current', "current (graphcert's method changed)", 'stale' or 'not found': for
     show, which displays instead of failing."""
     try:
-        current = digest_of(cert["workload"]["ref"])
+        current = digest_of(cert.workload.ref)
     except (GraphcertError, OSError):
         current = None
     if current is None:
         return "not found"
-    if current != cert["workload"]["source_digest"]:
+    if current != cert.workload.source_digest:
         return "stale"
     return ("current (graphcert's method changed)" if method_changed(cert, method_of)
             else "current")

@@ -14,7 +14,7 @@ from graphcert.commands._options import PathParam
 from graphcert.errors import ExitStatus, single_line
 
 if TYPE_CHECKING:
-    from graphcert.gate import GateReport
+    from graphcert.gate import GateRun
 
 
 def gate_inputs(fn: Callable[..., None]) -> Callable[..., None]:
@@ -39,11 +39,12 @@ def gate_inputs(fn: Callable[..., None]) -> Callable[..., None]:
 
 def run_the_gate(ctx: click.Context, paths: tuple[Path, ...], *, baseline: Path | None,
                  policy_file: Path | None, require_signature: bool,
-                 signing_key_file: Path | None) -> GateReport:
-    """The gate's report over `paths`; unusable input is one line per problem and exit 2."""
+                 signing_key_file: Path | None) -> GateRun:
+    """The gate's report over `paths`, with the typed certificates it judged; unusable input
+    is one line per problem and exit 2."""
     from graphcert.cert.document import utc_now
     from graphcert.cert.signing import load_key, shadowed_key_note
-    from graphcert.gate import UnusableInput, load_policy, run_gate
+    from graphcert.gate import UnusableInput, gate_run, load_policy
     from graphcert.workloads.registry import method_digest, source_digest
 
     policy = load_policy(policy_file)
@@ -52,7 +53,7 @@ def run_the_gate(ctx: click.Context, paths: tuple[Path, ...], *, baseline: Path 
     if note is not None:
         click.echo(f"graphcert: warning: {note}", err=True)
     try:
-        return run_gate(list(paths), policy=policy, baseline=baseline, created=utc_now(),
+        return gate_run(list(paths), policy=policy, baseline=baseline, created=utc_now(),
                         digest_of=source_digest, method_of=method_digest, key=key,
                         require_signature=require_signature)
     except UnusableInput as exc:

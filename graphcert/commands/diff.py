@@ -37,7 +37,7 @@ def command(a: Path, b: Path, as_json: bool) -> None:
     cert_a = check_document(doc_a, a, digest_of=None)
     cert_b = check_document(doc_b, b, digest_of=None)
     diff = diff_certificates(cert_a, cert_b)  # before the warning: a refusal is one line
-    names = (cert_a["workload"]["name"], cert_b["workload"]["name"])
+    names = (cert_a.workload.name, cert_b.workload.name)
     if names[0] != names[1]:  # allowed (a renamed workload), but never silently
         click.echo(f"graphcert: warning: these certificates are of different workloads "
                    f"({display_path(a)}: {names[0]}, {display_path(b)}: {names[1]}); "

@@ -56,7 +56,7 @@ def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | No
             check_output_file(target, what)
     report = run_the_gate(context, paths, baseline=baseline, policy_file=policy_file,
                           require_signature=require_signature,
-                          signing_key_file=signing_key_file)
+                          signing_key_file=signing_key_file).report
     if as_json:
         print_json(render(report, OutputFormat.JSON))
     else:

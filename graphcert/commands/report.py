@@ -29,10 +29,10 @@ def command(ctx: click.Context, paths: tuple[Path, ...], output: Path, baseline:
     check_output_file(output, "-o")  # before any work: a bad path is exit 2, not a traceback
     _regular_inputs(paths)
     # the gate's own call with the gate's inputs: the page's verdict is the gate's
-    report = run_the_gate(ctx, paths, baseline=baseline, policy_file=policy_file,
-                          require_signature=require_signature,
-                          signing_key_file=signing_key_file)
-    page = report_page(report, paths, baseline)
+    run = run_the_gate(ctx, paths, baseline=baseline, policy_file=policy_file,
+                       require_signature=require_signature, signing_key_file=signing_key_file)
+    report = run.report
+    page = report_page(run, paths, baseline)
     created = write_output(output, page.html, "-o")
     if created is not None:
         click.echo(f"graphcert: created the folder {created} for {output}", err=True)
@@ -41,8 +41,9 @@ def command(ctx: click.Context, paths: tuple[Path, ...], output: Path, baseline:
 
 
 def _regular_inputs(paths: tuple[Path, ...]) -> None:
-    """The report reads each certificate more than once: a FIFO or device (which gate takes)
-    would be empty the second time, so it is refused up front."""
+    """The report reads each input more than once (the gate reads the certificates, the page
+    looks for snapshots among the same files): a FIFO or device (which gate takes) would be
+    empty the second time, so it is refused up front."""
     import os
 
     from graphcert.errors import InputError

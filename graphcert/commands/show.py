@@ -27,11 +27,11 @@ def command(cert: Path, as_json: bool) -> None:
     from graphcert.render.sanitize import clean_value
     from graphcert.workloads.registry import method_digest, source_digest
 
-    doc = load_certificate(cert)
-    if as_json:
-        print_json(json.dumps(doc, indent=2, ensure_ascii=False))
+    loaded = load_certificate(cert)
+    if as_json:  # the certificate itself, as read (not the typed value written back)
+        print_json(json.dumps(loaded.document, indent=2, ensure_ascii=False))
         return
     console = stdout_console()
-    shown = staleness(doc, source_digest, method_digest)
-    for item in show_renderables(clean_value(doc), display_path(cert), shown):
+    shown = staleness(loaded, source_digest, method_digest)
+    for item in show_renderables(clean_value(loaded), display_path(cert), shown):
         console.print(item)

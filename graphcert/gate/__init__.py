@@ -4,9 +4,11 @@ from graphcert.gate.policy import Policy, PolicyError, load_policy, parse_policy
 from graphcert.gate.report import (
     CertificateResult,
     GateReport,
+    GateRun,
     UnusableInput,
     display_path,
     find_json_files,
+    gate_run,
     load_all,
     run_gate,
     step_summary_path,
@@ -16,6 +18,7 @@ from graphcert.gate.rules import Loaded, Rule, RuleResult, RuleStatus
 __all__ = [
     "CertificateResult",
     "GateReport",
+    "GateRun",
     "Loaded",
     "Policy",
     "PolicyError",
@@ -25,6 +28,7 @@ __all__ = [
     "UnusableInput",
     "display_path",
     "find_json_files",
+    "gate_run",
     "load_all",
     "load_policy",
     "parse_policy",

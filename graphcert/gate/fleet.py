@@ -12,19 +12,19 @@ Pure.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
+from graphcert.cert.certificate import Certificate
 from graphcert.cert.compare import compare_topology
 from graphcert.cert.results import VerifyResult
-from graphcert.cert.results.fleet import gpu_of, short_uuid
+from graphcert.cert.results.fleet import short_uuid
 from graphcert.gate.policy import Policy
-from graphcert.gate.rules import Loaded, Rule, RuleResult, RuleStatus, results_of
+from graphcert.gate.rules import Loaded, Rule, RuleResult, RuleStatus
 
 
-def gpu_text(cert: Mapping[str, Any]) -> str:
+def gpu_text(cert: Certificate) -> str:
     """`NVIDIA H200 (GPU-1a2b...)`: a GPU named so two of one model are told apart."""
-    name, uuid = gpu_of(cert["environment"])
+    name, uuid = cert.environment.gpu.ident
     return f"{name} ({uuid})" if uuid else name
 
 
@@ -33,11 +33,11 @@ def gpu_labels(loaded: Sequence[Loaded]) -> dict[str, str]:
     UUID where the set holds certificates of several GPUs of that model."""
     uuids: dict[str, set[str]] = {}
     for it in loaded:
-        name, uuid = gpu_of(it.cert["environment"])
+        name, uuid = it.cert.environment.gpu.ident
         uuids.setdefault(name, set()).add(uuid)
     out = {}
     for it in loaded:
-        name, uuid = gpu_of(it.cert["environment"])
+        name, uuid = it.cert.environment.gpu.ident
         several = len(uuids[name]) > 1 and uuid
         out[it.path] = f"{name} {short_uuid(uuid)}" if several else name
     return out
@@ -50,7 +50,7 @@ def gpu_name_conflicts(items: Sequence[Loaded]) -> list[str]:
     first: dict[str, tuple[str, Loaded]] = {}
     out = []
     for it in items:
-        name, uuid = gpu_of(it.cert["environment"])
+        name, uuid = it.cert.environment.gpu.ident
         if not uuid:
             continue
         seen = first.setdefault(uuid, (name, it))
@@ -64,12 +64,12 @@ def cross_gpu_rules(loaded: Sequence[Loaded], policy: Policy) -> list[RuleResult
     """One rule per workload whose topology certificates come from more than one GPU."""
     groups: dict[str, list[Loaded]] = {}
     for it in loaded:
-        if it.cert["kind"] == "topology":
-            groups.setdefault(it.cert["workload"]["ref"], []).append(it)
+        if it.cert.kind == "topology":
+            groups.setdefault(it.cert.workload.ref, []).append(it)
     out = []
     for ref, items in sorted(groups.items()):
-        items = sorted(items, key=lambda x: (*gpu_of(x.cert["environment"]), x.path))
-        if len({gpu_of(x.cert["environment"]) for x in items}) < 2:
+        items = sorted(items, key=lambda x: (*x.cert.environment.gpu.ident, x.path))
+        if len({x.cert.environment.gpu.ident for x in items}) < 2:
             continue
         out.append(_compare_group(ref, items, policy))
     return out
@@ -77,13 +77,13 @@ def cross_gpu_rules(loaded: Sequence[Loaded], policy: Policy) -> list[RuleResult
 
 def _compare_group(ref: str, items: Sequence[Loaded], policy: Policy) -> RuleResult:
     first = items[0]
-    reference = results_of(first.cert)
-    assert isinstance(reference, VerifyResult)
+    reference = first.cert.result
+    assert isinstance(reference, VerifyResult)  # grouped by kind "topology" above
     differ: list[str] = []
     notes: list[str] = []
     compared = 0
     for other in items[1:]:
-        current = results_of(other.cert)
+        current = other.cert.result
         assert isinstance(current, VerifyResult)
         pair = f"{gpu_text(first.cert)} [{first.path}] vs {gpu_text(other.cert)} [{other.path}]"
         for c in compare_topology(reference, current):

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from graphcert.cert.certificate import Certificate
 from graphcert.cert.document import CertificateError, NotACertificate
 from graphcert.cert.signing import SigningKey
 from graphcert.cert.store import (
@@ -260,6 +261,25 @@ def run_gate(paths: Sequence[Path], *, policy: Policy, baseline: Path | None = N
     `digest_of(ref)` gives a workload's source digest now (None: skip the staleness check);
     `method_of(kind)` graphcert's method digest now (None: skip that check). Both are
     passed in by the command: this pure layer never imports workloads."""
+    return gate_run(paths, policy=policy, baseline=baseline, created=created,
+                    digest_of=digest_of, method_of=method_of, key=key,
+                    require_signature=require_signature).report
+
+
+@dataclass(frozen=True)
+class GateRun:
+    """The gate's report and the typed certificates it judged (by the path the report
+    shows), so a page of the report draws them without reading a file again."""
+
+    report: GateReport
+    certificates: Mapping[str, Certificate]
+
+
+def gate_run(paths: Sequence[Path], *, policy: Policy, baseline: Path | None = None,
+             created: str, digest_of: DigestOf | None,
+             method_of: MethodOf | None = None, key: SigningKey | None = None,
+             require_signature: bool = False) -> GateRun:
+    """run_gate, with the certificates it loaded (each typed once, by the loader)."""
     if not paths:
         raise UnusableInput(["no certificate paths given"])
     trust = Trust(memoized_digests(method_of) if method_of else None, policy.method_change, key,
@@ -278,22 +298,22 @@ def run_gate(paths: Sequence[Path], *, policy: Policy, baseline: Path | None = N
     if problems:
         raise UnusableInput(problems)
     # a per-workload entry no certificate here matches is a typo, refused before any verdict
-    check_workload_names(policy, {it.cert["workload"]["name"] for it in loaded})
+    check_workload_names(policy, {it.cert.workload.name for it in loaded})
     labels = gpu_labels(loaded)
     results = []
-    for item in sorted(loaded, key=lambda x: (x.cert["workload"]["name"], x.cert["kind"],
-                                              x.key[2], x.path)):
+    for item in sorted(loaded, key=lambda x: (x.cert.workload.name, x.cert.kind, x.key[2],
+                                              x.path)):
         rules = certificate_rules(item.cert, policy, method_changed=item.method_changed)
         if baseline is not None:
             rules += baseline_rules(item.cert, baseline_for(item, base), policy)
         c = item.cert
-        results.append(CertificateResult(item.path, c["kind"], c["workload"]["name"],
-                                         c["workload"]["ref"], labels[item.path],
-                                         tuple(rules)))
+        results.append(CertificateResult(item.path, c.kind, c.workload.name, c.workload.ref,
+                                         labels[item.path], tuple(rules)))
     checks = set_rules(loaded, base, policy, baseline is not None)
     checks += cross_gpu_rules(loaded, policy)
-    return GateReport(created, policy, None if baseline is None else display_path(baseline),
-                      tuple(results), tuple(checks), snapshots)
+    report = GateReport(created, policy, None if baseline is None else display_path(baseline),
+                        tuple(results), tuple(checks), snapshots)
+    return GateRun(report, {it.path: it.cert for it in loaded})
 
 
 def _load_baseline(baseline: Path, policy: Policy, trust: Trust

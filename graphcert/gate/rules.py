@@ -1,15 +1,17 @@
-"""The gate's rules: each takes certificates and the policy and gives RuleResults.
+"""The gate's rules: each takes typed certificates (graphcert.cert.certificate.Certificate,
+made once by the loader) and the policy and gives RuleResults.
 
 Baseline comparison uses nvbench-style interval logic (graphcert.cert.compare). Pure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from graphcert.cert.certificate import Certificate
 from graphcert.cert.compare import Change, compare_bench, compare_topology
 from graphcert.cert.document import PRODUCER
 from graphcert.cert.results import (
@@ -66,43 +68,19 @@ class Loaded:
     """A certificate the gate accepted, with the path it shows."""
 
     path: str
-    cert: Mapping[str, Any]
+    cert: Certificate
     method_changed: bool = False  # graphcert's method changed and the policy says "warn"
 
     @property
     def key(self) -> tuple[str, str, str]:
         """(kind, workload reference, GPU model): what a baseline is matched by. Timings are
         compared per GPU model, never across models."""
-        return (self.cert["kind"], self.cert["workload"]["ref"],
-                self.cert["environment"]["gpu"]["name"])
+        return (self.cert.kind, self.cert.workload.ref, self.cert.environment.gpu.name)
 
     @property
     def identity(self) -> tuple[str, str, str, str]:
         """`key` and the GPU's UUID: one certificate per workload, kind and physical GPU."""
-        return (*self.key, str(self.cert["environment"]["gpu"].get("uuid") or ""))
-
-
-_STRICTNESS = {VStatus.PASS: 0, VStatus.INCOMPLETE: 1, VStatus.FAIL: 2}
-
-
-def results_of(cert: Mapping[str, Any]) -> VerifyResult | BenchResult | SweepFit:
-    """A certificate's typed results with the stricter of its stored verdict and the one its
-    results earn now. A stored verdict its evidence contradicts never gets here (the loader
-    refuses it: graphcert.cert.evidence); this makes a certificate written before graphcert
-    recorded verdict status read incomplete where its results say so (a skipped class)."""
-    result: VerifyResult | BenchResult | SweepFit
-    if cert["kind"] == "sweep":
-        result = SweepFit.from_json(cert["results"], cert["verdict"])
-        judged = SweepFit.judge(result.points)
-    elif cert["kind"] == "topology":
-        result = VerifyResult.from_json(cert["results"], cert["verdict"])
-        judged = VerifyResult.judge(result.classes)
-    else:
-        result = BenchResult.from_json(cert["results"], cert["verdict"])
-        judged = result.rejudged()
-    if _STRICTNESS[judged.status] > _STRICTNESS[result.verdict.status]:
-        return replace(result, verdict=judged)
-    return result
+        return (*self.key, self.cert.environment.gpu.ident[1])
 
 
 def verdict_rule(verdict: Verdict, policy: Policy) -> RuleResult:
@@ -121,16 +99,17 @@ def verdict_rule(verdict: Verdict, policy: Policy) -> RuleResult:
                       verdict.reasons)
 
 
-def certificate_rules(cert: Mapping[str, Any], policy: Policy, *,
+def certificate_rules(cert: Certificate, policy: Policy, *,
                       method_changed: bool = False) -> list[RuleResult]:
-    name = cert["workload"]["name"]
-    result = results_of(cert)
-    rules = [verdict_rule(result.verdict, policy)]
+    """The rules over one certificate: its verdict (the stricter one the gate judges by), a
+    changed method, node counts and the speedup floor."""
+    name, result = cert.workload.name, cert.result
+    rules = [verdict_rule(cert.verdict, policy)]
     if method_changed:
         rules.append(RuleResult(Rule.METHOD, RuleStatus.WARN,
-                                f"graphcert's {cert['kind']} method changed since this "
+                                f"graphcert's {cert.kind} method changed since this "
                                 f"certificate was made (policy method_change = \"warn\")",
-                                (f"re-run {PRODUCER[cert['kind']]} {cert['workload']['ref']} "
+                                (f"re-run {PRODUCER[cert.kind]} {cert.workload.ref} "
                                  f"to refresh it",)))
     limit = policy.for_workload(policy.max_nodes, name)
     if limit is not None:
@@ -202,12 +181,14 @@ def speedup_rule(result: BenchResult, floor: float, metric: str, *,
                           result.timeouts(metric))
 
 
-def baseline_rules(cert: Mapping[str, Any], base: Loaded | None,
+def baseline_rules(cert: Certificate, base: Loaded | None,
                     policy: Policy) -> list[RuleResult]:
-    rule = Rule.TOPOLOGY if cert["kind"] == "topology" else Rule.REGRESSION
+    """`cert` against its baseline certificate: topology class by class, timings with
+    interval logic."""
+    rule = Rule.TOPOLOGY if cert.kind == "topology" else Rule.REGRESSION
     if base is None:
         return [RuleResult(rule, RuleStatus.WARN, "no baseline certificate to compare with")]
-    current, baseline = results_of(cert), results_of(base.cert)
+    current, baseline = cert.result, base.cert.result
     if isinstance(current, SweepFit):  # its runs' own bench certificates are compared
         return [RuleResult(rule, RuleStatus.PASS, "a sweep's fit is shown, not compared "
                                               "(its runs' bench certificates are)")]
@@ -244,7 +225,7 @@ def baseline_rules(cert: Mapping[str, Any], base: Loaded | None,
 
 def set_rules(loaded: Sequence[Loaded], base: Sequence[Loaded], policy: Policy,
                with_baseline: bool) -> list[RuleResult]:
-    have = {(it.cert["workload"]["name"], it.cert["kind"]) for it in loaded}
+    have: set[tuple[str, str]] = {(it.cert.workload.name, it.cert.kind) for it in loaded}
     out = []
     if policy.require:
         missing = [f"{w}: no {k} certificate" for w, kinds in sorted(policy.require.items())

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from graphcert.cert.certificate import Certificate
 from graphcert.cert.compare import CertificateDiff, Change, fmt_seconds, hash_change
-from graphcert.cert.results import Verdict
+from graphcert.cert.results import SweepFit, VerifyResult
 from graphcert.errors import clip
 from graphcert.model.jsontext import short_hash
 
@@ -29,51 +30,51 @@ def _kv(rows: list[tuple[str, str]]) -> RenderableType:
     return grid
 
 
-def _opt(value: Any, none: str = "-") -> str:
+def _opt(value: object, none: str = "-") -> str:
     return none if value is None else str(value)
 
 
-def header_rows(cert: Mapping[str, Any], path: str, staleness: str) -> list[tuple[str, str]]:
+def header_rows(cert: Certificate, path: str, staleness: str) -> list[tuple[str, str]]:
     """Key/value lines about a certificate: what, where, when, on what."""
-    env, wl, verdict = cert["environment"], cert["workload"], cert["verdict"]
-    gpu, git = env["gpu"], env["git"]
-    commit = "-" if git.get("commit") is None else short_hash(git["commit"]) + (
-        " (dirty)" if git.get("dirty") else "")
+    env, wl = cert.environment, cert.workload
+    gpu, git = env.gpu, env.git
+    commit = "-" if git.commit is None else short_hash(git.commit) + (
+        " (dirty)" if git.dirty else "")
     return [
-        ("certificate", f"{cert['kind']}  {path}"),
-        ("workload", f"{clip(wl['name'])} ({clip(wl['ref'])}), sources {staleness}"),
-        ("verdict", Verdict.from_json(verdict).status.value.upper()),
-        ("created", f"{cert['created']} by graphcert {cert['tool']['version']}"),
-        ("gpu", f"{gpu['name']} ({_opt(gpu.get('uuid'))}), compute capability "
-                f"{gpu['compute_capability']}, {_opt(gpu.get('sm_count'))} SMs"),
-        ("driver", f"{_opt(env['driver_version'])}, CUDA driver API "
-                   f"{_opt(env['cuda_driver_api'])}, cuda-bindings "
-                   f"{_opt(env['cuda_bindings_version'])}, NVRTC {_opt(env['nvrtc_version'])}"),
-        ("host", f"{env['host']}, Python {env['python']}, {env['platform']}"),
+        ("certificate", f"{cert.kind}  {path}"),
+        ("workload", f"{clip(wl.name)} ({clip(wl.ref)}), sources {staleness}"),
+        ("verdict", cert.recorded_verdict.status.value.upper()),
+        ("created", f"{cert.created} by graphcert {cert.tool_version}"),
+        ("gpu", f"{gpu.name} ({_opt(gpu.uuid)}), compute capability "
+                f"{gpu.compute_capability}, {_opt(gpu.sm_count)} SMs"),
+        ("driver", f"{_opt(env.driver_version)}, CUDA driver API "
+                   f"{_opt(env.cuda_driver_api)}, cuda-bindings "
+                   f"{_opt(env.cuda_bindings_version)}, NVRTC {_opt(env.nvrtc_version)}"),
+        ("host", f"{env.host}, Python {env.python}, {env.platform}"),
         ("git", commit),
-        ("digest", cert["digest"]),
+        ("digest", cert.digest),
     ]
 
 
-def show_renderables(cert: Mapping[str, Any], path: str, staleness: str
-                     ) -> list[RenderableType]:
+def show_renderables(cert: Certificate, path: str, staleness: str) -> list[RenderableType]:
     """Everything `graphcert show` prints for one certificate: the header, the verdict's
-    reasons, then the same view the command that made it prints."""
+    reasons, then the same view the command that made it prints (with the verdict the
+    certificate records)."""
     from rich.text import Text
 
-    from graphcert.cert.results import BenchResult, SweepFit, VerifyResult
     from graphcert.render.bench import bench_view, sweep_view
     from graphcert.render.verify import verify_view
 
     out: list[RenderableType] = [_kv(header_rows(cert, path, staleness))]
-    out += [Text(f"  - {r}") for r in cert["verdict"]["reasons"]]
-    ref = clip(cert["workload"]["ref"])  # a file's own text, shortened for the terminal
-    if cert["kind"] == "topology":
-        out += verify_view(ref, VerifyResult.from_json(cert["results"], cert["verdict"]))
-    elif cert["kind"] == "sweep":
-        out += sweep_view(SweepFit.from_json(cert["results"], cert["verdict"]))
+    out += [Text(f"  - {r}") for r in cert.recorded_verdict.reasons]
+    ref = clip(cert.workload.ref)  # a file's own text, shortened for the terminal
+    result = cert.result
+    if isinstance(result, VerifyResult):
+        out += verify_view(ref, result)
+    elif isinstance(result, SweepFit):
+        out += sweep_view(result)
     else:
-        out += bench_view(ref, BenchResult.from_json(cert["results"], cert["verdict"]))
+        out += bench_view(ref, result)
     return out
 
 

@@ -1,7 +1,8 @@
 """The HTML report: one self-contained page (inline CSS and SVG, no script, no network).
 
-Pure: it is handed the gate's report, the certificates and any snapshots (with their SVG
-pictures already drawn), and returns text. `graphcert report` writes it.
+Pure: it is handed the gate's report, the typed certificates the gate judged and any
+snapshots (with their SVG pictures already drawn), and returns text. `graphcert report`
+writes it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphcert._version import __version__
+from graphcert.cert.certificate import Certificate
 from graphcert.cert.compare import fmt_seconds
 from graphcert.cert.results import (
     BenchResult,
@@ -86,13 +88,14 @@ def _status(status: str) -> _Html:
                  f'padding:.1rem .4rem">{_e(status.upper())}</span>')
 
 
-def _certificate_table(report: GateReport, certs: Mapping[str, Mapping[str, Any]]) -> str:
+def _certificate_table(report: GateReport, certs: Mapping[str, Certificate]) -> str:
     rows = []
     for c in report.certificates:
-        doc = certs.get(c.path, {})
+        cert = certs.get(c.path)
         rules = ", ".join(f"{r.rule.value} {r.status.value}" for r in c.rules)
         rows.append((_status(c.status.value), c.workload, c.kind, c.gpu, rules,
-                     doc.get("created"), _Html(f"<code>{_e(c.path)}</code>")))
+                     cert.created if cert is not None else None,
+                     _Html(f"<code>{_e(c.path)}</code>")))
     return _table(("result", "workload", "kind", "GPU", "rules", "created", "file"), rows)
 
 
@@ -108,21 +111,20 @@ def _findings(report: GateReport) -> str:
     return "".join(out)
 
 
-def _env_line(cert: Mapping[str, Any]) -> str:
-    env = cert["environment"]
-    gpu = env["gpu"]
-    return (f"<p class='meta'>{_e(cert['kind'])} certificate, {_e(cert['created'])}: "
-            f"{_e(gpu['name'])} (cc {_e(gpu['compute_capability'])}), driver "
-            f"{_e(env.get('driver_version'))}, CUDA {_e(env.get('cuda_driver_api'))}; "
-            f"verdict <b>{'PASS' if cert['verdict']['passed'] else 'FAIL'}</b></p>")
+def _env_line(cert: Certificate) -> str:
+    env = cert.environment
+    gpu = env.gpu
+    return (f"<p class='meta'>{_e(cert.kind)} certificate, {_e(cert.created)}: "
+            f"{_e(gpu.name)} (cc {_e(gpu.compute_capability)}), driver "
+            f"{_e(env.driver_version)}, CUDA {_e(env.cuda_driver_api)}; "
+            f"verdict <b>{'PASS' if cert.recorded_verdict.passed else 'FAIL'}</b></p>")
 
 
 def _code_hash(value: str | None) -> _Html:
     return _Html(f"<code>{_e(short_hash(value or ''))}</code>")
 
 
-def _topology(cert: Mapping[str, Any]) -> str:
-    result = VerifyResult.from_json(cert["results"])
+def _topology(result: VerifyResult) -> str:
     rows = []
     for c in result.classes:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(getattr(c, "counts", {}).items()))
@@ -168,9 +170,8 @@ def _speedup(iv: Interval | None) -> str:
     return "-" if iv is None else f"{iv.median:.2f}x [{iv.low:.2f}, {iv.high:.2f}]"
 
 
-def _bench(cert: Mapping[str, Any]) -> str:
+def _bench(result: BenchResult) -> str:
     out = ["<h3>Timings</h3>"]
-    result = BenchResult.from_json(cert["results"])
     for s in result.sizes:
         rows = [(label, _median(s.stream.get(q)), _median(s.graph.get(q)),
                  _speedup(s.speedup.get(q))) for q, label in LABELS.items()]
@@ -192,9 +193,8 @@ def _bench(cert: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
-def _sweep(cert: Mapping[str, Any]) -> str:
+def _sweep(fit: SweepFit) -> str:
     """A sweep certificate: cost per launch = a + b·value, per way and quantity."""
-    fit = SweepFit.from_json(cert["results"])
     rows = [(way, LABELS[q], _us(f.a_s if f else None), _us(f.b_s if f else None),
              f"{f.r2:.4f}" if f else "-")
             for way in ("stream", "graph") for q in LABELS for f in [fit.fit[way].get(q)]]
@@ -222,17 +222,23 @@ def _pictures(pictures: Sequence[Picture]) -> str:
     return "<h3>Graphs</h3>" + "".join(out) if out else ""
 
 
-def _workload_name(doc: Mapping[str, Any]) -> str:
-    return str(doc["workload"]["name"])
+def _results(cert: Certificate) -> str:
+    """The section of a certificate's results, by the type of its result."""
+    result = cert.result
+    if isinstance(result, VerifyResult):
+        return _topology(result)
+    if isinstance(result, SweepFit):
+        return _sweep(result)
+    return _bench(result)
 
 
-def render_html(report: GateReport, certs: Mapping[str, Mapping[str, Any]],
+def render_html(report: GateReport, certs: Mapping[str, Certificate],
                 pictures: Sequence[Picture] = ()) -> str:
-    """The whole page. `certs` maps each report path to its certificate document."""
+    """The whole page. `certs` maps each report path to its typed certificate."""
     status = report.status.value
-    by_workload: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
-    for path, doc in sorted(certs.items(), key=lambda i: (i[1]["kind"] != "topology", i[0])):
-        by_workload.setdefault(_workload_name(doc), []).append((path, doc))
+    by_workload: dict[str, list[tuple[str, Certificate]]] = {}
+    for path, cert in sorted(certs.items(), key=lambda i: (i[1].kind != "topology", i[0])):
+        by_workload.setdefault(cert.workload.name, []).append((path, cert))
     pics: dict[str, list[Picture]] = {}
     for p in pictures:
         name = p.snapshot.meta.get("name") or p.snapshot.meta.get("workload") or "snapshots"
@@ -241,11 +247,10 @@ def render_html(report: GateReport, certs: Mapping[str, Mapping[str, Any]],
     for name in sorted(set(by_workload) | set(pics)):
         parts = [f"<h2 id='{_e(name)}'>{_e(name)}</h2>"]
         docs = by_workload.get(name, [])
-        for _path, doc in docs:
-            parts.append(_env_line(doc))
-            parts.append(_topology(doc) if doc["kind"] == "topology" else
-                         _sweep(doc) if doc["kind"] == "sweep" else _bench(doc))
-        sweep = sweep_svg([d for _, d in docs if d["kind"] == "bench"])
+        for _path, cert in docs:
+            parts.append(_env_line(cert))
+            parts.append(_results(cert))
+        sweep = sweep_svg([c for _, c in docs if c.kind == "bench"])
         if sweep:
             parts.append(f"<h3>Sweep</h3><figure>{sweep}</figure>")
         parts.append(_pictures(pics.get(name, [])))

@@ -1,6 +1,7 @@
-"""The page `graphcert report` writes: the gate's report, each certificate it gated read back,
-and every graph snapshot found under the paths drawn (inline SVG where Graphviz's `dot` is
-installed). Reads files and runs `dot`; no CUDA. The page itself is graphcert.render.html."""
+"""The page `graphcert report` writes: the gate's report, each certificate it gated (the typed
+values the gate loaded, not read again), and every graph snapshot found under the paths drawn
+(inline SVG where Graphviz's `dot` is installed). Reads files and runs `dot`; no CUDA. The
+page itself is graphcert.render.html."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphcert.cert.store import check_document, is_snapshot, read_document
-from graphcert.gate import GateReport, display_path, find_json_files
+from graphcert.cert.store import is_snapshot, read_document
+from graphcert.gate import GateRun, display_path, find_json_files
 from graphcert.model import load_snapshot
 from graphcert.render.dot import snapshot_to_dot
 from graphcert.render.graphviz import dot_path, dot_to_svg, note_missing_dot
@@ -25,13 +26,11 @@ class ReportPage:
     graphs: int
 
 
-def report_page(report: GateReport, paths: Sequence[Path], baseline: Path | None
-                ) -> ReportPage:
-    """The page of `report` (the gate run over `paths`, `baseline` left out of the graphs)."""
-    certs = {c.path: check_document(read_document(c.path), c.path, digest_of=None)
-             for c in report.certificates}
+def report_page(run: GateRun, paths: Sequence[Path], baseline: Path | None) -> ReportPage:
+    """The page of `run` (the gate run over `paths`, `baseline` left out of the graphs)."""
+    certs = {c.path: run.certificates[c.path] for c in run.report.certificates}
     pictures = _pictures(find_json_files(list(paths), exclude=baseline)[0])
-    return ReportPage(render_html(report, certs, pictures), len(certs), len(pictures))
+    return ReportPage(render_html(run.report, certs, pictures), len(certs), len(pictures))
 
 
 def _pictures(files: list[Path]) -> list[Picture]:

@@ -5,35 +5,36 @@ no plotting library, so the HTML report needs nothing installed."""
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+
+from graphcert.cert.certificate import Certificate
+from graphcert.cert.results import BenchResult
 
 _W, _H, _L, _R, _T, _B = 640, 320, 70, 20, 20, 50
 _COLOURS = {"stream": "#dc2626", "graph": "#2563eb"}
 
 
-def sweep_points(docs: Sequence[Mapping[str, Any]]
+def sweep_points(certs: Sequence[Certificate]
                  ) -> tuple[str, list[tuple[float, float, float]]] | None:
-    """(option, [(value, stream e2e s, graph e2e s)]) when the docs form a sweep, else None."""
-    if len(docs) < 2:
+    """(option, [(value, stream e2e s, graph e2e s)]) when the bench certificates form a
+    sweep (one numeric option varies), else None."""
+    if len(certs) < 2:
         return None
-    options = [d["workload"].get("options") or {} for d in docs]
-    keys = set().union(*options)
+    options = [c.workload.options for c in certs]
+    keys: set[str] = set().union(*options)
     varying = [k for k in sorted(keys) if len({repr(o.get(k)) for o in options}) > 1]
     if len(varying) != 1:
         return None
     key = varying[0]
     points = []
-    for doc, opts in zip(docs, options, strict=True):
-        value, sizes = opts.get(key), doc["results"].get("sizes") or []
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not sizes:
+    for cert, opts in zip(certs, options, strict=True):
+        value, result = opts.get(key), cert.result
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or \
+                not isinstance(result, BenchResult) or not result.sizes:
             return None
-        s = sizes[0]
-        try:
-            points.append((float(value), float(s["stream"]["end_to_end"]["median_s"]),
-                           float(s["graph"]["end_to_end"]["median_s"])))
-        except (KeyError, TypeError):
-            return None
+        s = result.sizes[0]
+        points.append((float(value), s.stream.end_to_end.median_s,
+                       s.graph.end_to_end.median_s))
     return key, sorted(points)
 
 
@@ -41,9 +42,9 @@ def _fmt(seconds: float) -> str:
     return f"{seconds * 1e6:.3g} µs" if seconds < 1e-3 else f"{seconds * 1e3:.3g} ms"
 
 
-def sweep_svg(docs: Sequence[Mapping[str, Any]]) -> str | None:
+def sweep_svg(certs: Sequence[Certificate]) -> str | None:
     """The sweep as an SVG line chart (stream and graph launch), or None when no sweep."""
-    found = sweep_points(docs)
+    found = sweep_points(certs)
     if found is None:
         return None
     key, points = found

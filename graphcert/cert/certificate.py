@@ -1,0 +1,216 @@
+"""The typed certificate: one frozen value per certificate file, made once by
+graphcert.cert.store after the document is checked, and read by the gate, the renderers and
+the commands instead of the document's keys. Pure: no CUDA, no numpy.
+
+`Certificate.from_document` trusts its input to fit the schema (the store validates it first);
+it converts nothing that a field already holds (a GPU clock recorded as 1980 stays 1980), so
+`Environment.to_json` and `WorkloadIdentity.to_json` give back exactly what the file holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+from graphcert.cert.method import method_kind
+from graphcert.cert.results import BenchResult, Status, SweepFit, Verdict, VerifyResult
+
+Scalar = str | int | float | bool | None  # what the schema allows a producer to add
+CertKind = Literal["topology", "bench", "sweep"]
+TypedResult = VerifyResult | BenchResult | SweepFit
+
+
+def _extra(doc: Mapping[str, Any], known: tuple[str, ...]) -> dict[str, Scalar]:
+    """The fields of `doc` outside `known`: a producer's additions (scalars, by the schema)."""
+    return {k: v for k, v in doc.items() if k not in known}
+
+
+@dataclass(frozen=True)
+class GpuFacts:
+    """The GPU a certificate was made on, as recorded (`environment.gpu`)."""
+
+    name: str
+    uuid: str | None
+    compute_capability: str
+    sm_count: int | None
+    memory_bytes: int | None
+    clock_mhz: float | None
+    extra: Mapping[str, Scalar] = field(default_factory=dict)  # index, clocks, L2, ...
+
+    _KNOWN = ("name", "uuid", "compute_capability", "sm_count", "memory_bytes", "clock_mhz")
+
+    @property
+    def ident(self) -> tuple[str, str]:
+        """(name, UUID): an absent UUID reads as '' (one GPU of a fleet is told by both)."""
+        return self.name, self.uuid or ""
+
+    def to_json(self) -> dict[str, Scalar]:
+        return {"name": self.name, "uuid": self.uuid,
+                "compute_capability": self.compute_capability, "sm_count": self.sm_count,
+                "memory_bytes": self.memory_bytes, "clock_mhz": self.clock_mhz, **self.extra}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> GpuFacts:
+        return cls(doc["name"], doc["uuid"], doc["compute_capability"], doc["sm_count"],
+                   doc["memory_bytes"], doc["clock_mhz"], _extra(doc, cls._KNOWN))
+
+
+@dataclass(frozen=True)
+class GitState:
+    """The checkout's commit and whether it was dirty (None: not a checkout, or no git)."""
+
+    commit: str | None
+    dirty: bool | None
+
+    def to_json(self) -> dict[str, Scalar]:
+        return {"commit": self.commit, "dirty": self.dirty}
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Where a certificate was made: the GPU, driver and library versions, host, git."""
+
+    gpu: GpuFacts
+    driver_version: str | None
+    cuda_driver_api: int | None
+    cuda_bindings_version: str | None
+    nvrtc_version: str | None
+    python: str
+    host: str
+    platform: str
+    git: GitState
+    extra: Mapping[str, Scalar] = field(default_factory=dict)  # cuda_version, and additions
+
+    _KNOWN = ("gpu", "driver_version", "cuda_driver_api", "cuda_bindings_version",
+              "nvrtc_version", "python", "host", "platform", "git")
+
+    def to_json(self) -> dict[str, Scalar | dict[str, Scalar]]:
+        """The `environment` block as the certificate holds it (what diff compares)."""
+        return {"gpu": self.gpu.to_json(), "driver_version": self.driver_version,
+                "cuda_driver_api": self.cuda_driver_api,
+                "cuda_bindings_version": self.cuda_bindings_version,
+                "nvrtc_version": self.nvrtc_version, "python": self.python, "host": self.host,
+                "platform": self.platform, "git": self.git.to_json(), **self.extra}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Environment:
+        git = doc["git"]
+        return cls(GpuFacts.from_json(doc["gpu"]), doc["driver_version"],
+                   doc["cuda_driver_api"], doc["cuda_bindings_version"], doc["nvrtc_version"],
+                   doc["python"], doc["host"], doc["platform"],
+                   GitState(git["commit"], git["dirty"]), _extra(doc, cls._KNOWN))
+
+
+@dataclass(frozen=True)
+class WorkloadIdentity:
+    """What was certified: the workload's reference and name, its options, the digest of its
+    sources and of graphcert's method for this kind (what staleness is judged by)."""
+
+    ref: str
+    name: str
+    source_digest: str
+    method_digest: str
+    options: Mapping[str, Scalar] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Scalar | dict[str, Scalar]]:
+        """The `workload` block as the certificate holds it (what diff compares)."""
+        return {"ref": self.ref, "name": self.name, "source_digest": self.source_digest,
+                "options": dict(self.options), "method_digest": self.method_digest}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> WorkloadIdentity:
+        return cls(doc["ref"], doc["name"], doc["source_digest"], doc["method_digest"],
+                   dict(doc["options"]))
+
+
+@dataclass(frozen=True)
+class Signature:
+    """An HMAC-SHA256 signature as recorded (checked by graphcert.cert.signing on the
+    document, whose canonical bytes it covers)."""
+
+    algorithm: str
+    key_id: str
+    value: str
+
+
+_STRICTNESS = {Status.PASS: 0, Status.INCOMPLETE: 1, Status.FAIL: 2}
+
+
+def judged_verdict(result: TypedResult) -> Verdict:
+    """The stricter of `result`'s stored verdict and the one its results earn now. A stored
+    verdict its evidence contradicts never gets here (the loader refuses it:
+    graphcert.cert.evidence); this makes a certificate written before graphcert recorded
+    verdict status read incomplete where its results say so (a skipped class)."""
+    judged = (SweepFit.judge(result.points) if isinstance(result, SweepFit) else
+              VerifyResult.judge(result.classes) if isinstance(result, VerifyResult) else
+              result.rejudged())
+    if _STRICTNESS[judged.status] > _STRICTNESS[result.verdict.status]:
+        return judged
+    return result.verdict
+
+
+def _result_of(kind: CertKind, results: Mapping[str, Any],
+               verdict: Mapping[str, Any]) -> TypedResult:
+    """The certificate's results as their typed value, with the verdict it records."""
+    if kind == "sweep":
+        return SweepFit.from_json(results, verdict)
+    if kind == "topology":
+        return VerifyResult.from_json(results, verdict)
+    return BenchResult.from_json(results, verdict)
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """One checked certificate, typed: identity, environment, results, verdicts, digest.
+
+    `result` carries the verdict the certificate records (what `show` and the report print);
+    `verdict` is the one the gate judges by, the stricter of that and what the results earn
+    now (`judged_verdict`).
+    """
+
+    kind: CertKind
+    schema_version: int
+    tool_version: str
+    created: str
+    environment: Environment
+    workload: WorkloadIdentity
+    result: TypedResult
+    verdict: Verdict
+    digest: str
+    signature: Signature | None
+    # The document as read, kept only for `graphcert show --json`, which prints the
+    # certificate itself rather than a re-serialisation of the typed value. The digest,
+    # schema, evidence and signature checks ran on it before this value was made.
+    document: Mapping[str, object] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def recorded_verdict(self) -> Verdict:
+        """The verdict as the certificate records it."""
+        return self.result.verdict
+
+    @property
+    def method_kind(self) -> str:
+        """The kind graphcert's method digest is taken for: "+step" for a framework step
+        (graphcert.cert.method.method_kind, as the writer derives it)."""
+        settings: Mapping[str, object] | None = None
+        if isinstance(self.result, VerifyResult) and self.result.settings is not None:
+            settings = {"framework": self.result.settings.framework}
+        elif isinstance(self.result, BenchResult):
+            settings = self.result.settings
+        return method_kind(self.kind, settings)
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any]) -> Certificate:
+        """The typed value of a schema-valid certificate document (graphcert.cert.store
+        checks the document first; this checks nothing)."""
+        kind = cast(CertKind, doc["kind"])
+        result = _result_of(kind, doc["results"], doc["verdict"])
+        sig = doc.get("signature")
+        return cls(kind, doc["schema_version"], doc["tool"]["version"], doc["created"],
+                   Environment.from_json(doc["environment"]),
+                   WorkloadIdentity.from_json(doc["workload"]), result,
+                   judged_verdict(result), doc["digest"],
+                   Signature(sig["algorithm"], sig["key_id"], sig["value"]) if sig else None,
+                   doc)
+
