@@ -69,9 +69,13 @@ class QueueUnavailable(Exception):
 class Harness:
     """Timing machinery on one stream: blocker, events, L2 flush buffer, clock reading."""
 
-    def __init__(self, ctx: RunContext, settings: BenchSettings):
+    def __init__(self, ctx: RunContext, settings: BenchSettings,
+                 stream: Stream | None = None):
+        """`stream`: time on this stream (a framework's, borrowed: StreamRef) instead of a
+        new one of graphcert's."""
         self.ctx = ctx
         self.settings = settings
+        self._borrowed = stream
         self._open()
 
     def _open(self) -> None:
@@ -81,7 +85,7 @@ class Harness:
         self.settled_launches = 0
         self.share_loops(settings.placements)
         try:
-            self.stream = Stream()
+            self.stream = self._borrowed if self._borrowed is not None else Stream()
             blocker = ctx.kernel("graphcert_runtime.cu", "gc_block_until_released")
             self.blocker = BlockingKernel(blocker, settings.blocker_timeout_s)
             self._calibrate = ctx.kernel("graphcert_runtime.cu", "gc_clock_calibrate")

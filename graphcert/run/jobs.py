@@ -135,7 +135,7 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
                      if settings.context in ("fresh", "both") and not one.is_step
                      else None)
             if isinstance(target, Step):  # replay against the eager call (run/steps_bench.py)
-                result = bench_step(target, ref, sizes, settings.rule, device=device,
+                result = bench_step(target, ref, sizes, settings, device=device,
                                     on_progress=on_progress)
             elif fresh is not None and settings.context == "fresh":
                 result = fresh

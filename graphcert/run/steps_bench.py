@@ -1,24 +1,30 @@
 """`bench` of a framework step: graph replay against the eager call, per bucket.
 
-A documented simpler timing than `run/bench.py`'s harness, which queues graphcert's own
-streams behind a blocking kernel: a step runs on its framework's stream, so here each side
-is timed with the host clock only, two ways never mixed: host enqueue (the call alone) and
-end to end (the call and the wait for the device). The device-only figure is Unavailable
-with that reason. Sampling follows the same stopping rule (nvbench's: noise, minimum
-samples and time, timeout). Up-front: the framework's capture and instantiate time.
+The step runs on its framework's stream, so graphcert's harness (run/harness.py) times it
+there: the framework's stream is borrowed (a StreamRef) and graphcert's kernels (blocking
+kernel, SM clock, empty kernel) are loaded into the device's primary context, which is the
+context PyTorch and CuPy work in. Each side is timed as a built-in's is: host enqueue, device
+time queued behind the blocking kernel (cold, L2 cleared) and end to end, and the hot figure
+(back to back, L2 warm), with the same stopping rule; the SM clock is read before and after
+each bucket for the throttle check. One placement: the framework allocates the buffers. The
+context is left in whatever state the framework put it in (no settling launches). A step
+whose call waits on the host (a synchronize inside it) holds the blocking kernel to its
+timeout: its device figures are then Unavailable with that reason.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import partial
-from typing import Any
+from typing import Protocol
 
+from graphcert.buckets import Buckets
 from graphcert.cert.results import (
     QUANTITIES,
     BenchResult,
-    Ended,
+    HotTimings,
     Interval,
     SizeResult,
     Timing,
@@ -26,88 +32,135 @@ from graphcert.cert.results import (
     Upfront,
     WayTimings,
 )
-from graphcert.classes import Buckets
+from graphcert.cuda.context import RunContext
+from graphcert.cuda.stream import Stream, StreamRef
+from graphcert.frameworks.adapters import Adapter
+from graphcert.frameworks.step import Step
+from graphcert.placements import Sampled, pooled
+from graphcert.run.bench import throttle_check
+from graphcert.run.harness import BenchSettings, Harness
 from graphcert.run.steps import StepVerifier, open_adapter
-from graphcert.stats import StopRule, speedup_interval, summarize
-from graphcert.workloads.steps import Adapter, Step
+from graphcert.stats import QUANTUM_S, speedup_interval
 
-DEVICE_UNAVAILABLE = ("a framework step runs on its framework's stream, which graphcert does "
-                      "not queue behind its blocking kernel: host enqueue and end to end only")
-# What the bench schema's step_settings and clock.unavailable_reason carry.
-HARNESS_UNAVAILABLE = ("a framework step is timed on its framework's stream with the host "
-                       "clock: graphcert's harness (L2 flush, blocking kernel, settled "
-                       "launches) is not used")
-CLOCK_UNAVAILABLE = ("a framework step runs in its framework's context, where graphcert's SM "
-                     "clock kernel is not loaded: the clock was not read")
+Measured = dict[str, "Sampled | Unavailable"]
 
 
-def _sample(rule: StopRule, one: Callable[[], float]) -> tuple[Timing, list[float]]:
-    samples: list[float] = []
-    start = time.perf_counter()
-    while True:
-        samples.append(one())
-        ended = rule.ended(samples, time.perf_counter() - start)
-        if ended is not None:
-            return summarize(samples, Ended(ended)), samples
+class StepHarness(Protocol):
+    """What the step bench uses of run/harness.Harness (the CPU tests pass a fake)."""
+
+    def measure_samples(self, enqueue: Callable[[Stream], None], ops: int,
+                        weight: int | None = None, bare: Callable[[Stream], None] | None = None
+                        ) -> Measured: ...
+
+    def hot_batch(self, weight: int) -> int: ...
+
+    def clock_mhz(self) -> float: ...
+
+    def close(self) -> None: ...
 
 
-def _way(rule: StopRule, launch: Callable[[], None], wait: Callable[[], None]
-         ) -> tuple[WayTimings, dict[str, list[float]]]:
-    def enqueue() -> float:
-        t0 = time.perf_counter()
-        launch()
-        t1 = time.perf_counter()
-        wait()
-        return t1 - t0
+def framework_harness(adapter: Adapter, settings: BenchSettings, device: int
+                      ) -> tuple[StepHarness, Callable[[], None]]:
+    """graphcert's harness on the framework's stream in the device's primary context, and
+    what closes it (the harness, then graphcert's hold on the context)."""
+    ctx = RunContext.open(device)
+    try:
+        h = Harness(ctx, replace(settings, settle=False, placements=1),
+                    stream=StreamRef(adapter.stream_address()))
+    except BaseException:
+        ctx.close()
+        raise
 
-    def end_to_end() -> float:
-        t0 = time.perf_counter()
-        launch()
-        wait()
-        return time.perf_counter() - t0
+    def close() -> None:
+        try:
+            h.close()
+        finally:
+            ctx.close()
 
-    host, host_raw = _sample(rule, enqueue)
-    e2e, e2e_raw = _sample(rule, end_to_end)
-    return (WayTimings(host, Unavailable(DEVICE_UNAVAILABLE), e2e),
-            {"host_enqueue": host_raw, "end_to_end": e2e_raw})
+    return h, close
 
 
-def bench_step(step: Step, ref: str, sizes: Sequence[int], rule: StopRule, *,
+def _figures(got: Measured) -> tuple[WayTimings, Timing | Unavailable | None,
+                                     dict[str, list[list[float]]]]:
+    """One side's cold timings, its hot figure, and each quantity's raw samples."""
+    figures: dict[str, Timing | Unavailable] = {}
+    raw: dict[str, list[list[float]]] = {}
+    for q, value in got.items():
+        figure, _, samples = pooled([value])
+        figures[q] = figure
+        if isinstance(value, Sampled):
+            raw[q] = [samples]
+    host, e2e = figures["host_enqueue"], figures["end_to_end"]
+    assert isinstance(host, Timing) and isinstance(e2e, Timing)  # host loops cannot time out
+    return WayTimings(host, figures["device"], e2e), figures.get("hot_device"), raw
+
+
+def bench_step(step: Step, ref: str, sizes: Sequence[int], settings: BenchSettings, *,
                adapter: Adapter | None = None, device: int = 0,
-               on_progress: Callable[..., None] | None = None) -> BenchResult:
+               on_progress: Callable[..., None] | None = None,
+               open_harness: Callable[[Adapter, BenchSettings, int],
+                                      tuple[StepHarness, Callable[[], None]]]
+               = framework_harness) -> BenchResult:
     """Time replay and eager call of the step at each size's bucket (its inputs padded), on
-    device number `device`."""
+    device number `device`, with graphcert's harness on the framework's stream."""
+    t0_run = time.perf_counter()
     verifier = StepVerifier(step, ref, adapter or open_adapter(step, device), 2, 0)
     a = verifier.adapter
+    verifier.prepare()
+    h, close = open_harness(a, settings, device)
     rows = []
-    for n in sizes:
-        capacity = sizes.capacity_of(n) if isinstance(sizes, Buckets) else n
-        captured, static = verifier.capture(capacity)
-        try:
-            snap = a.snapshot(captured, f"{step.name}-b{capacity}")
-            t0 = time.perf_counter()
-            captured.launch()
-            a.synchronize()
-            first = time.perf_counter() - t0
-            eager, eager_raw = _way(rule, partial(a.call, step, static), a.synchronize)
-            graph, graph_raw = _way(rule, captured.launch, a.synchronize)
-        finally:
-            captured.release()
-        speedup: dict[str, Interval | None] = {
-            q: (speedup_interval(eager_raw[q], graph_raw[q]) if q in eager_raw else None)
-            for q in QUANTITIES}
-        upfront = Upfront(captured.capture_s, captured.instantiate_s, None, first)
-        gain = eager.end_to_end.median_s - graph.end_to_end.median_s
-        rows.append(SizeResult(n, capacity, eager, graph, speedup, upfront,
-                               upfront.setup_s / gain if gain > 0 else None, snap.node_count,
-                               False, None, "eager", None, None))
-        if on_progress:
-            on_progress(len(QUANTITIES))
-    settings: dict[str, Any] = {**rule.to_json(), "framework": step.framework,
-                                "timing": "host clock (framework step)", "stream_side": "eager",
-                                "harness_unavailable_reason": HARNESS_UNAVAILABLE}
-    unread = Unavailable(CLOCK_UNAVAILABLE)
-    return BenchResult(tuple(rows), {"before_mhz": None, "after_mhz": None}, settings, None,
-                       verdict=BenchResult.judge(rows, clock_unavailable=unread,
+    try:
+        before_run = h.clock_mhz()
+        for n in sizes:
+            rows.append(_bench_bucket(verifier, h, n, sizes))
+            if on_progress:
+                on_progress(len(QUANTITIES))
+        after_run = h.clock_mhz()
+    finally:
+        close()
+    run_settings = {**settings.rule.to_json(), "flush_l2": settings.flush_l2,
+                    "blocker_timeout_s": settings.blocker_timeout_s,
+                    "context_settled_launches": 0, "placements": 1, "new_contexts": False,
+                    "hot": settings.hot, "framework": step.framework, "stream_side": "eager",
+                    "timing": "graphcert's harness on the framework's stream"}
+    return BenchResult(tuple(rows), {"before_mhz": _finite(before_run),
+                                     "after_mhz": _finite(after_run)}, run_settings, None,
+                       verdict=BenchResult.judge(rows, clock_unavailable=None,
                                                  other_context=None),
-                       clock_unavailable=unread)
+                       wall_s=time.perf_counter() - t0_run)
+
+
+def _finite(mhz: float) -> float | None:
+    return mhz if mhz == mhz and mhz not in (float("inf"), float("-inf")) else None
+
+
+def _bench_bucket(verifier: StepVerifier, h: StepHarness, n: int, sizes: Sequence[int]
+                  ) -> SizeResult:
+    a, step = verifier.adapter, verifier.step
+    capacity = sizes.capacity_of(n) if isinstance(sizes, Buckets) else n
+    clock_before = h.clock_mhz()
+    captured, static = verifier.capture(capacity)
+    try:
+        snap = a.snapshot(captured, f"{step.name}-b{capacity}")
+        nodes = max(snap.node_count, 1)
+        t0 = time.perf_counter()
+        captured.launch()
+        a.synchronize()
+        first = time.perf_counter() - t0
+        eager_call = partial(a.call, step, static)
+        eager = h.measure_samples(lambda _s: eager_call(), nodes)
+        graph = h.measure_samples(lambda _s: captured.launch(), 1, weight=nodes)
+    finally:
+        captured.release()
+    throttled, clock = throttle_check(clock_before, h.clock_mhz())
+    (e_way, e_hot, e_raw), (g_way, g_hot, g_raw) = _figures(eager), _figures(graph)
+    speedup: dict[str, Interval | None] = {
+        q: (speedup_interval(e_raw[q], g_raw[q], quantum_s=QUANTUM_S.get(q, 0.0))
+            if q in e_raw and q in g_raw else None) for q in QUANTITIES}
+    upfront = Upfront(captured.capture_s, captured.instantiate_s, None, first)
+    gain = e_way.end_to_end.median_s - g_way.end_to_end.median_s
+    hot = (HotTimings(e_hot, g_hot, {"stream": h.hot_batch(nodes), "graph": h.hot_batch(nodes)})
+           if e_hot is not None and g_hot is not None else None)
+    return SizeResult(n, capacity, e_way, g_way, speedup, upfront,
+                      upfront.setup_s / gain if gain > 0 else None, snap.node_count,
+                      throttled, clock, "eager", None, None, hot=hot)
