@@ -21,7 +21,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reference_speed import BUILTINS, HostContext  # noqa: E402
 
-from graphcert.classes import parse_classes, sample_sizes  # noqa: E402
+from graphcert.buckets import parse_classes, sample_sizes  # noqa: E402
 from graphcert.run.outputs import mismatches  # noqa: E402
 from graphcert.workloads import registry  # noqa: E402
 from graphcert.workloads.base import Tolerance  # noqa: E402

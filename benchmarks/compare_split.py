@@ -86,7 +86,7 @@ def in_place(step: Any, ref: str, adapter: Any, classes: str = "vllm:136") -> No
     """Verify the step over `classes` with the comparison's pieces wrapped in timers, and
     print each piece's µs per sample as verify spends them (eager rows kept, graph rows
     read, the host copies, numpy's comparison) beside the compare phase's own total."""
-    from graphcert.classes import parse_buckets
+    from graphcert.buckets import parse_buckets
     from graphcert.run import steps_compare
     from graphcert.run.steps import Phases, StepVerifier
 

@@ -119,7 +119,7 @@ def verify_step(step: Step, classes: str = "vllm:64", *, samples: int = 4, seed:
     GPU number `device`: the typed VerifyResult with its verdict. FrameworkMissing (an
     InputError) when its framework cannot run here."""
     from graphcert.apicheck import int_arg, optional_text, text_arg, type_name
-    from graphcert.classes import parse_buckets
+    from graphcert.buckets import parse_buckets
     from graphcert.errors import InputError
     from graphcert.workloads.steps import Step as StepType
 

@@ -106,7 +106,7 @@ class StepVerify:
         """Verify `step` over `classes` (a range, bucket list or preset) on GPU `device`;
         fail the test with the failing bucket, size, node and reason; skip when its
         framework cannot run."""
-        from graphcert.classes import parse_buckets
+        from graphcert.buckets import parse_buckets
         from graphcert.errors import FrameworkMissing
         from graphcert.run.steps import verify_step
 

@@ -127,7 +127,7 @@ def test_view_shows_placements_hot_state_and_telemetry() -> None:
 
 
 def test_fresh_child_jobs_and_result_read_back() -> None:
-    from graphcert.classes import parse_buckets
+    from graphcert.buckets import parse_buckets
     from graphcert.run.fresh import BenchJob, child_jobs, merge, parse_child
     from graphcert.run.harness import BenchSettings
     from graphcert.stats import StopRule

@@ -15,10 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 import graphcert
+from graphcert.buckets import parse_buckets
 from graphcert.cert.document import certificate_of, validate_certificate
 from graphcert.cert.results import BenchResult, Unavailable
 from graphcert.cert.schemas import load_schema
-from graphcert.classes import parse_buckets
 from graphcert.model.io import load_snapshot
 from graphcert.run.steps_bench import CLOCK_UNAVAILABLE, HARNESS_UNAVAILABLE, bench_step
 from graphcert.stats import StopRule

@@ -107,7 +107,7 @@ def test_bench_step_times_replay_against_eager() -> None:
 
 
 def graphcert_buckets(text: str) -> object:
-    from graphcert.classes import parse_buckets
+    from graphcert.buckets import parse_buckets
 
     return parse_buckets(text)
 

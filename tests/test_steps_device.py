@@ -122,7 +122,7 @@ def test_device_reaches_the_steps_adapter_from_the_cli(command: str, tmp_path: P
 
 
 def graphcert_buckets(text: str) -> object:
-    from graphcert.classes import parse_buckets
+    from graphcert.buckets import parse_buckets
 
     return parse_buckets(text)
 

@@ -133,7 +133,7 @@ def _plan(workloads: tuple[str, ...], size: str | None, classes: str | None,
           sweep: str | None, plot_path: Path | None) -> BenchPlan:
     """What the command line asks to bench: the sizes, and one run per workload or, with
     --sweep, per swept value (InputError for a combination that cannot run)."""
-    from graphcert.classes import parse_buckets, parse_size
+    from graphcert.buckets import parse_buckets, parse_size
     from graphcert.errors import InputError
 
     if size is not None and classes is not None:

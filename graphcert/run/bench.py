@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from graphcert.buckets import Buckets, class_of
 from graphcert.cert.results import (
     QUANTITIES,
     SIDES,
@@ -33,7 +34,6 @@ from graphcert.cert.results import (
     Upfront,
     WayTimings,
 )
-from graphcert.classes import Buckets, class_of
 from graphcert.cuda import oplog, telemetry
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.graph import GraphExec, graph_size, kernel_node_arguments

@@ -11,9 +11,9 @@ import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from graphcert.buckets import class_of
 from graphcert.cert.document import safe_name
 from graphcert.cert.results import CaptureResult
-from graphcert.classes import class_of
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.snapshot import read_snapshot
 from graphcert.cuda.stream import Stream

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from graphcert.buckets import class_of
 from graphcert.cert.results import (
     QUANTITIES,
     AnyClass,
@@ -21,7 +22,6 @@ from graphcert.cert.results import (
     SweepFit,
     VerifyResult,
 )
-from graphcert.classes import class_of
 from graphcert.cuda.context import RunContext
 from graphcert.errors import InputError
 from graphcert.fileio import ensure_writable_dir

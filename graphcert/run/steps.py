@@ -18,6 +18,7 @@ from functools import cached_property
 from typing import Any
 
 from graphcert.apicheck import as_tuple
+from graphcert.buckets import Buckets, padding_waste, sample_sizes
 from graphcert.cert.results import (
     AnyClass,
     CaptureResult,
@@ -28,7 +29,6 @@ from graphcert.cert.results import (
     VerifySettings,
     cache_key,
 )
-from graphcert.classes import Buckets, padding_waste, sample_sizes
 from graphcert.errors import FrameworkMissing, GraphcertError, InputError, first_line
 from graphcert.model.io import SNAPSHOT_SCHEMA_VERSION
 from graphcert.render.dot import snapshot_to_dot

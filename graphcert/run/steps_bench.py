@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
+from graphcert.buckets import Buckets
 from graphcert.cert.results import (
     QUANTITIES,
     BenchResult,
@@ -26,7 +27,6 @@ from graphcert.cert.results import (
     Upfront,
     WayTimings,
 )
-from graphcert.classes import Buckets
 from graphcert.run.steps import StepVerifier, open_adapter
 from graphcert.stats import StopRule, speedup_interval, summarize
 from graphcert.workloads.steps import Adapter, Step

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from graphcert.buckets import Buckets, padding_waste, sample_sizes
 from graphcert.cert.results import (
     AnyClass,
     ClassResult,
@@ -26,7 +27,6 @@ from graphcert.cert.results import (
     VerifyResult,
     VerifySettings,
 )
-from graphcert.classes import Buckets, padding_waste, sample_sizes
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.graph import GraphExec
 from graphcert.cuda.snapshot import read_snapshot_indexed

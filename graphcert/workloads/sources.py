@@ -41,7 +41,7 @@ METHOD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
                ("pkg", "workloads/loaded.py")),
     "topology": (("pkg", "run/verify.py"), ("pkg", "run/capture.py"),
                  ("pkg", "cert/results/verify.py"), ("pkg", "cert/results/capture.py"),
-                 ("pkg", "cert/results/steps.py"), ("pkg", "classes.py"),
+                 ("pkg", "cert/results/steps.py"), ("pkg", "buckets.py"),
                  ("pkg", "model/canonical.py"), ("pkg", "model/twins.py"),
                  ("pkg", "model/kinds.py")),
     "bench": (("pkg", "run/bench.py"), ("pkg", "run/harness.py"), ("pkg", "run/placements.py"),

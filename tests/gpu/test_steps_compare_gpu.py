@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import graphcert
+from graphcert.buckets import parse_buckets
 from graphcert.cert.results import ClassResult, Status
-from graphcert.classes import parse_buckets
 from graphcert.errors import FrameworkMissing, InputError
 from graphcert.run.steps import first_mismatch, verify_step
 from graphcert.workloads.registry import load
