@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 def workload_identity(loaded: LoadedWorkload, kind: str) -> dict[str, Any]:
     """Reference, name, options, the digest of the sources and of graphcert's method for
     method kind `kind` (the gate recomputes both the same way; see
-    graphcert.workloads.sources and graphcert.cert.method.method_kind)."""
+    graphcert.cert.digests and graphcert.cert.method.method_kind)."""
     ref = loaded.ref
     return {"ref": ref, "name": loaded.name, "source_digest": registry.source_digest(ref),
             "method_digest": registry.method_digest(kind),

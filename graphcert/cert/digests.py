@@ -27,7 +27,7 @@ from graphcert.cert.method import STEP_SUFFIX
 from graphcert.fileread import MAX_SOURCE_BYTES, read_bounded
 from graphcert.paths import kernels_dir
 
-PACKAGE_DIR = Path(__file__).resolve().parents[1]
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # graphcert/
 
 # graphcert's method per certificate kind: the one place that says which of graphcert's own
 # files decide a result. ("pkg", p) is graphcert/<p>; ("kernels", k) is kernels/<k>, with
