@@ -26,7 +26,7 @@ import pytest
 from graphcert.cert.results import ClassResult, VerifyResult
 
 if TYPE_CHECKING:
-    from graphcert.workloads.steps import Step
+    from graphcert.frameworks.step import Step
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

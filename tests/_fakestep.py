@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from graphcert.apicheck import as_tuple
+from graphcert.frameworks.adapters import register_adapter
+from graphcert.frameworks.step import Step
 from graphcert.model import GraphSnapshot, NodeKind, RawGraph, RawNode, snapshot_from_raw
-from graphcert.workloads.steps import Step, register_adapter
 
 FRAMEWORK = "synthetic"
 FRAMEWORK_DEVICE = "synthetic-device"  # the same, comparing "on the device"

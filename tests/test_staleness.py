@@ -225,7 +225,7 @@ def test_editing_frameworks_py_makes_step_certificates_stale_and_built_ins_fresh
     write_certificate(reports / "topology-mystep-TEST-GPU.json", cert, key=None)
     assert _gate(tree, reports).passed
     step_before = method_of("topology+step")  # type: ignore[operator]
-    _append(tree / "graphcert" / "workloads" / "frameworks.py", "# a changed adapter")
+    _append(tree / "graphcert" / "frameworks" / "torch_adapter.py", "# a changed adapter")
     assert method_of("topology+step") != step_before  # type: ignore[operator]
     with pytest.raises(UnusableInput) as info:
         _gate(tree, reports)
@@ -239,7 +239,7 @@ def test_step_method_files_are_in_no_built_in_method() -> None:
         labels = {label for label, _ in digests.method_files(kind)}
         assert not any(label.endswith(p) for label in labels for p in step_only), kind
     labels = {label for label, _ in digests.method_files("bench+step")}
-    assert {"graphcert/run/steps_bench.py", "graphcert/workloads/frameworks.py",
+    assert {"graphcert/run/steps_bench.py", "graphcert/frameworks/torch_adapter.py",
             "graphcert/run/bench.py"} <= labels
     assert "graphcert/run/steps_bench.py" not in {
         label for label, _ in digests.method_files("topology+step")}

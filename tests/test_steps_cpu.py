@@ -15,11 +15,12 @@ import graphcert
 from graphcert.cert.document import certificate_of, validate_certificate
 from graphcert.cert.results import ClassResult, Status, VerifyResult
 from graphcert.errors import FrameworkMissing, InputError
-from graphcert.run.steps import first_mismatch
+from graphcert.frameworks.adapters import adapter_for
+from graphcert.frameworks.compare import first_mismatch
+from graphcert.frameworks.step import is_step
 from graphcert.run.steps_bench import DEVICE_UNAVAILABLE, bench_step
 from graphcert.stats import StopRule
 from graphcert.workloads.registry import load
-from graphcert.workloads.steps import adapter_for, is_step
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))

@@ -49,10 +49,10 @@ METHOD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
               ("pkg", "cert/results/measure.py"), ("pkg", "stats.py"),
               # a new primary context for each placement after the first (renew)
               ("pkg", "cuda/context.py"), ("pkg", "cuda/device.py")),
-    "step": (("pkg", "workloads/steps.py"), ("pkg", "workloads/frameworks.py"),
-             ("pkg", "workloads/cupy_adapter.py"), ("pkg", "cuda/core_step.py"),
-             ("pkg", "run/steps.py"),
-             ("pkg", "run/steps_compare.py")),
+    "step": (("pkg", "frameworks/step.py"), ("pkg", "frameworks/adapters.py"),
+             ("pkg", "frameworks/array_adapter.py"), ("pkg", "frameworks/torch_adapter.py"),
+             ("pkg", "frameworks/cupy_adapter.py"), ("pkg", "frameworks/cuda_core_adapter.py"),
+             ("pkg", "frameworks/compare.py"), ("pkg", "run/steps.py")),
     "step:bench": (("pkg", "run/steps_bench.py"),),
 }
 # A sweep is bench runs plus the fit over them.

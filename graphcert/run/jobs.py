@@ -25,12 +25,12 @@ from graphcert.cert.results import (
 from graphcert.cuda.context import RunContext
 from graphcert.errors import InputError
 from graphcert.fileio import ensure_writable_dir
+from graphcert.frameworks.step import Step
 from graphcert.options import Options
 from graphcert.run import environment
 from graphcert.run.bench import BenchSettings, fit_sweep
 from graphcert.workloads.loaded import LoadedWorkload
 from graphcert.workloads.registry import load
-from graphcert.workloads.steps import Step
 
 R = TypeVar("R", VerifyResult, BenchResult)
 

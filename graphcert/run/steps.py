@@ -30,17 +30,13 @@ from graphcert.cert.results import (
     cache_key,
 )
 from graphcert.errors import FrameworkMissing, GraphcertError, InputError, first_line
+from graphcert.frameworks.adapters import Adapter, Captured, adapter_for
+from graphcert.frameworks.compare import RowCompare
+from graphcert.frameworks.step import Step
 from graphcert.model.io import SNAPSHOT_SCHEMA_VERSION
 from graphcert.render.dot import snapshot_to_dot
-from graphcert.run.steps_compare import RowCompare, first_mismatch  # noqa: F401 - re-exported
 from graphcert.run.verify import transitions
 from graphcert.workloads.registry import parse_ref
-from graphcert.workloads.steps import (
-    Adapter,
-    Captured,
-    Step,
-    adapter_for,
-)
 
 # Replay and eager launches timed per bucket for the certificate's replay_s / eager_s.
 TIMED_LAUNCHES = 5

@@ -27,9 +27,10 @@ from graphcert.cert.results import (
     Upfront,
     WayTimings,
 )
+from graphcert.frameworks.adapters import Adapter
+from graphcert.frameworks.step import Step
 from graphcert.run.steps import StepVerifier, open_adapter
 from graphcert.stats import StopRule, speedup_interval, summarize
-from graphcert.workloads.steps import Adapter, Step
 
 DEVICE_UNAVAILABLE = ("a framework step runs on its framework's stream, which graphcert does "
                       "not queue behind its blocking kernel: host enqueue and end to end only")

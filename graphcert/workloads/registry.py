@@ -21,11 +21,11 @@ from typing import cast
 
 from graphcert.cert import digests
 from graphcert.errors import InputError
+from graphcert.frameworks.step import Step
 from graphcert.model.jsontext import short_hash
 from graphcert.paths import kernels_dir
 from graphcert.workloads.base import Workload
 from graphcert.workloads.loaded import LoadedWorkload, NativeWorkload, hooks_of
-from graphcert.workloads.steps import Step
 
 
 @dataclass(frozen=True)

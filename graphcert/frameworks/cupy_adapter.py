@@ -12,8 +12,10 @@ from typing import Any
 import numpy as np
 
 from graphcert.apicheck import as_tuple
-from graphcert.workloads.frameworks import ArrayAdapter, check_device
-from graphcert.workloads.steps import FrameworkMissing, Step
+from graphcert.errors import FrameworkMissing
+from graphcert.frameworks.adapters import check_device
+from graphcert.frameworks.array_adapter import ArrayAdapter
+from graphcert.frameworks.step import Step
 
 
 @dataclass
