@@ -52,7 +52,7 @@ def measure(classes: str, samples: int, seed: int, names: list[str]) -> dict[str
     from reference_speed import HostContext  # type: ignore[import-not-found]
 
     from graphcert.buckets import parse_classes, sample_sizes
-    from graphcert.run.outputs import mismatches
+    from graphcert.outputs import mismatches
     from graphcert.workloads import registry
 
     rng = np.random.default_rng(seed)

@@ -10,6 +10,7 @@ from dataclasses import replace
 import jsonschema
 import pytest
 
+from graphcert import telemetry
 from graphcert.cert.results import (
     BenchResult,
     Context,
@@ -21,8 +22,7 @@ from graphcert.cert.results import (
     Unavailable,
 )
 from graphcert.cert.schemas import check, load_schema
-from graphcert.cuda import telemetry
-from graphcert.run.placements import Sampled, pad_bytes, pooled
+from graphcert.placements import Sampled, pad_bytes, pooled
 from tests._certfactory import bench_results
 
 

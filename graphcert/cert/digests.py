@@ -35,7 +35,7 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]  # graphcert/
 # has method kind "<kind>+step" (graphcert.cert.method.method_kind): its kind's files plus
 # "step" (and "step:<kind>"), the framework-step code no built-in workload's result uses.
 METHOD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
-    "common": (("pkg", "run/jobs.py"), ("pkg", "run/session.py"), ("pkg", "run/outputs.py"),
+    "common": (("pkg", "run/jobs.py"), ("pkg", "run/session.py"), ("pkg", "outputs.py"),
                ("pkg", "cert/results/verdict.py"), ("kernels", "graphcert_runtime.cu"),
                # the optional hooks' defaults, resolved at load (tolerance, size parameters)
                ("pkg", "workloads/loaded.py")),
@@ -44,7 +44,7 @@ METHOD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
                  ("pkg", "cert/results/steps.py"), ("pkg", "buckets.py"),
                  ("pkg", "model/canonical.py"), ("pkg", "model/twins.py"),
                  ("pkg", "model/kinds.py")),
-    "bench": (("pkg", "run/bench.py"), ("pkg", "run/harness.py"), ("pkg", "run/placements.py"),
+    "bench": (("pkg", "run/bench.py"), ("pkg", "run/harness.py"), ("pkg", "placements.py"),
               ("pkg", "run/fresh.py"), ("pkg", "cert/results/bench.py"),
               ("pkg", "cert/results/measure.py"), ("pkg", "stats.py"),
               # a new primary context for each placement after the first (renew)

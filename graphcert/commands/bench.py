@@ -25,7 +25,7 @@ from graphcert.errors import ExitStatus
 if TYPE_CHECKING:
     from graphcert.run.jobs import BenchPlan
 
-# Placement k sits behind a pad of about k * 2 MiB (run/placements.py): 1,024 placements
+# Placement k sits behind a pad of about k * 2 MiB (graphcert/placements.py): 1,024 placements
 # pad up to 2 GiB, and each after the first opens a new context.
 MAX_PLACEMENTS = 1024
 # A swept option value: the plot divides by it and draws it on a log scale, so >= 1.

@@ -109,7 +109,7 @@ class Device:
         return graph_memory_attributes(self.handle)
 
     def synchronize(self) -> None:
-        from graphcert.cuda.telemetry import COUNTERS
+        from graphcert.telemetry import COUNTERS
 
         COUNTERS.sync()
         check(driver.cuCtxSynchronize(), "cuCtxSynchronize")

@@ -18,7 +18,7 @@ from graphcert.cert.results import Ended, Unavailable, WayTimings
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.memory import DeviceBuffer
 from graphcert.cuda.stream import BlockingKernel, Event, Stream
-from graphcert.run.placements import Sampled
+from graphcert.placements import Sampled
 from graphcert.stats import StopRule
 
 Enqueue = Callable[[Stream], None]

@@ -33,7 +33,7 @@ from graphcert.cuda.snapshot import read_snapshot_indexed
 from graphcert.cuda.stream import Stream
 from graphcert.errors import GraphcertError
 from graphcert.model import GraphSnapshot, diff_snapshots
-from graphcert.run.outputs import mismatches
+from graphcert.outputs import mismatches
 from graphcert.run.session import WorkloadSession
 from graphcert.workloads.loaded import NativeWorkload
 
