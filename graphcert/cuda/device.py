@@ -162,7 +162,7 @@ def driver_version_string() -> str | None:
 
 def software_versions() -> dict[str, Any]:
     """Library versions that need no GPU: cuda-bindings and NVRTC (host facts are
-    graphcert.cert.document.host_facts)."""
+    graphcert.run.environment.host_facts)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:

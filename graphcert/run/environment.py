@@ -1,16 +1,18 @@
-"""Environment facts and certificate writing: workload identity, where it ran, the sealed file."""
+"""Environment facts and certificate writing: workload identity, where it ran (GPU, host, git),
+the sealed file."""
 
 from __future__ import annotations
 
 import os
+import platform
+import socket
+import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphcert.cert.document import (
     certificate_filename,
     certificate_of,
-    host_environment,
-    host_facts,
     make_certificate,
     write_certificate,
 )
@@ -40,6 +42,34 @@ def workload_identity(loaded: LoadedWorkload, kind: str) -> dict[str, Any]:
             "options": dict(registry.parse_ref(ref).options)}
 
 
+def collect_git_info(cwd: Path | str | None = None) -> dict[str, Any]:
+    """The checkout's commit and dirty flag; nulls outside a checkout or without git."""
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                                  timeout=10, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if commit is None:
+        return {"commit": None, "dirty": None}
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "dirty": None if status is None else bool(status)}
+
+
+def host_facts() -> dict[str, str]:
+    """Python version, host name and platform (for certificates and `graphcert env`)."""
+    return {"python": platform.python_version(), "host": socket.gethostname(),
+            "platform": platform.platform()}
+
+
+def host_environment(cwd: Path | str | None = None) -> dict[str, Any]:
+    """The non-GPU part of `environment`: host facts and git."""
+    return {**host_facts(), "git": collect_git_info(cwd)}
+
+
 def environment(device_index: int, git: GitCommit | None) -> dict[str, Any]:
     """GPU, driver and library versions, plus Python, host and git.
 
@@ -48,10 +78,9 @@ def environment(device_index: int, git: GitCommit | None) -> dict[str, Any]:
     """
     from graphcert.cuda.device import environment as gpu_environment
 
-    env = {**gpu_environment(device_index), **host_environment(Path.cwd())}
-    if git is not None:
-        env["git"] = git.to_json()
-    return env
+    if git is None:
+        return {**gpu_environment(device_index), **host_environment(Path.cwd())}
+    return {**gpu_environment(device_index), **host_facts(), "git": git.to_json()}
 
 
 def machine_facts(*, require_gpu: bool = False) -> dict[str, Any]:
