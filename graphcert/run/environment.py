@@ -3,7 +3,6 @@ the sealed file."""
 
 from __future__ import annotations
 
-import os
 import platform
 import socket
 import subprocess
@@ -22,10 +21,6 @@ from graphcert.cert.results.fleet import short_uuid
 from graphcert.errors import first_line
 from graphcert.workloads import registry
 from graphcert.workloads.loaded import LoadedWorkload
-
-# "uuid": certificate names carry the GPU's short UUID (set by hand for one job per GPU of one
-# model writing into one folder; a several-GPU run's workers are told so in their job).
-CERT_NAME_ENV = "GRAPHCERT_CERT_NAME"
 
 if TYPE_CHECKING:
     from graphcert.cert.signing import SigningKey
@@ -115,12 +110,10 @@ def _without_driver(reason: str) -> dict[str, Any]:
 
 
 def write(result: VerifyResult | BenchResult, out_dir: Path, loaded: LoadedWorkload,
-          env: dict[str, Any], *, key: SigningKey | None, uuid_names: bool | None = None
-          ) -> Path:
+          env: dict[str, Any], *, key: SigningKey | None, uuid_names: bool = False) -> Path:
     """Seal the certificate of `result`, sign it with `key` (Options.signing_key; None:
     unsigned) and write it atomically; returns its path. The name carries the GPU's short
-    UUID with `uuid_names` (None: with $GRAPHCERT_CERT_NAME=uuid), as a several-GPU run's
-    workers ask."""
+    UUID with `uuid_names`, as a several-GPU run's workers ask."""
     kind = "topology" if isinstance(result, VerifyResult) else "bench"
     # "+step" for a framework step: from the settings as the certificate holds them, as the
     # gate derives it
@@ -131,13 +124,11 @@ def write(result: VerifyResult | BenchResult, out_dir: Path, loaded: LoadedWorkl
     return write_certificate(out_dir / name, cert, key=key)
 
 
-def gpu_label(env: dict[str, Any], uuid_names: bool | None = None) -> str:
-    """The GPU part of a certificate's file name: its model, and a short UUID when workers on
-    several GPUs of one model write side by side (their names must differ): with
-    `uuid_names`, or when it is None and $GRAPHCERT_CERT_NAME is "uuid"."""
+def gpu_label(env: dict[str, Any], uuid_names: bool = False) -> str:
+    """The GPU part of a certificate's file name: its model, and with `uuid_names` a short
+    UUID, for workers on several GPUs of one model writing side by side (their names must
+    differ)."""
     gpu = str(env["gpu"]["name"])
-    if uuid_names is None:
-        uuid_names = os.environ.get(CERT_NAME_ENV) == "uuid"
     if uuid_names:
         gpu = f"{gpu}-{short_uuid(str(env['gpu'].get('uuid', '')))}"
     return gpu
@@ -160,7 +151,7 @@ def sweep_filename(base: LoadedWorkload, key: str, gpu_name: str, suffix: str = 
 
 
 def write_sweep(fit: SweepFit, out_dir: Path, base: LoadedWorkload, env: dict[str, Any],
-                *, key: SigningKey | None, uuid_names: bool | None = None) -> Path:
+                *, key: SigningKey | None, uuid_names: bool = False) -> Path:
     """Seal the sweep certificate (fit, points, the runs' certificates), sign it with `key`
     (as `write`), and write it."""
     cert = make_certificate("sweep", workload=workload_identity(base, "sweep"),

@@ -51,12 +51,19 @@ def _prepare(refs: Sequence[str], out_dir: Path | None) -> list[LoadedWorkload]:
     return loaded
 
 
+def _uuid_names(uuid_names: bool | None, options: Options) -> bool:
+    """Whether certificate names carry the GPU's short UUID: as the caller says (a worker's
+    job), else as the invocation's options say ($GRAPHCERT_CERT_NAME)."""
+    return options.uuid_names if uuid_names is None else uuid_names
+
+
 def _certify(result: R, loaded: LoadedWorkload, env: dict[str, Any], out_dir: Path | None,
              options: Options, on_result: Callable[[Certified[R]], None] | None,
              uuid_names: bool | None = None) -> Certified[R]:
     """Write the result's certificate when asked to, and report it."""
     path = (environment.write(result, out_dir, loaded, env, key=options.signing_key,
-                              uuid_names=uuid_names) if out_dir else None)
+                              uuid_names=_uuid_names(uuid_names, options))
+            if out_dir else None)
     done = Certified(loaded.ref, result, path)
     if on_result is not None:
         on_result(done)
@@ -234,13 +241,14 @@ def sweep(key: str, values: Sequence[Any], runs: Sequence[Certified[BenchResult]
     loaded = load(base_ref)
     env = environment.environment(device, options.git)
     plot: Path | None = None
+    names = _uuid_names(uuid_names, options)
     # Without matplotlib there is no plot: the gate's HTML report draws the sweep itself.
     if importlib.util.find_spec("matplotlib") is not None:
         plot = out_dir / environment.sweep_filename(
-            loaded, key, environment.gpu_label(env, uuid_names), ".png")
+            loaded, key, environment.gpu_label(env, names), ".png")
         fit = replace(fit, plot=plot.name)
     return fit, environment.write_sweep(fit, out_dir, loaded, env, key=options.signing_key,
-                                        uuid_names=uuid_names), plot
+                                        uuid_names=names), plot
 
 
 def capture_workload(ref: str, sizes: list[int], *, mode: str = "global", device: int = 0,
