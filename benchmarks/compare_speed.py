@@ -1,5 +1,5 @@
 """Prints how long verify's output comparison takes, the old implementation (np.isclose over
-whole arrays, a two-key lexsort of a join's pairs) against graphcert.run.outputs, over the
+whole arrays, a two-key lexsort of a join's pairs) against graphcert.outputs, over the
 sizes `graphcert verify ALL --classes 2^0..2^20 --samples 4` compares. Host only (no GPU): the
 "outputs" are each workload's own reference, rows of unordered outputs shuffled as a GPU hash
 join would emit them, so both implementations do the full work and must agree (they do, or
@@ -21,15 +21,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reference_speed import BUILTINS, HostContext  # noqa: E402
 
-from graphcert.classes import parse_classes, sample_sizes  # noqa: E402
-from graphcert.run.outputs import mismatches  # noqa: E402
+from graphcert.buckets import parse_classes, sample_sizes  # noqa: E402
+from graphcert.outputs import mismatches  # noqa: E402
 from graphcert.workloads import registry  # noqa: E402
 from graphcert.workloads.base import Tolerance  # noqa: E402
 
 
 def old_mismatches(got: dict[str, np.ndarray], want: dict[str, np.ndarray],
                    tol: Tolerance) -> list[str]:
-    """graphcert.run.outputs before issue 16 (np.isclose, lexsort), for the comparison."""
+    """graphcert.outputs before issue 16 (np.isclose, lexsort), for the comparison."""
     problems = []
     for name in sorted(set(want) | set(got)):
         a, b = np.asarray(got[name]), np.asarray(want[name])

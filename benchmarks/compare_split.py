@@ -22,7 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _timing import median_s  # noqa: E402
 
-from graphcert.run.steps_compare import first_mismatch  # noqa: E402
+from graphcert.frameworks.compare import first_mismatch  # noqa: E402
 from graphcert.workloads.registry import load  # noqa: E402
 
 torch: Any = None  # imported in main(): PyTorch is no dependency of graphcert
@@ -86,8 +86,8 @@ def in_place(step: Any, ref: str, adapter: Any, classes: str = "vllm:136") -> No
     """Verify the step over `classes` with the comparison's pieces wrapped in timers, and
     print each piece's µs per sample as verify spends them (eager rows kept, graph rows
     read, the host copies, numpy's comparison) beside the compare phase's own total."""
-    from graphcert.classes import parse_buckets
-    from graphcert.run import steps_compare
+    from graphcert.buckets import parse_buckets
+    from graphcert.frameworks import compare as steps_compare
     from graphcert.run.steps import Phases, StepVerifier
 
     spent = Phases()
@@ -131,7 +131,7 @@ def main() -> None:
     except ImportError as exc:
         raise SystemExit(f"compare_split needs PyTorch with CUDA: {exc}") from None
 
-    from graphcert.workloads.frameworks import TorchAdapter
+    from graphcert.frameworks.torch_adapter import TorchAdapter
 
     torch = torch_module
     ref = str(Path(__file__).resolve().parents[1] / "examples/steps/torch_decode.py:DECODE")

@@ -48,8 +48,8 @@ sys.path.insert(0, str(ROOT))
 from graphcert.cuda.context import RunContext  # noqa: E402
 from graphcert.cuda.memory import DeviceBuffer  # noqa: E402
 from graphcert.cuda.stream import BlockingKernel, Stream  # noqa: E402
+from graphcert.placements import pad_bytes  # noqa: E402
 from graphcert.run.bench import BenchSettings, Harness, bench_size  # noqa: E402
-from graphcert.run.placements import pad_bytes  # noqa: E402
 from graphcert.run.session import WorkloadSession  # noqa: E402
 from graphcert.stats import StopRule  # noqa: E402
 

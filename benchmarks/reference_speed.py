@@ -25,7 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from _hostctx import HostContext  # noqa: E402  (shared with the tests)
 
-from graphcert.classes import parse_classes, sample_sizes
+from graphcert.buckets import parse_classes, sample_sizes
 from graphcert.workloads import memo, registry
 
 BEFORE = "af4b39d"

@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     from graphcert.cuda.context import RunContext
     from graphcert.cuda.graph import capture
     from graphcert.cuda.stream import Event, Stream
-    from graphcert.run.outputs import mismatches
+    from graphcert.outputs import mismatches
     from graphcert.workloads.scan import Scan, scan_kernel_count
 
     n = 1 << args.log2

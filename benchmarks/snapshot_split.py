@@ -50,7 +50,7 @@ def single_calls(address: int) -> None:
 
 
 def main() -> None:
-    from graphcert.classes import parse_buckets
+    from graphcert.buckets import parse_buckets
     from graphcert.cuda.handles import current_context, graph_from_address
     from graphcert.cuda.snapshot import read_raw
     from graphcert.model import snapshot_from_raw

@@ -43,7 +43,7 @@ def main() -> int:
                         help="the CPU tests' synthetic framework instead of --step")
     args = parser.parse_args()
 
-    from graphcert.classes import parse_buckets
+    from graphcert.buckets import parse_buckets
     from graphcert.run.steps import FRAMEWORK_PHASES, OWN_PHASES, StepVerifier, open_adapter
     from graphcert.workloads.registry import load
 

@@ -51,8 +51,8 @@ def measure(classes: str, samples: int, seed: int, names: list[str]) -> dict[str
     """Seconds per workload in this process's graphcert (imported from sys.path)."""
     from reference_speed import HostContext  # type: ignore[import-not-found]
 
-    from graphcert.classes import parse_classes, sample_sizes
-    from graphcert.run.outputs import mismatches
+    from graphcert.buckets import parse_classes, sample_sizes
+    from graphcert.outputs import mismatches
     from graphcert.workloads import registry
 
     rng = np.random.default_rng(seed)

@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from graphcert.cert.results import VerifyResult
+    from graphcert.frameworks.step import Step
     from graphcert.model import GraphSnapshot, SnapshotDiff
-    from graphcert.workloads.steps import Step
 
 __all__ = ["__version__", "diff", "load", "save", "snapshot", "step", "verify_step"]
 
@@ -99,7 +99,7 @@ def step(fn: Callable[..., Any], make_inputs: Callable[[int], Any], *,
     and `graphcert verify file.py:NAME --classes vllm:64` takes it, as do capture, inventory
     and bench; in tests use the `graphcert_verify` fixture."""
     from graphcert.apicheck import callable_arg, int_arg, number_arg, optional_text
-    from graphcert.workloads.steps import step as declare
+    from graphcert.frameworks.step import step as declare
 
     callable_arg(fn, "fn")
     callable_arg(make_inputs, "make_inputs")
@@ -119,9 +119,9 @@ def verify_step(step: Step, classes: str = "vllm:64", *, samples: int = 4, seed:
     GPU number `device`: the typed VerifyResult with its verdict. FrameworkMissing (an
     InputError) when its framework cannot run here."""
     from graphcert.apicheck import int_arg, optional_text, text_arg, type_name
-    from graphcert.classes import parse_buckets
+    from graphcert.buckets import parse_buckets
     from graphcert.errors import InputError
-    from graphcert.workloads.steps import Step as StepType
+    from graphcert.frameworks.step import Step as StepType
 
     if not isinstance(step, StepType):
         raise InputError(f"step must be a graphcert.step(...) declaration, not a "

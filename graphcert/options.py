@@ -17,6 +17,9 @@ from typing import Any
 from graphcert.cert.signing import SigningKey, load_key, shadowed_key_note
 
 DEVICE_ENV = "GRAPHCERT_DEVICE"
+# "uuid": certificate names carry the GPU's short UUID (set by hand for one job per GPU of one
+# model writing into one folder; a several-GPU run's workers are told so in their job).
+CERT_NAME_ENV = "GRAPHCERT_CERT_NAME"
 GIT_COMMIT_ENV = "GRAPHCERT_GIT_COMMIT"
 GIT_DIRTY_ENV = "GRAPHCERT_GIT_DIRTY"
 
@@ -42,6 +45,7 @@ class Options:
     signing_key: SigningKey | None = None
     device: str = ""  # $GRAPHCERT_DEVICE as given; checked only where a GPU is needed
     git: GitCommit | None = None
+    uuid_names: bool = False  # $GRAPHCERT_CERT_NAME=uuid: certificate names carry the GPU's UUID
     ci: bool = False  # $CI set: no progress bars
     dumb_terminal: bool = False  # TERM=dumb: no progress bars
     no_color: bool = False  # NO_COLOR set: workers of a several-GPU run get no colour either
@@ -62,6 +66,7 @@ class Options:
         return cls(signing_key=key, device=environ.get(DEVICE_ENV, "").strip(),
                    git=GitCommit(commit, environ.get(GIT_DIRTY_ENV, "0") == "1")
                    if commit else None,
+                   uuid_names=environ.get(CERT_NAME_ENV) == "uuid",
                    ci=bool(environ.get("CI")), dumb_terminal=environ.get("TERM") == "dumb",
                    no_color="NO_COLOR" in environ, columns=environ.get("COLUMNS", ""),
                    warnings=(note,) if note is not None else ())

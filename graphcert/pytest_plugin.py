@@ -26,7 +26,7 @@ import pytest
 from graphcert.cert.results import ClassResult, VerifyResult
 
 if TYPE_CHECKING:
-    from graphcert.workloads.steps import Step
+    from graphcert.frameworks.step import Step
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -106,7 +106,7 @@ class StepVerify:
         """Verify `step` over `classes` (a range, bucket list or preset) on GPU `device`;
         fail the test with the failing bucket, size, node and reason; skip when its
         framework cannot run."""
-        from graphcert.classes import parse_buckets
+        from graphcert.buckets import parse_buckets
         from graphcert.errors import FrameworkMissing
         from graphcert.run.steps import verify_step
 

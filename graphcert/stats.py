@@ -15,7 +15,6 @@ import numpy as np
 
 from graphcert.cert.results import Ended, Interval, LineFit, Timing
 
-
 # The two stopping rules: "precision" (the default: the 95% interval of the median each loop
 # reports is within the target of it) and "noise" (nvbench's stdrel rule: the samples'
 # relative standard deviation within the target), kept for comparison with nvbench.
@@ -197,7 +196,7 @@ EVENT_QUANTUM_S = 0.5e-6
 QUANTUM_S: dict[str, float] = {"device": EVENT_QUANTUM_S}
 
 
-def median_of_medians(groups: Sequence[Sequence[float]]) -> float:
+def median_of_medians(groups: Sequence[Sequence[float] | np.ndarray]) -> float:
     """The figure bench reports for samples taken in groups (placements): the median of
     each group's median, so no one group's luck decides it."""
     return float(np.median([np.median(np.asarray(g, np.float64)) for g in groups]))

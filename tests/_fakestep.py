@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from graphcert.apicheck import as_tuple
+from graphcert.frameworks.adapters import register_adapter
+from graphcert.frameworks.step import Step
 from graphcert.model import GraphSnapshot, NodeKind, RawGraph, RawNode, snapshot_from_raw
-from graphcert.workloads.steps import Step, register_adapter
 
 FRAMEWORK = "synthetic"
 FRAMEWORK_DEVICE = "synthetic-device"  # the same, comparing "on the device"
@@ -123,6 +124,9 @@ class FakeAdapter:
 
     def synchronize(self) -> None:
         pass
+
+    def stream_address(self) -> int:
+        return 0
 
     def graph_memory(self) -> dict[str, int]:
         self.memory_reads += 1

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from graphcert.cert.results import Ended, PlacementContexts, Timing, Upfront
+from graphcert.placements import Sampled, pad_bytes
 from graphcert.run import bench as bench_mod
 from graphcert.run.harness import BenchSettings
-from graphcert.run.placements import Sampled, pad_bytes
 from graphcert.stats import StopRule
 
 # synthetic per-placement device medians (seconds) for the stream path; graph steady

@@ -10,6 +10,7 @@ from dataclasses import replace
 import jsonschema
 import pytest
 
+from graphcert import telemetry
 from graphcert.cert.results import (
     BenchResult,
     Context,
@@ -21,8 +22,7 @@ from graphcert.cert.results import (
     Unavailable,
 )
 from graphcert.cert.schemas import check, load_schema
-from graphcert.cuda import telemetry
-from graphcert.run.placements import Sampled, pad_bytes, pooled
+from graphcert.placements import Sampled, pad_bytes, pooled
 from tests._certfactory import bench_results
 
 
@@ -127,7 +127,7 @@ def test_view_shows_placements_hot_state_and_telemetry() -> None:
 
 
 def test_fresh_child_jobs_and_result_read_back() -> None:
-    from graphcert.classes import parse_buckets
+    from graphcert.buckets import parse_buckets
     from graphcert.run.fresh import BenchJob, child_jobs, merge, parse_child
     from graphcert.run.harness import BenchSettings
     from graphcert.stats import StopRule

@@ -10,13 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from graphcert.cert.document import (
-    certificate_filename,
-    collect_git_info,
-    host_environment,
-    host_facts,
-    safe_name,
-)
+from graphcert.cert.document import certificate_filename, safe_name
+from graphcert.run.environment import collect_git_info, host_environment, host_facts
 
 
 @pytest.mark.parametrize(("args", "name"), [

@@ -239,16 +239,19 @@ def test_terminal_shows_a_bar_per_gpu_and_a_line_when_each_ends(
     assert "[GPU 1] synthetic log line" in text  # what it printed besides its error
 
 
-def test_certificate_names_follow_the_job_then_the_variable(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_certificate_names_follow_the_job_then_the_variable() -> None:
     """A worker's job says whether names carry the GPU's short UUID; without a job (None),
-    $GRAPHCERT_CERT_NAME=uuid says so, as one job per GPU sharing a folder sets it."""
+    $GRAPHCERT_CERT_NAME=uuid says so (read into the Options at the command line), as one job
+    per GPU sharing a folder sets it."""
+    from graphcert.options import Options
     from graphcert.run.environment import gpu_label
+    from graphcert.run.jobs import _uuid_names
 
     env = {"gpu": {"name": "TEST-GPU", "uuid": GPUS[1].uuid}}
-    monkeypatch.delenv("GRAPHCERT_CERT_NAME", raising=False)
     assert gpu_label(env, True) == "TEST-GPU-bbbbbbbb"
     assert gpu_label(env) == gpu_label(env, False) == "TEST-GPU"
-    monkeypatch.setenv("GRAPHCERT_CERT_NAME", "uuid")
-    assert gpu_label(env) == "TEST-GPU-bbbbbbbb"
-    assert gpu_label(env, False) == "TEST-GPU"  # the job said no
+    unset, uuid = Options.from_environ({}), Options.from_environ({"GRAPHCERT_CERT_NAME": "uuid"})
+    assert not unset.uuid_names and uuid.uuid_names
+    assert _uuid_names(None, unset) is False and _uuid_names(None, uuid) is True
+    assert _uuid_names(False, uuid) is False  # the job said no
+    assert _uuid_names(True, unset) is True

@@ -195,7 +195,7 @@ def test_fuzz_workload_reference(ref: str, no_gpu: list[str]) -> None:
 
 
 def _size_text() -> st.SearchStrategy[str]:
-    # No large powers: `9^99999999` hangs in today's parse_size; the classes.py rewrite
+    # No large powers: `9^99999999` hangs in today's parse_size; the buckets.py rewrite
     # (another helper) bounds it first.
     small_power = st.builds(lambda a, b: f"{a}^{b}", st.integers(0, 99), st.integers(0, 60))
     return st.one_of(st.text(max_size=12).filter(lambda t: "^" not in t), small_power,
@@ -214,7 +214,7 @@ def test_fuzz_size(size: str, no_gpu: list[str]) -> None:
 @FUZZ
 @given(lo=_size_text(), hi=_size_text(), sep=st.sampled_from(["..", ".", "...", ",", ""]))
 def test_fuzz_class_list(lo: str, hi: str, sep: str) -> None:
-    from graphcert.classes import parse_classes
+    from graphcert.buckets import parse_classes
     from graphcert.errors import InputError
 
     text = f"{lo}{sep}{hi}"

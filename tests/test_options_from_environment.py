@@ -31,9 +31,10 @@ def test_every_setting_comes_from_the_mapping_given(tmp_path: Path) -> None:
     options = Options.from_environ({
         "GRAPHCERT_DEVICE": " 0,2 ", "GRAPHCERT_GIT_COMMIT": "0123abcd",
         "GRAPHCERT_GIT_DIRTY": "1", "CI": "true", "TERM": "dumb", "NO_COLOR": "",
-        "COLUMNS": "90", KEY_ENV: OTHER, KEY_FILE_ENV: str(key_file)})
+        "COLUMNS": "90", KEY_ENV: OTHER, KEY_FILE_ENV: str(key_file),
+        "GRAPHCERT_CERT_NAME": "uuid"})
     assert options.device == "0,2" and options.git == GitCommit("0123abcd", dirty=True)
-    assert options.ci and options.dumb_terminal and options.no_color
+    assert options.ci and options.dumb_terminal and options.no_color and options.uuid_names
     assert options.columns == "90"
     # the key file wins over $GRAPHCERT_SIGNING_KEY, and the options say so once
     assert options.signing_key == load_key(key_file)

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphcert.run import outputs
-from graphcert.run.outputs import mismatches
+from graphcert import outputs
+from graphcert.outputs import mismatches
 from graphcert.workloads.base import Tolerance
 
 

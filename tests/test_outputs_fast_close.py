@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphcert.run import outputs
+from graphcert import outputs
 from graphcert.workloads.base import Tolerance
 
 TOLS = [Tolerance(1e-4, 1e-5), Tolerance(1e-2, 1e-6), Tolerance(0.0, 1e-3),

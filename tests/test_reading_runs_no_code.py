@@ -14,10 +14,10 @@ import pytest
 from _certfactory import certificate
 from click.testing import CliRunner
 
+from graphcert.cert.digests import module_location
 from graphcert.cert.document import write_certificate
 from graphcert.cli import cli
 from graphcert.workloads import registry
-from graphcert.workloads.sources import module_location
 
 ROOT = Path(__file__).resolve().parents[1]
 ZEN = "Beautiful is better"

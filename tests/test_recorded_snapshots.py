@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from graphcert.cuda.dotread import NOT_IN_DOT, dot_conditional, parse_dot
 from graphcert.cuda.snapshot import READERS
 from graphcert.model import KINDS, NodeKind, diff_snapshots, load_snapshot, snapshot_from_raw
+from graphcert.model.dotread import NOT_IN_DOT, dot_conditional, parse_dot
 from graphcert.render.diff import render_diff
 from graphcert.render.inventory import render_inventory
 
@@ -126,7 +126,7 @@ def test_nested_bodies_with_a_child_graph_node_parse_from_the_dot() -> None:
 def test_dot_gives_the_recorded_topology(workload: str) -> None:
     """Every graph of a DOT print recorded on the GPU, read from the text alone, has the topology
     fingerprint the driver path recorded, and every field it read equals the recorded one."""
-    from graphcert.cuda import dotread
+    from graphcert.model import dotread
 
     dot = (SNAPS / f"{workload}-c1024.dot").read_text()
     recorded = load_snapshot(SNAPS / f"{workload}-c1024.snapshot.json")

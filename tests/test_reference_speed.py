@@ -15,7 +15,7 @@ from _hostctx import HostContext
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphcert.classes import lower_edge, parse_classes, sample_sizes
+from graphcert.buckets import lower_edge, parse_classes, sample_sizes
 from graphcert.workloads import memo
 from graphcert.workloads.converge import converge_reference, converge_reference_cached
 from graphcert.workloads.decode import Decode

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from graphcert.errors import InputError
+from graphcert.frameworks.step import Step
 from graphcert.workloads.base import SizeParam, Tolerance
 from graphcert.workloads.chain import Chain
 from graphcert.workloads.loaded import LoadedWorkload, NativeWorkload
 from graphcert.workloads.registry import load
-from graphcert.workloads.steps import Step
 
 TESTS = Path(__file__).resolve().parent
 FIXTURE = TESTS / "fixtures" / "workloads" / "scale.py"

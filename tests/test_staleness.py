@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 from _certfactory import certificate, topology_results
 
+from graphcert.cert import digests
 from graphcert.cert.document import write_certificate
 from graphcert.gate import UnusableInput, parse_policy, run_gate
 from graphcert.gate.rules import Rule, RuleStatus
-from graphcert.workloads import registry, sources
+from graphcert.workloads import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -152,9 +153,9 @@ def test_options_are_part_of_the_source_digest() -> None:
 
 def test_every_method_file_exists() -> None:
     for kind in ("topology", "bench", "sweep", "topology+step", "bench+step"):
-        for _, path in sources.method_files(kind):
+        for _, path in digests.method_files(kind):
             assert path.is_file(), path
-    labels = [label for label, _ in sources.method_files("bench")]
+    labels = [label for label, _ in digests.method_files("bench")]
     assert "kernels/graphcert_device.cuh" in labels and "graphcert/run/bench.py" in labels
 
 
@@ -229,7 +230,7 @@ def test_editing_frameworks_py_makes_step_certificates_stale_and_built_ins_fresh
     write_certificate(reports / "topology-mystep-TEST-GPU.json", cert, key=None)
     assert _gate(tree, reports).passed
     step_before = method_of("topology+step")  # type: ignore[operator]
-    _append(tree / "graphcert" / "workloads" / "frameworks.py", "# a changed adapter")
+    _append(tree / "graphcert" / "frameworks" / "torch_adapter.py", "# a changed adapter")
     assert method_of("topology+step") != step_before  # type: ignore[operator]
     with pytest.raises(UnusableInput) as info:
         _gate(tree, reports)
@@ -238,12 +239,12 @@ def test_editing_frameworks_py_makes_step_certificates_stale_and_built_ins_fresh
 
 
 def test_step_method_files_are_in_no_built_in_method() -> None:
-    step_only = {p for _, p in sources.METHOD_FILES["step"] + sources.METHOD_FILES["step:bench"]}
+    step_only = {p for _, p in digests.METHOD_FILES["step"] + digests.METHOD_FILES["step:bench"]}
     for kind in ("topology", "bench", "sweep"):
-        labels = {label for label, _ in sources.method_files(kind)}
+        labels = {label for label, _ in digests.method_files(kind)}
         assert not any(label.endswith(p) for label in labels for p in step_only), kind
-    labels = {label for label, _ in sources.method_files("bench+step")}
-    assert {"graphcert/run/steps_bench.py", "graphcert/workloads/frameworks.py",
+    labels = {label for label, _ in digests.method_files("bench+step")}
+    assert {"graphcert/run/steps_bench.py", "graphcert/frameworks/torch_adapter.py",
             "graphcert/run/bench.py"} <= labels
     assert "graphcert/run/steps_bench.py" not in {
-        label for label, _ in sources.method_files("topology+step")}
+        label for label, _ in digests.method_files("topology+step")}

@@ -15,18 +15,20 @@ import pytest
 from click.testing import CliRunner
 
 import graphcert
+from graphcert.buckets import parse_buckets
 from graphcert.cert.document import certificate_of, validate_certificate
-from graphcert.cert.results import BenchResult, Unavailable
+from graphcert.cert.results import BenchResult
 from graphcert.cert.schemas import load_schema
-from graphcert.classes import parse_buckets
 from graphcert.model.io import load_snapshot
-from graphcert.run.steps_bench import CLOCK_UNAVAILABLE, HARNESS_UNAVAILABLE, bench_step
+from graphcert.run.harness import BenchSettings
+from graphcert.run.steps_bench import bench_step
 from graphcert.stats import StopRule
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
 import _certfactory as certfactory  # noqa: E402
 import _fakestep as fake  # noqa: E402
+from test_steps_cpu import HostClockHarness  # noqa: E402
 
 QUICK = StopRule(max_noise=1.0, min_samples=3, min_time_s=0.0, timeout_s=0.2)
 
@@ -36,36 +38,37 @@ def assert_valid(cert: dict[str, Any]) -> None:
     jsonschema.Draft202012Validator(load_schema(str(cert["kind"]))).validate(cert)
 
 
+def host_clock_harness(adapter: Any, settings: Any, device: int) -> Any:
+    h = HostClockHarness()
+    return h, h.close
+
+
 def step_bench_certificate() -> tuple[BenchResult, dict[str, Any]]:
-    result = bench_step(fake.SAFE, "x.py:SAFE", parse_buckets("4,8"), QUICK)
+    result = bench_step(fake.SAFE, "x.py:SAFE", parse_buckets("4,8"), BenchSettings(QUICK),
+                        open_harness=host_clock_harness)
     workload = certfactory.workload("x.py:SAFE", "rowwise", kind="bench")
     cert = certificate_of(result, workload=workload, environment=certfactory.environment())
     return result, cert
 
 
 def test_a_step_bench_is_a_valid_bench_certificate_that_reads_back() -> None:
+    """A step is timed with graphcert's harness on its framework's stream: the clock is read
+    (its throttle check), the settings are the harness's plus the framework's name."""
     result, cert = step_bench_certificate()
     assert_valid(cert)
-    clock = cert["results"]["clock"]
-    assert clock == {"before_mhz": None, "after_mhz": None, "unavailable_reason": CLOCK_UNAVAILABLE}
+    assert cert["results"]["clock"] == {"before_mhz": 1980.0, "after_mhz": 1980.0}
     settings = cert["results"]["settings"]
-    assert settings["harness_unavailable_reason"] == HARNESS_UNAVAILABLE
-    assert settings["framework"] == "synthetic" and "flush_l2" not in settings
+    assert settings["framework"] == "synthetic" and settings["flush_l2"] is True
+    assert settings["stopping"] == "precision" and cert["results"]["wall_s"] > 0
     back = BenchResult.from_json(cert["results"], cert["verdict"])
-    assert back.clock_unavailable == Unavailable(CLOCK_UNAVAILABLE)
+    assert back.clock_unavailable is None
     assert back.to_json() == result.to_json()
 
 
-@pytest.mark.parametrize("drop", [("clock", "unavailable_reason"),
-                                  ("settings", "harness_unavailable_reason"),
-                                  ("settings", "framework")])
-def test_a_step_bench_without_its_reasons_is_refused(drop: tuple[str, str]) -> None:
-    """The schema names what a step's bench leaves out; leaving out the reason too fails."""
+@pytest.mark.parametrize("field", ["before_mhz", "after_mhz"])
+def test_a_step_bench_with_a_clock_that_is_no_number_is_refused(field: str) -> None:
     _, cert = step_bench_certificate()
-    del cert["results"][drop[0]][drop[1]]
-    if drop[0] == "clock":  # null clock figures need their reason; numbers do not
-        assert validate_certificate(cert) == []
-        cert["results"]["clock"]["before_mhz"] = "unknown"
+    cert["results"]["clock"][field] = "unknown"
     assert validate_certificate(cert)
     assert not jsonschema.Draft202012Validator(load_schema("bench")).is_valid(cert)
 
@@ -75,10 +78,11 @@ def test_the_cli_writes_valid_step_certificates_and_snapshots(
     """bench --out (what failed on the H100: 'refusing to write an invalid certificate'),
     verify --out and capture --out of a step, through the CLI."""
     from graphcert.cli import cli
-    from graphcert.run import environment
+    from graphcert.run import environment, steps_bench
 
     monkeypatch.setattr(environment, "environment",
                         lambda device, git: certfactory.environment())
+    monkeypatch.setattr(steps_bench, "framework_harness", host_clock_harness)
     user = tmp_path / "mystep.py"
     user.write_text(f"import sys\nsys.path.insert(0, {str(TESTS)!r})\n"
                     "from _fakestep import SAFE\n")

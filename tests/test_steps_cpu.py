@@ -15,11 +15,12 @@ import graphcert
 from graphcert.cert.document import certificate_of, validate_certificate
 from graphcert.cert.results import ClassResult, Status, VerifyResult
 from graphcert.errors import FrameworkMissing, InputError
-from graphcert.run.steps import first_mismatch
-from graphcert.run.steps_bench import DEVICE_UNAVAILABLE, bench_step
+from graphcert.frameworks.adapters import adapter_for
+from graphcert.frameworks.compare import first_mismatch
+from graphcert.frameworks.step import is_step
+from graphcert.run.steps_bench import bench_step
 from graphcert.stats import StopRule
 from graphcert.workloads.registry import load
-from graphcert.workloads.steps import adapter_for, is_step
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
@@ -96,18 +97,73 @@ def test_first_mismatch_names_output_row_and_shape() -> None:
     assert "row 1" in (first_mismatch([ints], [np.array([0, 5, 2])], 0, 0) or "")
 
 
-def test_bench_step_times_replay_against_eager() -> None:
+class HostClockHarness:
+    """A stand-in for graphcert's harness on the CPU: each enqueue timed with the host clock
+    (the synthetic framework runs on the host); the device figure of the eager side is
+    Unavailable, as a step that waits on the host inside its call makes it on a GPU."""
+
+    def __init__(self) -> None:
+        self.enqueued: list[int] = []
+        self.closed = False
+
+    def measure_samples(self, enqueue, ops, weight=None, bare=None):  # type: ignore[no-untyped-def]
+        import time
+
+        from graphcert.cert.results import Ended, Unavailable
+        from graphcert.placements import Sampled
+
+        def timed() -> float:
+            t0 = time.perf_counter()
+            enqueue(None)
+            return time.perf_counter() - t0
+
+        def loop() -> Sampled:
+            return Sampled([timed() for _ in range(12)], Ended.PRECISION_TARGET)
+
+        self.enqueued.append(ops)
+        eager = weight is None
+        return {"host_enqueue": loop(), "end_to_end": loop(),
+                "device": Unavailable("held to its timeout") if eager else loop(),
+                "hot_device": loop()}
+
+    def hot_batch(self, weight: int) -> int:
+        return 4
+
+    def clock_mhz(self) -> float:
+        return 1980.0
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_bench_step_times_replay_against_eager_with_the_harness() -> None:
+    from graphcert.run.harness import BenchSettings
+
+    fakes: list[HostClockHarness] = []
+
+    def open_fake(adapter, settings, device):  # type: ignore[no-untyped-def]
+        assert adapter.stream_address() == 0 and settings.rule.max_noise == 1.0
+        fakes.append(HostClockHarness())
+        return fakes[-1], fakes[-1].close
+
     rule = StopRule(max_noise=1.0, min_samples=3, min_time_s=0.0, timeout_s=0.5)
-    result = bench_step(fake.SAFE, "rowwise", graphcert_buckets("4,8"), rule)
+    result = bench_step(fake.SAFE, "rowwise", graphcert_buckets("4,8"), BenchSettings(rule),
+                        open_harness=open_fake)
     assert [s.capacity for s in result.sizes] == [4, 8]
+    assert fakes[0].closed and result.wall_s is not None and result.wall_s > 0
+    assert result.clock == {"before_mhz": 1980.0, "after_mhz": 1980.0}
     for size in result.sizes:
-        assert size.stream_path == "eager" and size.graph.end_to_end.samples >= 3
-        assert getattr(size.graph.device, "reason", None) == DEVICE_UNAVAILABLE
+        assert size.stream_path == "eager" and size.graph.end_to_end.samples == 12
+        assert size.clock_mhz == {"before": 1980.0, "after": 1980.0} and not size.throttled
+        assert getattr(size.stream.device, "reason", None) == "held to its timeout"
+        assert size.graph.get("device") is not None and size.hot is not None
         assert size.speedup["end_to_end"] is not None and size.speedup["device"] is None
+    assert result.verdict.status is Status.PASS  # the clock was read: no incomplete verdict
+    assert result.settings["timing"] == "graphcert's harness on the framework's stream"
 
 
 def graphcert_buckets(text: str) -> object:
-    from graphcert.classes import parse_buckets
+    from graphcert.buckets import parse_buckets
 
     return parse_buckets(text)
 

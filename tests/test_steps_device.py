@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 import graphcert
 from graphcert.cert.results import ClassResult, Status
+from graphcert.frameworks.adapters import adapter_for, device_compare
 from graphcert.run.steps import FRAMEWORK_PHASES, StepVerifier, verify_step
-from graphcert.workloads.steps import adapter_for, device_compare
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
@@ -26,9 +26,9 @@ import _fakestep as fake  # noqa: E402
 def rows_on_device(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests compare on the "device" whatever the rows' size (the synthetic rows are
     small, and small rows go to the host by default: see the last test)."""
-    from graphcert.run import steps_compare
+    from graphcert.frameworks import compare
 
-    monkeypatch.setattr(steps_compare, "DEVICE_COMPARE_MIN_BYTES", 0)
+    monkeypatch.setattr(compare, "DEVICE_COMPARE_MIN_BYTES", 0)
 
 
 def _on_device(step: graphcert.Step) -> graphcert.Step:
@@ -103,8 +103,21 @@ def test_adapter_factories_take_the_device() -> None:
 
 
 @pytest.mark.parametrize("command", ["verify", "bench", "capture"])
-def test_device_reaches_the_steps_adapter_from_the_cli(command: str, tmp_path: Path) -> None:
+def test_device_reaches_the_steps_adapter_and_the_harness_from_the_cli(
+        command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_steps_cpu import HostClockHarness
+
     from graphcert.cli import cli
+    from graphcert.run import steps_bench
+
+    harness_devices: list[int] = []
+
+    def host_clock_harness(adapter: object, settings: object, device: int) -> object:
+        harness_devices.append(device)
+        h = HostClockHarness()
+        return h, h.close
+
+    monkeypatch.setattr(steps_bench, "framework_harness", host_clock_harness)
 
     user = tmp_path / "mystep.py"
     user.write_text(f"import sys\nsys.path.insert(0, {str(TESTS)!r})\n"
@@ -119,10 +132,11 @@ def test_device_reaches_the_steps_adapter_from_the_cli(command: str, tmp_path: P
     assert done.exit_code == 0, done.output
     made = fake.FakeAdapter.made[before:]
     assert made and {a.device for a in made} == {2}
+    assert harness_devices == ([2] if command == "bench" else [])
 
 
 def graphcert_buckets(text: str) -> object:
-    from graphcert.classes import parse_buckets
+    from graphcert.buckets import parse_buckets
 
     return parse_buckets(text)
 
@@ -149,16 +163,16 @@ def test_a_device_comparison_that_raises_leaves_the_verdict_to_the_host() -> Non
 
 
 def test_small_rows_are_compared_on_the_host(monkeypatch: pytest.MonkeyPatch) -> None:
-    from graphcert.run import steps_compare
+    from graphcert.frameworks import compare
 
-    monkeypatch.setattr(steps_compare, "DEVICE_COMPARE_MIN_BYTES", 8 << 20)
+    monkeypatch.setattr(compare, "DEVICE_COMPARE_MIN_BYTES", 8 << 20)
     adapter = fake.DeviceCompareFake()
     result = verify_step(_on_device(fake.SAFE), "safe", graphcert_buckets("4"), samples=2,
                          adapter=adapter)
     assert result.verdict.status is Status.PASS
     assert adapter.verdicts == [] and adapter.host_copies == 4
     # rows at the threshold go to the device
-    monkeypatch.setattr(steps_compare, "DEVICE_COMPARE_MIN_BYTES", 1)
+    monkeypatch.setattr(compare, "DEVICE_COMPARE_MIN_BYTES", 1)
     adapter = fake.DeviceCompareFake()
     verify_step(_on_device(fake.SAFE), "safe", graphcert_buckets("4"), samples=2,
                 adapter=adapter)
@@ -170,7 +184,7 @@ def test_the_host_fast_path_agrees_with_numpys_isclose() -> None:
     tolerance edges, infinities (5 against inf passes |x - y| <= rtol * inf), NaN."""
     import numpy as np
 
-    from graphcert.run.steps_compare import first_mismatch
+    from graphcert.frameworks.compare import first_mismatch
 
     rng = np.random.default_rng(11)
     want = rng.standard_normal((32, 4))
@@ -192,7 +206,7 @@ def test_the_float16_fast_path_never_passes_what_numpy_fails() -> None:
     send a close pair on to np.isclose but must never pass one np.isclose fails."""
     import numpy as np
 
-    from graphcert.run.steps_compare import _all_close_finite
+    from graphcert.frameworks.compare import _all_close_finite
 
     rng = np.random.default_rng(12)
     for rtol, atol in ((1e-3, 1e-3), (1e-2, 0.0), (0.0, 1e-4), (0.0, 0.0)):
@@ -221,7 +235,7 @@ def test_float16_rows_with_extreme_tolerances_get_numpys_verdict(rtol: float, at
     numpy's float64 formula for them (first_mismatch is public; graphcert.step refuses them)."""
     import numpy as np
 
-    from graphcert.run.steps_compare import first_mismatch
+    from graphcert.frameworks.compare import first_mismatch
 
     g, w = np.array([[got]], np.float16), np.array([[want]], np.float16)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -233,7 +247,7 @@ def test_float16_rows_with_extreme_tolerances_get_numpys_verdict(rtol: float, at
 def test_the_float16_table_gives_numpys_float32_for_every_bit_pattern() -> None:
     import numpy as np
 
-    from graphcert.run.steps_compare import _float32_of
+    from graphcert.frameworks.compare import _float32_of
 
     every = np.arange(1 << 16, dtype=np.uint16).view(np.float16)  # NaNs and infinities too
     got, want = _float32_of(every), every.astype(np.float32)
@@ -251,7 +265,7 @@ def test_only_differing_bits_are_compared_and_the_verdict_is_numpys(dtype: str) 
     whole rows, whether few elements differ (the picked-out path) or most do."""
     import numpy as np
 
-    from graphcert.run.steps_compare import first_mismatch
+    from graphcert.frameworks.compare import first_mismatch
 
     rng = np.random.default_rng(13)
     for trial in range(200):

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from _certfactory import bench_results
 
+from graphcert.buckets import parse_buckets
 from graphcert.cert.results import BenchResult
 from graphcert.cert.results.fleet import ProgressEvent, WorkerError
-from graphcert.classes import parse_buckets
 from graphcert.errors import GraphcertError
 from graphcert.options import Options
 from graphcert.run import fresh, jobs, worker

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from test_workloads_fixpoint_decode_converge import _set_up
 
-from graphcert.run.outputs import mismatches
+from graphcert.outputs import mismatches
 from graphcert.workloads import decode as decode_mod
 from graphcert.workloads.base import Tolerance
 from graphcert.workloads.decode import EPS, Decode, decode_reference

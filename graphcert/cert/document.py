@@ -1,17 +1,15 @@
 """Certificates: one JSON document of evidence, digested, schema-checked, written atomically.
 
-Pure: no CUDA, no numpy. `make_certificate` builds one, `write_certificate` checks it against
-the shipped schema and writes it whole or not at all; reading and checking one is in
-graphcert.cert.store.
+Pure: no CUDA, no numpy, no subprocess (the host and git facts a certificate carries are
+gathered by graphcert.run.environment and passed in). `make_certificate` builds one,
+`write_certificate` checks it against the shipped schema and writes it whole or not at all;
+reading and checking one is in graphcert.cert.store.
 """
 
 from __future__ import annotations
 
 import json
-import platform
 import re
-import socket
-import subprocess
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
@@ -149,30 +147,3 @@ def certificate_filename(kind: str, workload_name: str, gpu_name: str) -> str:
     """`<kind>-<workload>-<gpu>.json`, each part made safe by `safe_name`."""
     return f"{safe_name(kind)}-{safe_name(workload_name)}-{safe_name(gpu_name)}.json"
 
-
-def collect_git_info(cwd: Path | str | None = None) -> dict[str, Any]:
-    """The checkout's commit and dirty flag; nulls outside a checkout or without git."""
-    def git(*args: str) -> str | None:
-        try:
-            done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
-                                  timeout=10, check=False)
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return done.stdout.strip() if done.returncode == 0 else None
-
-    commit = git("rev-parse", "HEAD")
-    if commit is None:
-        return {"commit": None, "dirty": None}
-    status = git("status", "--porcelain", "--untracked-files=no")
-    return {"commit": commit, "dirty": None if status is None else bool(status)}
-
-
-def host_facts() -> dict[str, str]:
-    """Python version, host name and platform (for certificates and `graphcert env`)."""
-    return {"python": platform.python_version(), "host": socket.gethostname(),
-            "platform": platform.platform()}
-
-
-def host_environment(cwd: Path | str | None = None) -> dict[str, Any]:
-    """The non-GPU part of `environment`: host facts and git."""
-    return {**host_facts(), "git": collect_git_info(cwd)}

@@ -1,5 +1,5 @@
 """Which of graphcert's method digests a certificate carries: its kind, plus "+step" for a
-framework step. Imports nothing heavy: graphcert.workloads.sources (at every run's start)
+framework step. Imports nothing heavy: graphcert.cert.digests (at every run's start)
 and the gate both read it. Pure."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 # A framework step's topology or bench certificate has method kind "<kind>+step": its
-# method also covers graphcert's framework-step code (graphcert.workloads.sources).
+# method also covers graphcert's framework-step code (graphcert.cert.digests).
 STEP_SUFFIX = "+step"
 
 

@@ -50,7 +50,7 @@ def progress_events() -> EventSink | None:
 
 def uuid_names() -> bool | None:
     """Whether certificate names carry the GPU's short UUID, as this command's worker job
-    says; None on the command line ($GRAPHCERT_CERT_NAME decides, see run.environment)."""
+    says; None on the command line (Options.uuid_names, from $GRAPHCERT_CERT_NAME, decides)."""
     hooks = worker_hooks()
     return hooks.uuid_names if hooks is not None else None
 

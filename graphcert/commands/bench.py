@@ -25,7 +25,7 @@ from graphcert.errors import ExitStatus
 if TYPE_CHECKING:
     from graphcert.run.jobs import BenchPlan
 
-# Placement k sits behind a pad of about k * 2 MiB (run/placements.py): 1,024 placements
+# Placement k sits behind a pad of about k * 2 MiB (graphcert/placements.py): 1,024 placements
 # pad up to 2 GiB, and each after the first opens a new context.
 MAX_PLACEMENTS = 1024
 # A swept option value: the plot divides by it and draws it on a log scale, so >= 1.
@@ -150,7 +150,7 @@ def _plan(workloads: tuple[str, ...], size: str | None, classes: str | None,
           sweep: str | None, plot_path: Path | None) -> BenchPlan:
     """What the command line asks to bench: the sizes, and one run per workload or, with
     --sweep, per swept value (InputError for a combination that cannot run)."""
-    from graphcert.classes import parse_buckets, parse_size
+    from graphcert.buckets import parse_buckets, parse_size
     from graphcert.errors import InputError
 
     if size is not None and classes is not None:

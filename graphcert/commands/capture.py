@@ -28,7 +28,7 @@ def command(workload: str, size: str | None, classes: str | None, mode: str, out
     """Capture WORKLOAD, instantiate it, and write a snapshot and DOT per class (plus SVG
     when Graphviz's `dot` is installed). WORKLOAD is a built-in name, path/file.py:NAME or
     package.module:NAME."""
-    from graphcert.classes import parse_buckets, parse_size
+    from graphcert.buckets import parse_buckets, parse_size
     from graphcert.errors import InputError
 
     if size is not None and classes is not None:

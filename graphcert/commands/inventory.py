@@ -32,7 +32,7 @@ def command(target: str, size_text: str | None, device: int | None, as_json: boo
 
     TARGET is a saved snapshot (SNAPSHOT.json, needs no GPU) or a workload to capture.
     """
-    from graphcert.classes import parse_size
+    from graphcert.buckets import parse_size
     from graphcert.render.console import print_json, stdout_console
     from graphcert.render.inventory import render_inventory
 

@@ -45,8 +45,8 @@ def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, m
     """Prove that one graph per capacity class can be updated in place for every size in the
     class and still compute the right answer. Exits 1 if any class fails or could not run
     (a class too large for device memory makes the verdict incomplete, never a pass)."""
+    from graphcert.buckets import parse_buckets
     from graphcert.cert.results import AnyClass, Status, VerifyResult
-    from graphcert.classes import parse_buckets
     from graphcert.render.console import print_json, stderr_console, stdout_console
     from graphcert.render.progress import progress
     from graphcert.render.verify import verify_json, verify_view

@@ -109,7 +109,7 @@ class Device:
         return graph_memory_attributes(self.handle)
 
     def synchronize(self) -> None:
-        from graphcert.cuda.telemetry import COUNTERS
+        from graphcert.telemetry import COUNTERS
 
         COUNTERS.sync()
         check(driver.cuCtxSynchronize(), "cuCtxSynchronize")
@@ -162,7 +162,7 @@ def driver_version_string() -> str | None:
 
 def software_versions() -> dict[str, Any]:
     """Library versions that need no GPU: cuda-bindings and NVRTC (host facts are
-    graphcert.cert.document.host_facts)."""
+    graphcert.run.environment.host_facts)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:

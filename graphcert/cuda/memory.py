@@ -11,7 +11,7 @@ from cuda.bindings import driver
 from graphcert.cuda.check import check
 from graphcert.cuda.oplog import run
 from graphcert.cuda.owned import Owned
-from graphcert.cuda.telemetry import COUNTERS
+from graphcert.telemetry import COUNTERS
 
 
 class DeviceBuffer(Owned):

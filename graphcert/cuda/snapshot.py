@@ -2,7 +2,7 @@
 
 One reader per node kind (READERS, keyed by NodeKind like graphcert.model.KINDS). Driver
 13.0 lacks cuGraphNodeGetParams, so a conditional node's type and bodies then come from the
-driver's DOT print (graphcert.cuda.dotread), with each body node read again through its
+driver's DOT print (graphcert.model.dotread), with each body node read again through its
 kind's reader by the node handle the DOT shows. Pointers and handles are used only to
 resolve facts (a memcpy's direction); they never reach the snapshot.
 """
@@ -15,7 +15,6 @@ from typing import Any, Literal
 from cuda.bindings import driver
 
 from graphcert.cuda.check import check
-from graphcert.cuda.dotread import DotGraph, dot_conditional
 from graphcert.cuda.graph import Graph, GraphRef, node_list
 from graphcert.cuda.module import function_identity
 from graphcert.errors import GraphcertError
@@ -28,6 +27,7 @@ from graphcert.model import (
     RawNode,
     snapshot_from_raw,
 )
+from graphcert.model.dotread import DotGraph, dot_conditional
 from graphcert.model.snapshot import RawEdge
 
 T = driver.CUgraphNodeType

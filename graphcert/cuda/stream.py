@@ -11,7 +11,7 @@ from cuda.bindings import driver
 from graphcert.cuda.check import check
 from graphcert.cuda.memory import DeviceBuffer, PinnedBuffer
 from graphcert.cuda.owned import Borrowed, Owned
-from graphcert.cuda.telemetry import COUNTERS
+from graphcert.telemetry import COUNTERS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

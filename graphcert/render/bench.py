@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from graphcert.cert.results import (
+    QUANTITIES,
     SIDES,
     BenchResult,
     Ended,

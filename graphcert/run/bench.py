@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from graphcert import telemetry
+from graphcert.buckets import Buckets, class_of
 from graphcert.cert.results import (
     QUANTITIES,
     SIDES,
@@ -33,15 +35,14 @@ from graphcert.cert.results import (
     Upfront,
     WayTimings,
 )
-from graphcert.classes import Buckets, class_of
-from graphcert.cuda import oplog, telemetry
+from graphcert.cuda import oplog
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.graph import GraphExec, graph_size, kernel_node_arguments
 from graphcert.cuda.memory import DeviceBuffer
 from graphcert.cuda.module import PackedArgs, bare_launches, time_bare_launches
 from graphcert.cuda.stream import Stream
+from graphcert.placements import Sampled, pad_bytes, pooled
 from graphcert.run.harness import SETTLE_LAUNCHES, BenchSettings, Harness, QueueUnavailable
-from graphcert.run.placements import Sampled, pad_bytes, pooled
 from graphcert.run.session import Built, WorkloadSession
 from graphcert.stats import QUANTUM_S, fit_line, speedup_interval
 from graphcert.workloads.loaded import NativeWorkload

@@ -11,9 +11,9 @@ import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from graphcert.buckets import class_of
 from graphcert.cert.document import safe_name
 from graphcert.cert.results import CaptureResult
-from graphcert.classes import class_of
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.snapshot import read_snapshot
 from graphcert.cuda.stream import Stream
@@ -51,8 +51,8 @@ def capture_sizes(session: WorkloadSession, sizes: list[int], mode: str,
 def capture_snapshot(ref: str, size: int, mode: str = "global", device: int = 0) -> GraphSnapshot:
     """The snapshot of one workload at one size (for `inventory WORKLOAD`); a framework
     step is captured by its framework at that size."""
+    from graphcert.frameworks.step import Step
     from graphcert.workloads.registry import load
-    from graphcert.workloads.steps import Step
 
     target = load(ref).target
     if isinstance(target, Step):

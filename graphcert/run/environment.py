@@ -1,16 +1,17 @@
-"""Environment facts and certificate writing: workload identity, where it ran, the sealed file."""
+"""Environment facts and certificate writing: workload identity, where it ran (GPU, host, git),
+the sealed file."""
 
 from __future__ import annotations
 
-import os
+import platform
+import socket
+import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphcert.cert.document import (
     certificate_filename,
     certificate_of,
-    host_environment,
-    host_facts,
     make_certificate,
     write_certificate,
 )
@@ -21,10 +22,6 @@ from graphcert.errors import first_line
 from graphcert.workloads import registry
 from graphcert.workloads.loaded import LoadedWorkload
 
-# "uuid": certificate names carry the GPU's short UUID (set by hand for one job per GPU of one
-# model writing into one folder; a several-GPU run's workers are told so in their job).
-CERT_NAME_ENV = "GRAPHCERT_CERT_NAME"
-
 if TYPE_CHECKING:
     from graphcert.cert.signing import SigningKey
     from graphcert.options import GitCommit
@@ -33,11 +30,39 @@ if TYPE_CHECKING:
 def workload_identity(loaded: LoadedWorkload, kind: str) -> dict[str, Any]:
     """Reference, name, options, the digest of the sources and of graphcert's method for
     method kind `kind` (the gate recomputes both the same way; see
-    graphcert.workloads.sources and graphcert.cert.method.method_kind)."""
+    graphcert.cert.digests and graphcert.cert.method.method_kind)."""
     ref = loaded.ref
     return {"ref": ref, "name": loaded.name, "source_digest": registry.source_digest(ref),
             "method_digest": registry.method_digest(kind),
             "options": dict(registry.parse_ref(ref).options)}
+
+
+def collect_git_info(cwd: Path | str | None = None) -> dict[str, Any]:
+    """The checkout's commit and dirty flag; nulls outside a checkout or without git."""
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                                  timeout=10, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if commit is None:
+        return {"commit": None, "dirty": None}
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "dirty": None if status is None else bool(status)}
+
+
+def host_facts() -> dict[str, str]:
+    """Python version, host name and platform (for certificates and `graphcert env`)."""
+    return {"python": platform.python_version(), "host": socket.gethostname(),
+            "platform": platform.platform()}
+
+
+def host_environment(cwd: Path | str | None = None) -> dict[str, Any]:
+    """The non-GPU part of `environment`: host facts and git."""
+    return {**host_facts(), "git": collect_git_info(cwd)}
 
 
 def environment(device_index: int, git: GitCommit | None) -> dict[str, Any]:
@@ -48,10 +73,9 @@ def environment(device_index: int, git: GitCommit | None) -> dict[str, Any]:
     """
     from graphcert.cuda.device import environment as gpu_environment
 
-    env = {**gpu_environment(device_index), **host_environment(Path.cwd())}
-    if git is not None:
-        env["git"] = git.to_json()
-    return env
+    if git is None:
+        return {**gpu_environment(device_index), **host_environment(Path.cwd())}
+    return {**gpu_environment(device_index), **host_facts(), "git": git.to_json()}
 
 
 def machine_facts(*, require_gpu: bool = False) -> dict[str, Any]:
@@ -86,12 +110,10 @@ def _without_driver(reason: str) -> dict[str, Any]:
 
 
 def write(result: VerifyResult | BenchResult, out_dir: Path, loaded: LoadedWorkload,
-          env: dict[str, Any], *, key: SigningKey | None, uuid_names: bool | None = None
-          ) -> Path:
+          env: dict[str, Any], *, key: SigningKey | None, uuid_names: bool = False) -> Path:
     """Seal the certificate of `result`, sign it with `key` (Options.signing_key; None:
     unsigned) and write it atomically; returns its path. The name carries the GPU's short
-    UUID with `uuid_names` (None: with $GRAPHCERT_CERT_NAME=uuid), as a several-GPU run's
-    workers ask."""
+    UUID with `uuid_names`, as a several-GPU run's workers ask."""
     kind = "topology" if isinstance(result, VerifyResult) else "bench"
     # "+step" for a framework step: from the settings as the certificate holds them, as the
     # gate derives it
@@ -102,13 +124,11 @@ def write(result: VerifyResult | BenchResult, out_dir: Path, loaded: LoadedWorkl
     return write_certificate(out_dir / name, cert, key=key)
 
 
-def gpu_label(env: dict[str, Any], uuid_names: bool | None = None) -> str:
-    """The GPU part of a certificate's file name: its model, and a short UUID when workers on
-    several GPUs of one model write side by side (their names must differ): with
-    `uuid_names`, or when it is None and $GRAPHCERT_CERT_NAME is "uuid"."""
+def gpu_label(env: dict[str, Any], uuid_names: bool = False) -> str:
+    """The GPU part of a certificate's file name: its model, and with `uuid_names` a short
+    UUID, for workers on several GPUs of one model writing side by side (their names must
+    differ)."""
     gpu = str(env["gpu"]["name"])
-    if uuid_names is None:
-        uuid_names = os.environ.get(CERT_NAME_ENV) == "uuid"
     if uuid_names:
         gpu = f"{gpu}-{short_uuid(str(env['gpu'].get('uuid', '')))}"
     return gpu
@@ -131,7 +151,7 @@ def sweep_filename(base: LoadedWorkload, key: str, gpu_name: str, suffix: str = 
 
 
 def write_sweep(fit: SweepFit, out_dir: Path, base: LoadedWorkload, env: dict[str, Any],
-                *, key: SigningKey | None, uuid_names: bool | None = None) -> Path:
+                *, key: SigningKey | None, uuid_names: bool = False) -> Path:
     """Seal the sweep certificate (fit, points, the runs' certificates), sign it with `key`
     (as `write`), and write it."""
     cert = make_certificate("sweep", workload=workload_identity(base, "sweep"),

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from graphcert.buckets import Buckets, parse_buckets
 from graphcert.cert.results import BenchResult
-from graphcert.classes import Buckets, parse_buckets
 from graphcert.errors import ExitStatus, GraphcertError
 from graphcert.run.harness import BenchSettings
 from graphcert.run.worker import Finished, WorkerProcess

@@ -19,8 +19,8 @@ from graphcert.cert.results import Ended, Unavailable, WayTimings
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.memory import DeviceBuffer
 from graphcert.cuda.stream import BlockingKernel, Event, Stream
-from graphcert.run.placements import Sampled
-from graphcert.stats import StopRule, Stopper
+from graphcert.placements import Sampled
+from graphcert.stats import Stopper, StopRule
 
 Enqueue = Callable[[Stream], None]
 # Launches on a second stream that move the context into its several-streams state (below).

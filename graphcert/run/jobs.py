@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from graphcert.buckets import class_of
 from graphcert.cert.results import (
     QUANTITIES,
     AnyClass,
@@ -21,16 +22,15 @@ from graphcert.cert.results import (
     SweepFit,
     VerifyResult,
 )
-from graphcert.classes import class_of
 from graphcert.cuda.context import RunContext
 from graphcert.errors import InputError
 from graphcert.fileio import ensure_writable_dir
+from graphcert.frameworks.step import Step
 from graphcert.options import Options
 from graphcert.run import environment
 from graphcert.run.bench import BenchSettings, fit_sweep
 from graphcert.workloads.loaded import LoadedWorkload
 from graphcert.workloads.registry import load
-from graphcert.workloads.steps import Step
 
 R = TypeVar("R", VerifyResult, BenchResult)
 
@@ -51,12 +51,19 @@ def _prepare(refs: Sequence[str], out_dir: Path | None) -> list[LoadedWorkload]:
     return loaded
 
 
+def _uuid_names(uuid_names: bool | None, options: Options) -> bool:
+    """Whether certificate names carry the GPU's short UUID: as the caller says (a worker's
+    job), else as the invocation's options say ($GRAPHCERT_CERT_NAME)."""
+    return options.uuid_names if uuid_names is None else uuid_names
+
+
 def _certify(result: R, loaded: LoadedWorkload, env: dict[str, Any], out_dir: Path | None,
              options: Options, on_result: Callable[[Certified[R]], None] | None,
              uuid_names: bool | None = None) -> Certified[R]:
     """Write the result's certificate when asked to, and report it."""
     path = (environment.write(result, out_dir, loaded, env, key=options.signing_key,
-                              uuid_names=uuid_names) if out_dir else None)
+                              uuid_names=_uuid_names(uuid_names, options))
+            if out_dir else None)
     done = Certified(loaded.ref, result, path)
     if on_result is not None:
         on_result(done)
@@ -234,13 +241,14 @@ def sweep(key: str, values: Sequence[Any], runs: Sequence[Certified[BenchResult]
     loaded = load(base_ref)
     env = environment.environment(device, options.git)
     plot: Path | None = None
+    names = _uuid_names(uuid_names, options)
     # Without matplotlib there is no plot: the gate's HTML report draws the sweep itself.
     if importlib.util.find_spec("matplotlib") is not None:
         plot = out_dir / environment.sweep_filename(
-            loaded, key, environment.gpu_label(env, uuid_names), ".png")
+            loaded, key, environment.gpu_label(env, names), ".png")
         fit = replace(fit, plot=plot.name)
     return fit, environment.write_sweep(fit, out_dir, loaded, env, key=options.signing_key,
-                                        uuid_names=uuid_names), plot
+                                        uuid_names=names), plot
 
 
 def capture_workload(ref: str, sizes: list[int], *, mode: str = "global", device: int = 0,

@@ -18,6 +18,7 @@ from functools import cached_property
 from typing import Any
 
 from graphcert.apicheck import as_tuple
+from graphcert.buckets import Buckets, padding_waste, sample_sizes
 from graphcert.cert.results import (
     AnyClass,
     CaptureResult,
@@ -28,19 +29,14 @@ from graphcert.cert.results import (
     VerifySettings,
     cache_key,
 )
-from graphcert.classes import Buckets, padding_waste, sample_sizes
 from graphcert.errors import FrameworkMissing, GraphcertError, InputError, first_line
+from graphcert.frameworks.adapters import Adapter, Captured, adapter_for
+from graphcert.frameworks.compare import RowCompare
+from graphcert.frameworks.step import Step
 from graphcert.model.io import SNAPSHOT_SCHEMA_VERSION
 from graphcert.render.dot import snapshot_to_dot
-from graphcert.run.steps_compare import RowCompare, first_mismatch  # noqa: F401 - re-exported
 from graphcert.run.verify import transitions
 from graphcert.workloads.registry import parse_ref
-from graphcert.workloads.steps import (
-    Adapter,
-    Captured,
-    Step,
-    adapter_for,
-)
 
 # Replay and eager launches timed per bucket for the certificate's replay_s / eager_s.
 TIMED_LAUNCHES = 5

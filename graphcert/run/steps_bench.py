@@ -99,15 +99,16 @@ def bench_step(step: Step, ref: str, sizes: Sequence[int], settings: BenchSettin
                adapter: Adapter | None = None, device: int = 0,
                on_progress: Callable[..., None] | None = None,
                open_harness: Callable[[Adapter, BenchSettings, int],
-                                      tuple[StepHarness, Callable[[], None]]]
-               = framework_harness) -> BenchResult:
+                                      tuple[StepHarness, Callable[[], None]]] | None = None
+               ) -> BenchResult:
     """Time replay and eager call of the step at each size's bucket (its inputs padded), on
-    device number `device`, with graphcert's harness on the framework's stream."""
+    device number `device`, with graphcert's harness on the framework's stream
+    (`open_harness`, by default framework_harness, opens it and says how to close it)."""
     t0_run = time.perf_counter()
     verifier = StepVerifier(step, ref, adapter or open_adapter(step, device), 2, 0)
     a = verifier.adapter
     verifier.prepare()
-    h, close = open_harness(a, settings, device)
+    h, close = (open_harness or framework_harness)(a, settings, device)
     rows = []
     try:
         before_run = h.clock_mhz()

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from graphcert.buckets import Buckets, padding_waste, sample_sizes
 from graphcert.cert.results import (
     AnyClass,
     ClassResult,
@@ -26,14 +27,13 @@ from graphcert.cert.results import (
     VerifyResult,
     VerifySettings,
 )
-from graphcert.classes import Buckets, padding_waste, sample_sizes
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.graph import GraphExec
 from graphcert.cuda.snapshot import read_snapshot_indexed
 from graphcert.cuda.stream import Stream
 from graphcert.errors import GraphcertError
 from graphcert.model import GraphSnapshot, diff_snapshots
-from graphcert.run.outputs import mismatches
+from graphcert.outputs import mismatches
 from graphcert.run.session import WorkloadSession
 from graphcert.workloads.loaded import NativeWorkload
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from graphcert.errors import InputError
+from graphcert.frameworks.step import Step
 from graphcert.workloads.base import SizeParam, Tolerance, Workload, WorkloadBase
-from graphcert.workloads.steps import Step
 
 if TYPE_CHECKING:
     from graphcert.cuda.builder import GraphBuilder

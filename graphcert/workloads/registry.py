@@ -19,13 +19,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import cast
 
+from graphcert.cert import digests
 from graphcert.errors import InputError
+from graphcert.frameworks.step import Step
 from graphcert.model.jsontext import short_hash
 from graphcert.paths import kernels_dir
-from graphcert.workloads import sources
 from graphcert.workloads.base import Workload
 from graphcert.workloads.loaded import LoadedWorkload, NativeWorkload, hooks_of
-from graphcert.workloads.steps import Step
 
 
 @dataclass(frozen=True)
@@ -256,7 +256,7 @@ def _location(ref: WorkloadRef, package_dir: Path | None
     """(module file, search root, local folder, declared kernel names) without importing."""
     if ref.is_builtin:
         spec = BUILTINS[ref.target]
-        found = sources.module_location(spec.module, package_dir=package_dir)
+        found = digests.module_location(spec.module, package_dir=package_dir)
         return None if found is None else (*found, spec.kernel_files)
     location = ref.target.rpartition(":")[0]
     if location.endswith(".py") or "/" in location or "\\" in location:
@@ -268,7 +268,7 @@ def _location(ref: WorkloadRef, package_dir: Path | None
             return None
         folder = path.resolve().parent
         return path.resolve(), folder, folder, ()
-    found = sources.module_location(location)
+    found = digests.module_location(location)
     return None if found is None else (*found, ())
 
 
@@ -280,7 +280,7 @@ def source_files(text: str, *, package_dir: Path | None = None,
     if where is None:
         return None
     module_file, search_root, local_dir, kernels = where
-    return sources.workload_files(module_file, search_root, local_dir, kernels,
+    return digests.workload_files(module_file, search_root, local_dir, kernels,
                                   kernel_dir or kernels_dir())
 
 
@@ -291,7 +291,7 @@ def source_digest(text: str, *, package_dir: Path | None = None,
     if files is None:
         return None
     try:
-        return sources.digest_labelled(files, dict(parse_ref(text).options))
+        return digests.digest_labelled(files, dict(parse_ref(text).options))
     except OSError:
         return None
 
@@ -299,4 +299,4 @@ def source_digest(text: str, *, package_dir: Path | None = None,
 def method_digest(kind: str, *, package_dir: Path | None = None,
                   kernel_dir: Path | None = None) -> str:
     """Digest of graphcert's own method for certificates of `kind`."""
-    return sources.method_digest(kind, package_dir=package_dir, kernel_dir=kernel_dir)
+    return digests.method_digest(kind, package_dir=package_dir, kernel_dir=kernel_dir)

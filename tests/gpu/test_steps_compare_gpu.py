@@ -17,12 +17,13 @@ import numpy as np
 import pytest
 
 import graphcert
+from graphcert.buckets import parse_buckets
 from graphcert.cert.results import ClassResult, Status
-from graphcert.classes import parse_buckets
 from graphcert.errors import FrameworkMissing, InputError
-from graphcert.run.steps import first_mismatch, verify_step
+from graphcert.frameworks.adapters import Adapter, adapter_for
+from graphcert.frameworks.compare import first_mismatch
+from graphcert.run.steps import verify_step
 from graphcert.workloads.registry import load
-from graphcert.workloads.steps import Adapter, adapter_for
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "steps"
 
@@ -37,9 +38,9 @@ def _adapter(framework: str, device: int = 0) -> Any:
 @pytest.fixture
 def rows_on_device(monkeypatch: pytest.MonkeyPatch) -> None:
     """Compare on the device whatever the rows' size (by default small rows go to the host)."""
-    from graphcert.run import steps_compare
+    from graphcert.frameworks import compare
 
-    monkeypatch.setattr(steps_compare, "DEVICE_COMPARE_MIN_BYTES", 0)
+    monkeypatch.setattr(compare, "DEVICE_COMPARE_MIN_BYTES", 0)
 
 
 def _host_rows(out: Any, n: int) -> Any:

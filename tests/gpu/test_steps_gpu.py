@@ -17,9 +17,9 @@ from click.testing import CliRunner
 import graphcert
 from graphcert.cert.results import ClassResult, Status, VerifyResult
 from graphcert.errors import FrameworkMissing
+from graphcert.frameworks.adapters import adapter_for
 from graphcert.model import NodeKind
 from graphcert.workloads.registry import load
-from graphcert.workloads.steps import adapter_for
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "steps"

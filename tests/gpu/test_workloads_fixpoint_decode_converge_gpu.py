@@ -23,7 +23,7 @@ from graphcert.cuda.memory import DeviceBuffer
 from graphcert.cuda.snapshot import read_snapshot
 from graphcert.cuda.stream import Stream
 from graphcert.model import NodeKind
-from graphcert.run.outputs import mismatches
+from graphcert.outputs import mismatches
 from graphcert.workloads.converge import Converge
 from graphcert.workloads.decode import Decode
 from graphcert.workloads.fixpoint import Fixpoint

@@ -13,7 +13,7 @@ from graphcert.cuda.context import RunContext
 from graphcert.cuda.graph import capture
 from graphcert.cuda.snapshot import read_snapshot
 from graphcert.cuda.stream import Stream
-from graphcert.run.outputs import mismatches
+from graphcert.outputs import mismatches
 from graphcert.workloads import registry
 from graphcert.workloads.loaded import hooks_of
 

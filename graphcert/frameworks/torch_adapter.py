@@ -1,6 +1,5 @@
-"""The PyTorch adapter for framework steps, and what it shares with CuPy's
-(workloads/cupy_adapter.py). Each imports its framework when built, so importing this module
-imports neither.
+"""The PyTorch adapter for framework steps; it imports torch when built, so importing this module
+does not.
 
 PyTorch: warm up on a side stream, then `torch.cuda.graph` into a CUDAGraph(keep_graph=True)
 with a private pool (`torch.cuda.graph_pool_handle()`), as PyTorch's CUDA Graphs notes say.
@@ -9,110 +8,18 @@ with a private pool (`torch.cuda.graph_pool_handle()`), as PyTorch's CUDA Graphs
 from __future__ import annotations
 
 import inspect
-import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from graphcert.apicheck import as_tuple
-from graphcert.errors import InputError, first_line
-from graphcert.workloads.steps import FrameworkMissing, Step
-
-# Errors frameworks raise when the captured work synchronises with the host or allocates.
-_CAPTURE_WORDS = ("capturing", "capture", "not permitted", "cudaErrorStreamCapture",
-                  "operation would make the legacy stream depend on a capturing")
-
-
-def graph_memory(device: int) -> dict[str, int]:
-    """The driver's graph memory attributes ({} where the driver cannot say)."""
-    try:
-        from graphcert.cuda.handles import graph_memory_of
-
-        return graph_memory_of(device)
-    except Exception:  # noqa: BLE001 - informational: a figure, never a failure
-        return {}
-
-
-def check_device(label: str, device: int, count: int) -> None:
-    """--device must name a GPU the framework sees."""
-    if not 0 <= device < count:
-        raise InputError(f"--device {device} is not a GPU {label} sees ({count} visible)",
-                         hint=f"use --device 0..{count - 1}" if count else
-                         "run on a machine with a GPU")
-
-
-class ArrayAdapter:
-    """What the PyTorch and CuPy adapters share: the reader's one-time set-up, device-side
-    slicing and copies, reading a captured graph, the driver's graph memory of the adapter's
-    device, and translating a capture error (each says what its framework does wrong during
-    capture in `_capture_advice`)."""
-
-    _label = ""
-    _capture_advice = ""
-    device = 0
-
-    def prepare(self) -> None:
-        from graphcert.sources import prepare_reader
-
-        prepare_reader()
-
-    def clone(self, array: Any) -> Any:
-        return array.copy()
-
-    def nbytes(self, array: Any) -> int:
-        return int(array.nbytes)
-
-    def graph_memory(self) -> dict[str, int]:
-        return graph_memory(self.device)
-
-    def head(self, array: Any, n: int) -> Any:
-        return array if array.ndim == 0 else array[:n]
-
-    _array: Any = None  # for the device comparisons: the framework's array type
-
-    def _stack(self, flags: list[Any]) -> Any:
-        raise NotImplementedError
-
-    def _unlike(self, g: Any, w: Any) -> bool:
-        raise NotImplementedError
-
-    def _close(self, g: Any, w: Any, rtol: float, atol: float) -> Any:
-        raise NotImplementedError
-
-    def _verdict(self, got: Sequence[Any], want: Sequence[Any],
-                 test: Callable[[Any, Any], Any]) -> bool | None:
-        """test(g, w), a device bool, over all output pairs, read once; None: the host says."""
-        if len(got) != len(want):
-            return None
-        flags = []
-        for g, w in zip(got, want, strict=True):
-            if not (isinstance(g, self._array) and isinstance(w, self._array)):
-                return None
-            if g.shape != w.shape or self._unlike(g, w):
-                return None
-            if math.prod(g.shape) == 0:
-                continue
-            flags.append(test(g, w))
-        return bool(self._stack(flags).all().item()) if flags else True
-
-    def all_close(self, got: Sequence[Any], want: Sequence[Any], rtol: float,
-                  atol: float) -> bool | None:
-        """numpy's verdict on the device (isclose with equal_nan for floats, upcast to
-        float64; integers and bools equal), one host read for all outputs."""
-        return self._verdict(got, want, lambda g, w: self._close(g, w, rtol, atol))
-
-    def snapshot(self, captured: Any, name: str) -> Any:
-        from graphcert.sources import snapshot_of
-
-        return snapshot_of(captured.graph, name=name)
-
-    def capture_error(self, exc: BaseException) -> str | None:
-        if not any(w in str(exc) for w in _CAPTURE_WORDS):
-            return None
-        return f"{self._label} could not capture it: {first_line(exc)}; {self._capture_advice}"
+from graphcert.errors import FrameworkMissing
+from graphcert.frameworks.adapters import check_device
+from graphcert.frameworks.array_adapter import ArrayAdapter
+from graphcert.frameworks.step import Step
 
 
 @dataclass
@@ -288,3 +195,7 @@ class TorchAdapter(ArrayAdapter):
 
     def synchronize(self) -> None:
         self.torch.cuda.synchronize()
+
+    def stream_address(self) -> int:
+        # eager calls and CUDAGraph.replay() both run on the current stream
+        return int(self.torch.cuda.current_stream().cuda_stream)

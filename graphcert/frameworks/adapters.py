@@ -1,86 +1,27 @@
-"""Framework steps: a user's PyTorch, CuPy or cuda.core callable, captured by its own framework
-once per bucket and replayed with its inputs padded up to the bucket, as serving engines do.
+"""The framework adapters: what graphcert needs from a framework to capture, pad, replay and
+compare a step (`Adapter`), the registry that builds one per framework (`adapter_for`), and
+what every adapter shares (the --device check, the driver's graph memory).
 
-A step is declared with `graphcert.step(fn, make_inputs, ...)`; `file.py:NAME` or
-`module:NAME` naming one is loaded like any workload. The framework code is in adapters
-(`adapter_for(framework)`), each imported only when a step of that framework runs: torch and
-CuPy in graphcert.workloads.frameworks, cuda.core in graphcert.cuda.core_step (the only layer
-that imports cuda.core). `register_adapter` adds one (the CPU tests add a synthetic one).
+Each built-in adapter imports its framework only when built: torch in torch_adapter, CuPy in
+cupy_adapter, cuda.core in cuda_core_adapter (all in graphcert.frameworks).
+`register_adapter` adds one (the CPU tests add a synthetic one).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from graphcert.errors import FrameworkMissing, InputError
+from graphcert.errors import InputError
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from graphcert.frameworks.step import Step
     from graphcert.model import GraphSnapshot
 
+# The frameworks graphcert has an adapter for, built when a step of that framework runs.
 FRAMEWORKS = ("torch", "cupy", "cuda.core")
-
-Rows = Callable[["np.ndarray", int], "np.ndarray"]
-
-
-def first_rows(output: np.ndarray, n: int) -> np.ndarray:
-    """The default `rows`: the first n rows of an output along dim 0 (a 0-d output whole)."""
-    return output if output.ndim == 0 else output[:n]
-
-
-@dataclass(frozen=True)
-class Step:
-    """A framework step: `fn(*inputs)` (cuda.core: `fn(stream, *arrays)`) and `make_inputs(n)`,
-    the inputs for batch size n (each batched along dim 0). Built by `graphcert.step`."""
-
-    fn: Callable[..., Any]
-    make_inputs: Callable[[int], Any]
-    framework: str = "torch"
-    rows: Rows = first_rows
-    rtol: float = 1e-3
-    atol: float = 1e-3
-    name: str = "step"
-    pad_value: float = 0.0
-    warmup: int = 3
-    description: str = "framework step"
-    kernel_files: tuple[str, ...] = field(default=())
-
-
-def step(fn: Callable[..., Any], make_inputs: Callable[[int], Any], *,
-         framework: str = "torch", rows: Rows | None = None, rtol: float = 1e-3,
-         atol: float = 1e-3, name: str | None = None, pad_value: float = 0.0,
-         warmup: int = 3, description: str | None = None) -> Step:
-    """Declare a step graphcert captures per bucket with the framework's own capture.
-
-    `fn(*inputs)` runs the step (cuda.core: `fn(stream, *arrays)`, launching on `stream`, a
-    cuda.core Stream or GraphBuilder, and returning the arrays it wrote). `make_inputs(n)` returns
-    the inputs for batch size n (a tuple, or one array), each batched along dim 0; weights
-    belong in fn's closure. `rows(output, n)` picks the part of an output (as numpy) that
-    belongs to n (default: its first n rows). Padded rows hold `pad_value`. The replayed graph
-    must match the eager call at n within `rtol`/`atol`. `warmup` eager calls at the bucket's
-    size precede each capture (on a side stream, as PyTorch requires)."""
-    if framework not in FRAMEWORKS and framework not in _ADAPTERS:
-        raise InputError(f"step framework {framework!r} is not one graphcert captures",
-                         hint=f"use one of {', '.join(FRAMEWORKS)}")
-    if not callable(fn) or not callable(make_inputs):
-        raise InputError("graphcert.step takes the step's callable and a make_inputs(n) "
-                         "callable", hint="graphcert.step(fn, make_inputs, framework=...)")
-    if not all(math.isfinite(t) and t >= 0 for t in (rtol, atol)) or warmup < 0:
-        raise InputError(f"rtol and atol must be finite numbers >= 0 and warmup >= 0 (got "
-                         f"rtol={rtol!r}, atol={atol!r}, warmup={warmup!r})")
-    label = name or getattr(fn, "__name__", None) or "step"
-    return Step(fn, make_inputs, framework, rows or first_rows, float(rtol), float(atol),
-                str(label), float(pad_value), int(warmup),
-                description or f"{framework} step {label}, captured per bucket and padded")
-
-
-def is_step(obj: Any) -> bool:
-    """True for a declared framework step."""
-    return isinstance(obj, Step)
 
 
 class Captured(Protocol):
@@ -140,6 +81,10 @@ class Adapter(Protocol):
     def synchronize(self) -> None:
         """Wait for all the framework's work on the device."""
 
+    def stream_address(self) -> int:
+        """The stream the eager call and a captured graph's launch run on (its CUstream
+        address; 0 is the legacy default stream): bench times both there."""
+
     def graph_memory(self) -> dict[str, int]:
         """The driver's graph memory attributes for the adapter's device ({} where not
         readable)."""
@@ -179,27 +124,50 @@ def register_adapter(framework: str, factory: AdapterFactory) -> None:
     _ADAPTERS[framework] = factory
 
 
+def registered() -> tuple[str, ...]:
+    """The frameworks added with register_adapter."""
+    return tuple(_ADAPTERS)
+
+
 def adapter_for(framework: str, device: int = 0) -> Adapter:
     """The adapter for a framework on device number `device`; FrameworkMissing (a reason)
     when it is not installed."""
     if framework in _ADAPTERS:
         return _ADAPTERS[framework](device)
     if framework == "torch":
-        from graphcert.workloads.frameworks import TorchAdapter
+        from graphcert.frameworks.torch_adapter import TorchAdapter
 
         return TorchAdapter(device)
     if framework == "cupy":
-        from graphcert.workloads.cupy_adapter import CupyAdapter
+        from graphcert.frameworks.cupy_adapter import CupyAdapter
 
         return CupyAdapter(device)
     if framework == "cuda.core":
-        from graphcert.cuda.core_step import CudaCoreAdapter
+        from graphcert.frameworks.cuda_core_adapter import CudaCoreAdapter
 
         return CudaCoreAdapter(device)
     raise InputError(f"no adapter for step framework {framework!r}",
                      hint=f"use one of {', '.join(FRAMEWORKS)}")
 
 
+def check_device(label: str, device: int, count: int) -> None:
+    """--device must name a GPU the framework sees."""
+    if not 0 <= device < count:
+        raise InputError(f"--device {device} is not a GPU {label} sees ({count} visible)",
+                         hint=f"use --device 0..{count - 1}" if count else
+                         "run on a machine with a GPU")
+
+
+def graph_memory(device: int) -> dict[str, int]:
+    """The driver's graph memory attributes ({} where the driver cannot say)."""
+    try:
+        from graphcert.cuda.handles import graph_memory_of
+
+        return graph_memory_of(device)
+    except Exception:  # noqa: BLE001 - informational: a figure, never a failure
+        return {}
+
+
 __all__ = ["FRAMEWORKS", "Adapter", "AdapterFactory", "Captured", "DeviceCompare",
-           "FrameworkMissing", "Step", "adapter_for", "device_compare", "first_rows",
-           "is_step", "register_adapter", "step"]
+           "adapter_for", "check_device", "device_compare", "graph_memory",
+           "register_adapter", "registered"]

@@ -1,18 +1,31 @@
-"""Comparing a workload's outputs with its numpy reference. Pure."""
+"""Comparing a workload's outputs with its numpy reference, within the workload's tolerance.
+Pure: numpy only."""
 
 from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from graphcert.workloads.base import Tolerance
+
+class ToleranceLike(Protocol):
+    """How outputs compare: a workload's `graphcert.workloads.base.Tolerance`, taken by shape so
+    this pure module needs nothing from workloads/ (the protocol stays free of numpy)."""
+
+    @property
+    def rtol(self) -> float: ...
+
+    @property
+    def atol(self) -> float: ...
+
+    @property
+    def unordered(self) -> tuple[str, ...]: ...
 
 
 def mismatches(got: dict[str, np.ndarray], want: dict[str, np.ndarray],
-               tol: Tolerance) -> list[str]:
+               tol: ToleranceLike) -> list[str]:
     """One line per output that differs from the reference; empty when all agree.
 
     Outputs named in `tol.unordered` compare as multisets (row order is not part of the
@@ -56,7 +69,7 @@ def _sorted_rows(a: np.ndarray) -> np.ndarray:
     return a[np.lexsort(a.T[::-1])]
 
 
-def _not_close(a: np.ndarray, b: np.ndarray, tol: Tolerance) -> tuple[int, int]:
+def _not_close(a: np.ndarray, b: np.ndarray, tol: ToleranceLike) -> tuple[int, int]:
     """(how many, first flat index) of elements outside |a-b| <= atol + rtol*|b| (np.isclose's
     rule and dtypes: an infinite reference is close only to itself), counted in chunks."""
     fa, fb = a.reshape(-1), b.reshape(-1)
@@ -80,7 +93,7 @@ _MARGIN = 1.0 - 2.0 ** -16
 _FAST_CHUNK = 1 << 16  # three float32/bool scratch buffers of this size stay in L2
 
 
-def _clearly_close(a: np.ndarray, b: np.ndarray, tol: Tolerance) -> bool:
+def _clearly_close(a: np.ndarray, b: np.ndarray, tol: ToleranceLike) -> bool:
     """True only if _not_close would find nothing and `a` holds no NaN, decided in float32
     without promoting 64M elements to float64 (that promotion dominated decode's compare).
 
@@ -141,7 +154,7 @@ def _close_part(fa: np.ndarray, fb: np.ndarray, r: np.float32, at: np.float32) -
     return True
 
 
-def _compare(a: np.ndarray, b: np.ndarray, tol: Tolerance) -> str | None:
+def _compare(a: np.ndarray, b: np.ndarray, tol: ToleranceLike) -> str | None:
     if a.shape != b.shape:
         return f"shape {a.shape} != reference {b.shape}"
     if a.size == 0:

@@ -12,8 +12,10 @@ from typing import Any
 import numpy as np
 
 from graphcert.apicheck import as_tuple
-from graphcert.workloads.frameworks import ArrayAdapter, check_device
-from graphcert.workloads.steps import FrameworkMissing, Step
+from graphcert.errors import FrameworkMissing
+from graphcert.frameworks.adapters import check_device
+from graphcert.frameworks.array_adapter import ArrayAdapter
+from graphcert.frameworks.step import Step
 
 
 @dataclass
@@ -27,7 +29,8 @@ class CupyCaptured:
     keep: list[Any] = field(default_factory=list)
 
     def launch(self) -> None:
-        self.graph.launch(self.stream)
+        # on the current stream, where the eager call runs: bench times both on one stream
+        self.graph.launch()
 
     def release(self) -> None:
         self.keep.clear()
@@ -131,3 +134,7 @@ class CupyAdapter(ArrayAdapter):
 
     def synchronize(self) -> None:
         self.cp.cuda.Device().synchronize()
+
+    def stream_address(self) -> int:
+        # eager calls and graph launches both run on the current stream (CupyCaptured)
+        return int(self.cp.cuda.get_current_stream().ptr)

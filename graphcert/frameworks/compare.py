@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from graphcert.workloads.steps import Adapter, Step, device_compare, first_rows
+from graphcert.frameworks.adapters import Adapter, device_compare
+from graphcert.frameworks.step import Step, first_rows
 
 
 def _num(value: Any) -> str:

@@ -1,6 +1,6 @@
 """Host-side telemetry: synchronisations and bytes copied between host and device, counted in
-graphcert's own wrappers (Stream/Event/context synchronize, DeviceBuffer copies). Pure counting,
-no CUDA: run/ reads a window of it around each bench run.
+graphcert's own wrappers in graphcert.cuda (Stream/Event/context synchronize, DeviceBuffer
+copies). Pure counting, no CUDA: run/ reads a window of it around each bench run.
 
 Work graphcert does not wrap (CuPy, torch, cuda.core calls inside a workload) is not counted;
 the counts are a floor for such workloads.

@@ -1,8 +1,10 @@
-"""The cuda.core adapter for framework steps (here because only graphcert.cuda imports
-cuda.core). A cuda.core step is `fn(stream, *arrays) -> arrays it wrote`: `stream` is a
-cuda.core Stream when run eagerly and a GraphBuilder while captured, so `launch(stream, ...)`
-works in both; each array is a `DeviceArray` graphcert made from the numpy arrays
-`make_inputs(n)` returned (outputs included: nothing may be allocated while capturing)."""
+"""The cuda.core adapter for framework steps. It imports cuda.core when built; cuda.bindings
+only through graphcert.cuda (the device count, device buffers, the graph reader).
+
+A cuda.core step is `fn(stream, *arrays) -> arrays it wrote`: `stream` is a cuda.core Stream
+when run eagerly and a GraphBuilder while captured, so `launch(stream, ...)` works in both;
+each array is a `DeviceArray` graphcert made from the numpy arrays `make_inputs(n)` returned
+(outputs included: nothing may be allocated while capturing)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ import numpy as np
 from graphcert.apicheck import as_tuple
 from graphcert.cuda.device import device_count
 from graphcert.cuda.memory import DeviceBuffer
-from graphcert.errors import FrameworkMissing, InputError, NoDriverError, first_line
+from graphcert.errors import FrameworkMissing, NoDriverError, first_line
+from graphcert.frameworks.adapters import check_device, graph_memory
 
 
 @dataclass
@@ -86,10 +89,7 @@ class CudaCoreAdapter:
         except NoDriverError as exc:
             raise FrameworkMissing(f"cuda.core has no CUDA device to use: {exc.one_line()}",
                                    hint="run on a machine with a GPU") from None
-        if not 0 <= device < count:
-            raise InputError(f"--device {device} is not a GPU cuda.core sees ({count} visible)",
-                             hint=f"use --device 0..{count - 1}" if count else
-                             "run on a machine with a GPU")
+        check_device("cuda.core", device, count)
         self.device_index = device
         self.dev = Device(device)
         self.dev.set_current()
@@ -171,10 +171,8 @@ class CudaCoreAdapter:
     def synchronize(self) -> None:
         self.stream.sync()
 
-    def graph_memory(self) -> dict[str, int]:
-        try:
-            from graphcert.cuda.handles import graph_memory_of
+    def stream_address(self) -> int:
+        return int(self.stream.handle)
 
-            return graph_memory_of(self.device_index)
-        except Exception:  # noqa: BLE001 - a figure, never a failure
-            return {}
+    def graph_memory(self) -> dict[str, int]:
+        return graph_memory(self.device_index)

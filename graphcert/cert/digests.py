@@ -27,7 +27,7 @@ from graphcert.cert.method import STEP_SUFFIX
 from graphcert.fileread import MAX_SOURCE_BYTES, read_bounded
 from graphcert.paths import kernels_dir
 
-PACKAGE_DIR = Path(__file__).resolve().parents[1]
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # graphcert/
 
 # graphcert's method per certificate kind: the one place that says which of graphcert's own
 # files decide a result. ("pkg", p) is graphcert/<p>; ("kernels", k) is kernels/<k>, with
@@ -35,24 +35,24 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]
 # has method kind "<kind>+step" (graphcert.cert.method.method_kind): its kind's files plus
 # "step" (and "step:<kind>"), the framework-step code no built-in workload's result uses.
 METHOD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
-    "common": (("pkg", "run/jobs.py"), ("pkg", "run/session.py"), ("pkg", "run/outputs.py"),
+    "common": (("pkg", "run/jobs.py"), ("pkg", "run/session.py"), ("pkg", "outputs.py"),
                ("pkg", "cert/results/verdict.py"), ("kernels", "graphcert_runtime.cu"),
                # the optional hooks' defaults, resolved at load (tolerance, size parameters)
                ("pkg", "workloads/loaded.py")),
     "topology": (("pkg", "run/verify.py"), ("pkg", "run/capture.py"),
                  ("pkg", "cert/results/verify.py"), ("pkg", "cert/results/capture.py"),
-                 ("pkg", "cert/results/steps.py"), ("pkg", "classes.py"),
+                 ("pkg", "cert/results/steps.py"), ("pkg", "buckets.py"),
                  ("pkg", "model/canonical.py"), ("pkg", "model/twins.py"),
                  ("pkg", "model/kinds.py")),
-    "bench": (("pkg", "run/bench.py"), ("pkg", "run/harness.py"), ("pkg", "run/placements.py"),
+    "bench": (("pkg", "run/bench.py"), ("pkg", "run/harness.py"), ("pkg", "placements.py"),
               ("pkg", "run/fresh.py"), ("pkg", "cert/results/bench.py"),
               ("pkg", "cert/results/measure.py"), ("pkg", "stats.py"),
               # a new primary context for each placement after the first (renew)
               ("pkg", "cuda/context.py"), ("pkg", "cuda/device.py")),
-    "step": (("pkg", "workloads/steps.py"), ("pkg", "workloads/frameworks.py"),
-             ("pkg", "workloads/cupy_adapter.py"), ("pkg", "cuda/core_step.py"),
-             ("pkg", "run/steps.py"),
-             ("pkg", "run/steps_compare.py")),
+    "step": (("pkg", "frameworks/step.py"), ("pkg", "frameworks/adapters.py"),
+             ("pkg", "frameworks/array_adapter.py"), ("pkg", "frameworks/torch_adapter.py"),
+             ("pkg", "frameworks/cupy_adapter.py"), ("pkg", "frameworks/cuda_core_adapter.py"),
+             ("pkg", "frameworks/compare.py"), ("pkg", "run/steps.py")),
     "step:bench": (("pkg", "run/steps_bench.py"),),
 }
 # A sweep is bench runs plus the fit over them.

@@ -1,12 +1,12 @@
 """Conditional bodies read from the driver's DOT print (cuGraphDebugDotPrint, verbose).
 
 Driver 13.0 has no cuGraphNodeGetParams, so a conditional node's type and body graphs can
-only be found in the DOT print. This module parses it (pure text, no driver call): every
-graph cluster, every node with every field the DOT shows, nested conditionals and child
-graphs inside bodies, and the node handles the driver printed (the live reader,
-graphcert.cuda.snapshot, uses them to read the rest through the per-kind readers). Fields a
-fingerprint hashes that the DOT does not show are listed under the node's `unread` attr
-with the reason, never silently dropped.
+only be found in the DOT print. This module parses it: pure text, no driver call (the live
+reader, graphcert.cuda.snapshot, prints it). It finds every graph cluster, every node with
+every field the DOT shows, nested conditionals and child graphs inside bodies, and the node
+handles the driver printed (which the live reader uses to read the rest through the per-kind
+readers). Fields a fingerprint hashes that the DOT does not show are listed under the node's
+`unread` attr with the reason, never silently dropped.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from graphcert.model import KINDS, UNREAD_ATTR, NodeKind, RawGraph, RawNode
+from graphcert.model.kinds import KINDS, UNREAD_ATTR, NodeKind
+from graphcert.model.snapshot import RawGraph, RawNode
 
 NOT_IN_DOT = "not in the driver's DOT print"
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphcert.classes import (
+from graphcert.buckets import (
     MAX_PRESET,
     Buckets,
     class_of,
