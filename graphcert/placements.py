@@ -11,16 +11,19 @@ from dataclasses import dataclass, replace
 from graphcert.cert.results import Ended, PlacementSpread, Timing, Unavailable
 from graphcert.stats import median_interval, summarize
 
-# Worst first: a pooled figure ended as its worst placement did.
+# Worst first: a pooled figure ended as its worst placement did (unless the precision rule's
+# target, which is the figure's own, is met: see pooled).
 _ENDED_ORDER = (Ended.TIMEOUT, Ended.SAMPLE_CAP, Ended.NOISE_TARGET, Ended.PRECISION_TARGET)
 
 
 @dataclass(frozen=True)
 class Sampled:
-    """One quantity's raw samples and how its sampling loop ended."""
+    """One quantity's raw samples and how its sampling loop ended; `target`: the relative
+    half-width the precision rule asked of it (None under the noise rule)."""
 
     samples: list[float]
     ended: Ended
+    target: float | None = None
 
     def timing(self) -> Timing:
         return summarize(self.samples, self.ended)
@@ -35,8 +38,10 @@ def pooled(per_placement: Sequence[Sampled | Unavailable]
     over all samples pooled, so the noise the gate compares with includes placement. Its
     half-width is that of [median of the placements' lower bounds, median of their upper
     bounds] (stats.median_interval): the median is monotone, so when every placement's
-    interval holds its median this one holds the figure. A quantity unavailable at any
-    placement is unavailable (the first reason)."""
+    interval holds its median this one holds the figure. Under the precision rule the
+    figure ended on its target when its own half-width meets it (a placement that timed out
+    still counted towards it); otherwise, as its worst placement ended. A quantity
+    unavailable at any placement is unavailable (the first reason)."""
     for item in per_placement:
         if isinstance(item, Unavailable):
             return item, None, []
@@ -51,6 +56,10 @@ def pooled(per_placement: Sequence[Sampled | Unavailable]
     high = statistics.median(b[2] for b in bounds)
     mid = spread.median_s
     half = max(mid - low, high - mid) / mid if mid > 0 else math.inf
+    targets = {s.target for s in sampled}
+    target = targets.pop() if len(targets) == 1 else None
+    if target is not None and half <= target:
+        ended = Ended.PRECISION_TARGET
     figure = replace(summarize(everything, ended, half), median_s=mid)
     return figure, spread, everything
 

@@ -41,6 +41,30 @@ def test_pooled_median_is_median_of_placement_medians() -> None:
     assert figure.ended is Ended.TIMEOUT  # the worst placement's ending
 
 
+def test_a_figure_meets_its_precision_target_even_where_one_placement_timed_out() -> None:
+    """Synthetic: under the precision rule the figure's own half-width decides how it ended.
+    Three tight placements and one that timed out give a precise median of medians; a
+    figure whose placements all scatter does not, and ends as its worst placement did."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    tight = [list(1.0 + 0.001 * rng.standard_normal(400)) for _ in range(3)]
+    per = [Sampled(t, Ended.PRECISION_TARGET, 0.02) for t in tight]
+    per.append(Sampled(list(1.0 + 0.3 * rng.standard_normal(12)), Ended.TIMEOUT, 0.02))
+    figure, _, _ = pooled(per)
+    assert not isinstance(figure, Unavailable) and figure.half_width is not None
+    assert figure.half_width <= 0.02 and figure.ended is Ended.PRECISION_TARGET
+    loose = [Sampled(list(1.0 + 0.3 * rng.standard_normal(12)), Ended.TIMEOUT, 0.02)
+             for _ in range(4)]
+    figure, _, _ = pooled(loose)
+    assert not isinstance(figure, Unavailable) and figure.ended is Ended.TIMEOUT
+    assert figure.half_width is not None and figure.half_width > 0.02
+    # the noise rule (no target) keeps the worst placement's ending
+    figure, _, _ = pooled([Sampled(t, Ended.NOISE_TARGET) for t in tight]
+                          + [Sampled([1.0, 1.0], Ended.TIMEOUT)])
+    assert not isinstance(figure, Unavailable) and figure.ended is Ended.TIMEOUT
+
+
 def test_unavailable_at_any_placement_is_unavailable() -> None:
     figure, spread, samples = pooled([Sampled([1.0, 1.0], Ended.NOISE_TARGET),
                                       Unavailable("blocker timed out")])

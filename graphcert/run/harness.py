@@ -153,7 +153,9 @@ class Harness:
         t0 = time.perf_counter()
         while (ended := stopper.ended(samples, time.perf_counter() - t0)) is None:
             samples.extend(one_round())
-        return Sampled(samples, Ended(ended))
+        rule = self.loop_rule
+        return Sampled(samples, Ended(ended),
+                       rule.target(host_clock) if rule.stopping == "precision" else None)
 
     def host_samples(self, enqueue: Enqueue, ops: int) -> Sampled:
         """CPU clock around the launch calls only; the GPU drains between samples."""
@@ -194,7 +196,7 @@ class Harness:
             return [rows[0][-1]]
 
         first = self._collect(one_round, host_clock=True)
-        return [first, *(Sampled(row, first.ended) for row in rows[1:])]
+        return [first, *(Sampled(row, first.ended, first.target) for row in rows[1:])]
 
     def _held(self, s: Stream, start: Event, end: Event, body: Callable[[], None],
               queued: int) -> float:

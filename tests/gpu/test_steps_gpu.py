@@ -182,3 +182,30 @@ def test_torch_pool_bytes_are_the_private_pools_segments(gpu_ctx: object) -> Non
         assert captured.pool_bytes == sum(s["total_size"] for s in mine) > 0
     finally:
         captured.release()
+
+
+@pytest.mark.parametrize(("framework", "file", "name"),
+                         [("torch", "torch_decode.py", "DECODE"), ("cupy", "cupy_step.py", "STEP"),
+                          ("cuda.core", "cuda_core_step.py", "STEP")])
+def test_a_step_bench_times_device_and_clock_on_the_frameworks_stream(
+        gpu_ctx: object, framework: str, file: str, name: str) -> None:
+    """Issue 30 item 4: graphcert's harness on the framework's stream gives the queued device
+    figure (cold and hot) for replay and eager, and the SM clock for the throttle check."""
+    _ready(framework)
+    from graphcert.buckets import parse_buckets
+    from graphcert.cert.results import Timing
+    from graphcert.run.harness import BenchSettings
+    from graphcert.run.steps_bench import bench_step
+    from graphcert.stats import StopRule
+
+    ref, step = _example(file, name)
+    rule = StopRule(min_time_s=0.02, timeout_s=0.5)
+    result = bench_step(step, ref, parse_buckets("8"), BenchSettings(rule))
+    (row,) = result.sizes
+    for way in (row.stream, row.graph):
+        assert isinstance(way.device, Timing), way.device
+        assert way.device.median_s > 0 and way.device.half_width is not None
+    assert row.hot is not None and row.hot.get("graph") is not None
+    assert row.clock_mhz is not None and row.clock_mhz["before"] > 100
+    assert row.speedup["device"] is not None and result.wall_s is not None
+    assert result.verdict.status is not Status.INCOMPLETE, result.verdict.reasons
