@@ -13,7 +13,7 @@ import sys
 
 def run(ref: str) -> dict:
     proc = subprocess.run([sys.executable, "-m", "graphcert", "bench", ref, "--size", "1",
-                           "--no-certificate", "--json", "--timeout", "2"],
+                           "--no-certificate", "--json"],
                           capture_output=True, text=True, check=True)
     (doc,) = json.loads(proc.stdout)["runs"]
     return doc["results"]["sizes"][0]

@@ -40,6 +40,7 @@ from graphcert.gate import (
     parse_policy,
     run_gate,
 )
+from graphcert.gate.policy import check_workload_names
 from graphcert.render.report import OutputFormat, render
 from graphcert.workloads import registry
 
@@ -97,6 +98,19 @@ def test_parse_policy_full() -> None:
     assert p.for_workload(p.min_speedup, "join") == 1.0
     assert p.for_workload(p.max_nodes, "join") == 64
     assert p.to_dict()["min_speedup"] == {"scan": 1.5, "*": 1.0}
+
+
+def test_a_policy_entry_for_a_reference_with_options_comes_first() -> None:
+    """A sweep's runs share their workload's name: "chain[kernels=1]" has its own floor,
+    every other chain the name's, and the names check knows references too."""
+    p = parse_policy({"min_speedup": {"chain": 2.0, "chain[kernels=1]": 1.0}}, "test")
+    assert p.for_workload(p.min_speedup, "chain", "chain[kernels=1]") == 1.0
+    assert p.for_workload(p.min_speedup, "chain", "chain[kernels=10]") == 2.0
+    assert p.for_workload(p.min_speedup, "chain") == 2.0
+    check_workload_names(p, {"chain", "chain[kernels=1]"})
+    with pytest.raises(PolicyError, match="chain\\[kernels=2\\]"):
+        check_workload_names(parse_policy({"min_speedup": {"chain[kernels=2]": 1.0}}, "t"),
+                             {"chain", "chain[kernels=1]"})
 
 
 @pytest.mark.parametrize(("table", "message"), [

@@ -40,9 +40,13 @@ class Policy:
     allow_empty_baseline: bool = False
     source: str = "defaults"
 
-    def for_workload(self, value: Any, workload: str) -> Any:
-        """A scalar as is; a table's entry for `workload`, else its '*', else None."""
+    def for_workload(self, value: Any, workload: str, ref: str | None = None) -> Any:
+        """A scalar as is; a table's entry for the certificate's reference `ref` (a workload
+        with options, "chain[kernels=1]": a sweep's runs), else for `workload`, else its
+        '*', else None."""
         if isinstance(value, Mapping):
+            if ref is not None and ref in value:
+                return value[ref]
             return value.get(workload, value.get("*"))
         return value
 
@@ -148,8 +152,8 @@ def _nothing_beside(data: Mapping[str, Any], source: str) -> None:
 
 
 def check_workload_names(policy: Policy, workloads: Collection[str]) -> None:
-    """Refuse a per-workload table entry naming a workload that no certificate gated has
-    (nor `require` names): such an entry applies to nothing, so it is a typo that would
+    """Refuse a per-workload table entry naming a workload (or a workload reference with
+    options) that no certificate gated has (nor `require` names): such an entry applies to nothing, so it is a typo that would
     otherwise pass. One PolicyError line naming each, with the closest workload name."""
     known = set(workloads) | set(policy.require)
     problems = []

@@ -298,7 +298,8 @@ def gate_run(paths: Sequence[Path], *, policy: Policy, baseline: Path | None = N
     if problems:
         raise UnusableInput(problems)
     # a per-workload entry no certificate here matches is a typo, refused before any verdict
-    check_workload_names(policy, {it.cert.workload.name for it in loaded})
+    check_workload_names(policy, {it.cert.workload.name for it in loaded}
+                         | {it.cert.workload.ref for it in loaded})
     labels = gpu_labels(loaded)
     results = []
     for item in sorted(loaded, key=lambda x: (x.cert.workload.name, x.cert.kind, x.key[2],

@@ -111,7 +111,7 @@ def certificate_rules(cert: Certificate, policy: Policy, *,
                                 f"certificate was made (policy method_change = \"warn\")",
                                 (f"re-run {PRODUCER[cert.kind]} {cert.workload.ref} "
                                  f"to refresh it",)))
-    limit = policy.for_workload(policy.max_nodes, name)
+    limit = policy.for_workload(policy.max_nodes, name, cert.workload.ref)
     if limit is not None:
         rows: list[tuple[str, int | None]] = (
             [(f"class {c.capacity}", c.node_count) for c in result.classes]
@@ -126,7 +126,7 @@ def certificate_rules(cert: Certificate, policy: Policy, *,
         rules.append(RuleResult(Rule.MAX_NODES, RuleStatus.FAIL if over else RuleStatus.PASS,
                                 f"{len(over)} over the limit of {limit} nodes" if over else
                                 f"at most {most} nodes (limit {limit})", tuple(over)))
-    floor = policy.for_workload(policy.min_speedup, name)
+    floor = policy.for_workload(policy.min_speedup, name, cert.workload.ref)
     if floor is not None and isinstance(result, BenchResult):
         rules.append(speedup_rule(result, float(floor), policy.speedup_metric,
                                    allow_incomplete=policy.allow_incomplete))
