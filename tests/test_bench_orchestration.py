@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from graphcert.cert.results import Ended, PlacementContexts, Timing, Upfront
+from graphcert.cert.results import Ended, PlacementContexts, Timing, Unavailable, Upfront
 from graphcert.placements import Sampled, pad_bytes
 from graphcert.run import bench as bench_mod
 from graphcert.run.harness import BenchSettings
@@ -63,6 +63,8 @@ class FakeHarness:
         self.events = events if events is not None else []
         self.refusal = refusal  # what renew_context answers (None: renewed)
         self.shares: list[int] = []  # what bench_size told it each figure is made of
+        self.known: list[dict[str, Any]] = []  # what each stream measurement was told
+        self.stream_waits_on_host = False
 
     def share_loops(self, loops: int) -> None:
         self.shares.append(loops)
@@ -78,7 +80,7 @@ class FakeHarness:
         return 128 // weight
 
     def measure_samples(self, enqueue: Any, ops: int, weight: int | None = None,
-                        bare: Any = None) -> dict[str, Any]:
+                        bare: Any = None, known: Any = None) -> dict[str, Any]:
         graph = ops == 1
         if not graph:
             self.placement += 1
@@ -86,6 +88,11 @@ class FakeHarness:
         one = lambda v: Sampled([v * 0.99, v, v * 1.01], Ended.NOISE_TARGET)  # noqa: E731
         out = {"host_enqueue": one(dev / 3), "end_to_end": one(dev * 2), "device": one(dev),
                "hot_device": one(dev * 0.8)}
+        if not graph:
+            self.known.append(dict(known or {}))
+            if self.stream_waits_on_host:  # the blocking kernel timed out (harness.py)
+                out["device"] = (known or {}).get("device") or Unavailable(
+                    f"held to its timeout at placement {self.placement}")
         if bare is not None:
             assert bare == ("bare", "empty", ops)  # as many launches as the stream path
             out["bare_host"] = one(BARE_HOST[self.placement])
@@ -183,3 +190,16 @@ def test_same_context_placements_never_renew(fakes: list[int]) -> None:
                     session.events)
     row = bench_mod.bench_size(session, h, 100)  # type: ignore[arg-type]
     assert "renew" not in session.events and row.contexts == PlacementContexts(1)
+
+
+def test_a_figure_unavailable_at_one_placement_is_not_held_again(fakes: list[int]) -> None:
+    """A stream path that waits on the host holds the blocking kernel to its timeout: once
+    found at the first placement, later placements are told (no second timeout) and the
+    pooled figure is unavailable with the first reason."""
+    session = FakeSession()
+    h = FakeHarness(BenchSettings(StopRule(), placements=3), session.events)
+    h.stream_waits_on_host = True
+    row = bench_mod.bench_size(session, h, 1000)  # type: ignore[arg-type]
+    first = Unavailable("held to its timeout at placement 0")
+    assert h.known == [{}, {"device": first}, {"device": first}]
+    assert row.stream.device == first and row.speedup["device"] is None

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The device-tool recording run of 2026-11-25 (benchmarks/NOTES.md): run from the repository
-# root on the device machine with the wheels of igraph, texttable, cxxfilt and jsonschema
-# (and its dependencies) in .whl/, and COMMIT set to the commit the tree is (the device's .git
-# is stale, so certificates would say dirty otherwise). Steps: verify, steps, bench:W, tier.
-#   COMMIT=$(git rev-parse HEAD) bash tools/device_run.sh verify steps bench:chain tier
+# The device-tool recording run (benchmarks/NOTES.md): run from the repository root on the
+# device machine with the wheels of igraph, texttable, cxxfilt and jsonschema (and its
+# dependencies; cuda-bench for the fidelity steps) in .whl/, and COMMIT set to the commit the
+# tree is (the device's .git is stale, so certificates would say dirty otherwise).
+# Steps: verify, steps, bench:W (every default), sweep (chain over kernels=1,10,100,1000),
+# fidelity:K (against nvbench at K kernels), native (the native loop over 8 placements),
+# repeat (two processes), tier. Logs and the certificates' archive go under $OUT.
+#   COMMIT=$(git rev-parse HEAD) bash tools/device_run.sh verify steps bench:chain sweep tier
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 9
 export PYTHONPATH=.:/tmp/site PYTHONUNBUFFERED=1 GRAPHCERT_GIT_COMMIT=$COMMIT GRAPHCERT_GIT_DIRTY=0
@@ -14,7 +17,11 @@ for step in "$@"; do
   case $step in
     verify) timeout 120 bash tools/record_on_gpu.sh verify $OUT/rec > $OUT/verify.log 2>&1; rc=$? ;;
     steps) timeout 300 env PYTHON=python3 bash tools/record_steps.sh $OUT/rec > $OUT/steps.log 2>&1; rc=$? ;;
-    bench:*) w=${step#bench:}; timeout 240 python3 -m graphcert bench $w --size 65536 --timeout 2 --out $OUT/rec >> $OUT/bench.log 2>&1; rc=$? ;;
+    bench:*) w=${step#bench:}; timeout 120 python3 -m graphcert bench $w --out $OUT/rec >> $OUT/bench.log 2>&1; rc=$? ;;
+    sweep) timeout 180 python3 -m graphcert bench chain --sweep kernels=1,10,100,1000 --out $OUT/rec >> $OUT/bench.log 2>&1; rc=$? ;;
+    fidelity:*) timeout 200 python3 benchmarks/fidelity_vs_nvbench.py --kernels ${step#fidelity:} >> $OUT/fidelity.log 2>&1; rc=$? ;;
+    native) timeout 200 python3 benchmarks/native_in_process.py --placements 8 >> $OUT/fidelity.log 2>&1; rc=$? ;;
+    repeat) timeout 120 python3 benchmarks/repeatability.py >> $OUT/fidelity.log 2>&1; rc=$? ;;
     tier) timeout ${TIER_LIMIT:-360} python3 -m pytest -q -m gpu tests/gpu -p no:cacheprovider -rs --timeout 300 > $OUT/tier.log 2>&1; rc=$? ;;
   esac
   echo "$step rc=$rc $(( $(date +%s) - start )) s" | tee -a $OUT/steps_done.log

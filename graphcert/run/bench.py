@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -98,8 +98,8 @@ class _Placement:
     hot_batch: dict[str, int]
 
 
-def _measure_placement(session: WorkloadSession, h: Harness, n: int, built: Built
-                       ) -> _Placement:
+def _measure_placement(session: WorkloadSession, h: Harness, n: int, built: Built,
+                       known: Mapping[str, Mapping[str, Unavailable]]) -> _Placement:
     """Both paths at the current placement: the stream path replays the ops record() made
     (their arguments point at this placement's buffers), the graph path this placement's
     exec."""
@@ -120,8 +120,9 @@ def _measure_placement(session: WorkloadSession, h: Harness, n: int, built: Buil
         op_count = max(node_count, 1)
     # The bare loop of as many launches, timed alternately with the stream path's host figure.
     bare = bare_launches(h.empty_kernel, op_count) if replayable else None
-    stream = h.measure_samples(stream_path, op_count, bare=bare)
-    graph = h.measure_samples(built.exe.launch, 1, weight=max(node_count, 1))
+    stream = h.measure_samples(stream_path, op_count, bare=bare, known=known.get("stream"))
+    graph = h.measure_samples(built.exe.launch, 1, weight=max(node_count, 1),
+                              known=known.get("graph"))
     return _Placement(stream, graph, node_count, "prepacked" if replayable else "record",
                       len(ops), op_count, {"stream": h.hot_batch(op_count),
                                            "graph": h.hot_batch(max(node_count, 1))})
@@ -176,7 +177,7 @@ def bench_size(session: WorkloadSession, h: Harness, n: int, capacity: int | Non
             else:
                 built = session.build(h.stream, n)
             try:
-                runs.append(_measure_placement(session, h, n, built))
+                runs.append(_measure_placement(session, h, n, built, unavailable_in(runs)))
             finally:
                 built.destroy()
         finally:
@@ -201,6 +202,19 @@ def bench_size(session: WorkloadSession, h: Harness, n: int, capacity: int | Non
         stream_host_per_op_s=stream.host_enqueue.median_s / first.op_count,
         bare_host_per_op_s=_bare_per_op([r.stream for r in runs], first.op_count),
         placements={"stream": s_spread, "graph": g_spread}, hot=hot, contexts=contexts)
+
+
+def unavailable_in(runs: Sequence[_Placement]) -> dict[str, dict[str, Unavailable]]:
+    """Per side, the queued figures an earlier placement found unavailable: a way of
+    launching that waits on the host holds the blocking kernel to its timeout at every
+    placement, and the pooled figure is unavailable anyway (placements.pooled)."""
+    out: dict[str, dict[str, Unavailable]] = {"stream": {}, "graph": {}}
+    for run in runs:
+        for side, got in (("stream", run.stream), ("graph", run.graph)):
+            for key, value in got.items():
+                if isinstance(value, Unavailable):
+                    out[side].setdefault(key, value)
+    return out
 
 
 def _bare_per_op(per: Sequence[Measured], ops: int) -> float | None:

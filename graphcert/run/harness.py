@@ -272,11 +272,16 @@ class Harness:
         return self._collect(one_round, host_clock=True)
 
     def measure_samples(self, enqueue: Enqueue, ops: int, weight: int | None = None,
-                        bare: Enqueue | None = None) -> dict[str, Sampled | Unavailable]:
+                        bare: Enqueue | None = None,
+                        known: Mapping[str, Unavailable] | None = None
+                        ) -> dict[str, Sampled | Unavailable]:
         """The three cold quantities of one way of launching, raw (device may be
         Unavailable), with settings.hot the hot device figure as `hot_device` (its batch
         sized by `weight`, see hot_samples), and with `bare` (a bare loop of as many
-        launches) its host samples as `bare_host`, taken alternately with host_enqueue's."""
+        launches) its host samples as `bare_host`, taken alternately with host_enqueue's.
+        `known`: queued figures already found unavailable for this way of launching (its
+        call waits on the host, so the blocking kernel times out): given as they are, not
+        held to the blocker's timeout again."""
         out: dict[str, Sampled | Unavailable] = {}
         if bare is None:
             out["host_enqueue"] = self.host_samples(enqueue, ops)
@@ -286,6 +291,9 @@ class Harness:
         for key, take in (("device", lambda: self.device_samples(enqueue, ops)),
                           ("hot_device", lambda: self.hot_samples(enqueue, ops, weight)[0])):
             if key == "hot_device" and not self.settings.hot:
+                continue
+            if known and key in known:
+                out[key] = known[key]
                 continue
             try:
                 out[key] = take()

@@ -15,7 +15,7 @@ timeout: its device figures are then Unavailable with that reason.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Protocol
@@ -49,8 +49,8 @@ class StepHarness(Protocol):
     """What the step bench uses of run/harness.Harness (the CPU tests pass a fake)."""
 
     def measure_samples(self, enqueue: Callable[[Stream], None], ops: int,
-                        weight: int | None = None, bare: Callable[[Stream], None] | None = None
-                        ) -> Measured: ...
+                        weight: int | None = None, bare: Callable[[Stream], None] | None = None,
+                        known: Mapping[str, Unavailable] | None = None) -> Measured: ...
 
     def hot_batch(self, weight: int) -> int: ...
 
@@ -112,8 +112,9 @@ def bench_step(step: Step, ref: str, sizes: Sequence[int], settings: BenchSettin
     rows = []
     try:
         before_run = h.clock_mhz()
+        known: dict[str, dict[str, Unavailable]] = {"eager": {}, "graph": {}}
         for n in sizes:
-            rows.append(_bench_bucket(verifier, h, n, sizes))
+            rows.append(_bench_bucket(verifier, h, n, sizes, known))
             if on_progress:
                 on_progress(len(QUANTITIES))
         after_run = h.clock_mhz()
@@ -135,8 +136,11 @@ def _finite(mhz: float) -> float | None:
     return mhz if mhz == mhz and mhz not in (float("inf"), float("-inf")) else None
 
 
-def _bench_bucket(verifier: StepVerifier, h: StepHarness, n: int, sizes: Sequence[int]
-                  ) -> SizeResult:
+def _bench_bucket(verifier: StepVerifier, h: StepHarness, n: int, sizes: Sequence[int],
+                  known: dict[str, dict[str, Unavailable]]) -> SizeResult:
+    """One bucket; `known` carries, per side, the queued figures an earlier bucket found
+    unavailable (the call waits on the host at every bucket: not held to the blocking
+    kernel's timeout again) and gains this bucket's."""
     a, step = verifier.adapter, verifier.step
     capacity = sizes.capacity_of(n) if isinstance(sizes, Buckets) else n
     clock_before = h.clock_mhz()
@@ -149,8 +153,11 @@ def _bench_bucket(verifier: StepVerifier, h: StepHarness, n: int, sizes: Sequenc
         a.synchronize()
         first = time.perf_counter() - t0
         eager_call = partial(a.call, step, static)
-        eager = h.measure_samples(lambda _s: eager_call(), nodes)
-        graph = h.measure_samples(lambda _s: captured.launch(), 1, weight=nodes)
+        eager = h.measure_samples(lambda _s: eager_call(), nodes, known=known["eager"])
+        graph = h.measure_samples(lambda _s: captured.launch(), 1, weight=nodes,
+                                  known=known["graph"])
+        for side, got in (("eager", eager), ("graph", graph)):
+            known[side].update((k, v) for k, v in got.items() if isinstance(v, Unavailable))
     finally:
         captured.release()
     throttled, clock = throttle_check(clock_before, h.clock_mhz())
