@@ -154,7 +154,8 @@ def _nothing_beside(data: Mapping[str, Any], source: str) -> None:
 def check_workload_names(policy: Policy, workloads: Collection[str]) -> None:
     """Refuse a per-workload table entry naming a workload (or a workload reference with
     options) that no certificate gated has (nor `require` names): such an entry applies to
-    nothing, so it is a typo that would otherwise pass. One PolicyError line naming each, with the closest workload name."""
+    nothing, so it is a typo that would otherwise pass. One PolicyError line naming each,
+    with the closest workload name."""
     known = set(workloads) | set(policy.require)
     problems = []
     for key in PER_WORKLOAD_KEYS:
