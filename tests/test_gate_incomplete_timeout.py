@@ -70,7 +70,7 @@ def test_speedup_resting_on_a_timed_out_timing_warns(tmp_path: Path) -> None:
         "bench", results=_timed_out(bench_results(), "graph", "end_to_end")))
     r = rule(gate(tmp_path, Policy(min_speedup=1.5)), Rule.MIN_SPEEDUP)
     assert r.status is RuleStatus.WARN
-    assert r.details == ("n=256 graph end_to_end: sampling ended on its timeout, not the noise "
+    assert r.details == ("n=256 graph end_to_end: sampling ended on its timeout, short of its "
                          "target",)
     # a timeout on a quantity the rule does not use changes nothing
     write_certificate(tmp_path / "b.json", certificate(
@@ -88,7 +88,7 @@ def test_regression_rule_names_timed_out_timings(tmp_path: Path) -> None:
         "bench", results=_timed_out(bench_results(), "stream", "host_enqueue")))
     r = rule(gate(tmp_path / "cur", baseline=tmp_path / "base"), Rule.REGRESSION)
     assert r.status is RuleStatus.WARN
-    assert ("current n=256 stream host_enqueue: sampling ended on its timeout, not the noise "
+    assert ("current n=256 stream host_enqueue: sampling ended on its timeout, short of its "
             "target") in r.details
 
 

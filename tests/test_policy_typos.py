@@ -4,6 +4,7 @@ gate would ignore. Certificates are synthetic (tests/_certfactory.py)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -120,6 +121,7 @@ def test_this_repositorys_policy_still_loads_and_names_real_workloads() -> None:
     from graphcert.gate.policy import check_workload_names, load_policy
 
     policy = load_policy(cwd=ROOT)
-    assert policy.min_speedup == {"chain": 2.0}
-    names = {p.name.split("-")[1] for p in (ROOT / "reports").glob("*.json")}
+    assert policy.min_speedup == {"chain": 2.0, "chain[kernels=1]": 1.5}
+    docs = [json.loads(p.read_text()) for p in (ROOT / "reports").glob("*.json")]
+    names = {d["workload"]["name"] for d in docs} | {d["workload"]["ref"] for d in docs}
     check_workload_names(policy, names)  # raises on a name no certificate has

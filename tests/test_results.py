@@ -19,6 +19,7 @@ from graphcert.cert.results import (
     SampleResult,
     SkippedClass,
     Status,
+    SweepFit,
     Timing,
     Unavailable,
     Verdict,
@@ -35,7 +36,7 @@ REPORTS = sorted((Path(__file__).resolve().parents[1] / "reports").glob("*.json"
 @pytest.mark.parametrize("path", REPORTS, ids=lambda p: p.name)
 def test_recorded_certificates_round_trip_exactly(path: Path) -> None:
     cert = json.loads(path.read_text())
-    kind = VerifyResult if cert["kind"] == "topology" else BenchResult
+    kind = {"topology": VerifyResult, "bench": BenchResult, "sweep": SweepFit}[cert["kind"]]
     result = kind.from_json(cert["results"], cert["verdict"])
     assert result.to_json() == cert["results"]
     assert result.verdict.passed is cert["verdict"]["passed"]

@@ -134,11 +134,12 @@ def certificate_rules(cert: Certificate, policy: Policy, *,
 
 
 def _with_timeouts(rule: RuleResult, timeouts: Sequence[str]) -> RuleResult:
-    """A rule resting on timings whose sampling ended on its timeout (not the noise target)
+    """A rule resting on timings whose sampling ended on its timeout (short of its target)
     warns, naming each; a failing rule stays failed."""
     if not timeouts:
         return rule
-    notes = tuple(f"{t}: sampling ended on its timeout, not the noise target" for t in timeouts)
+    notes = tuple(f"{t}: sampling ended on its timeout, short of its target"
+                  for t in timeouts)
     status = RuleStatus.WARN if rule.status is RuleStatus.PASS else rule.status
     return RuleResult(rule.rule, status, rule.summary, rule.details + notes)
 

@@ -209,8 +209,10 @@ class Harness:
         if self.blocker.outcome() != BlockingKernel.RELEASED:
             raise QueueUnavailable(
                 f"the blocking kernel timed out after {self.settings.blocker_timeout_s} s "
-                f"with {queued} operations queued behind it (the launch queue was full "
-                f"or the host was too slow); the queued figure is unavailable")
+                f"with {queued} operations queued behind it (the launch queue was full, "
+                f"the host was too slow, or a launch waited on the device: a call that "
+                f"synchronises, or a graph whose next launch waits for its previous one); "
+                f"the queued figure is unavailable")
         return start.elapsed_s(end)
 
     def device_samples(self, enqueue: Enqueue, ops: int) -> Sampled:

@@ -205,7 +205,14 @@ def test_a_step_bench_times_device_and_clock_on_the_frameworks_stream(
     for way in (row.stream, row.graph):
         assert isinstance(way.device, Timing), way.device
         assert way.device.median_s > 0 and way.device.half_width is not None
-    assert row.hot is not None and row.hot.get("graph") is not None
+    assert row.hot is not None and row.hot.get("stream") is not None
+    # cuda.core's graphs (H100, driver 580): a second launch queued behind the blocking
+    # kernel waits on the device, so the hot batch is unavailable, with the reason
+    hot_graph = row.hot.get("graph")
+    if framework == "cuda.core" and hot_graph is None:
+        assert "blocking kernel timed out" in str(row.hot.to_json())
+    else:
+        assert hot_graph is not None
     assert row.clock_mhz is not None and row.clock_mhz["before"] > 100
     assert row.speedup["device"] is not None and result.wall_s is not None
     assert result.verdict.status is not Status.INCOMPLETE, result.verdict.reasons
