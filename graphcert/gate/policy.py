@@ -152,10 +152,12 @@ def _nothing_beside(data: Mapping[str, Any], source: str) -> None:
 
 
 def check_workload_names(policy: Policy, workloads: Collection[str]) -> None:
-    """Refuse a per-workload table entry naming a workload (or a workload reference with
-    options) that no certificate gated has (nor `require` names): such an entry applies to
-    nothing, so it is a typo that would otherwise pass. One PolicyError line naming each,
-    with the closest workload name."""
+    """Refuse a per-workload table entry naming a workload that no certificate gated has
+    (nor `require` names): such an entry applies to nothing, so it is a typo that would
+    otherwise pass. An entry for a reference with options ("chain[kernels=1]", a sweep's
+    run) is known when the gated certificates have that reference or its workload's name
+    is known (a gate over a subset need not hold every run). One PolicyError line naming
+    each, with the closest workload name."""
     known = set(workloads) | set(policy.require)
     problems = []
     for key in PER_WORKLOAD_KEYS:
@@ -163,7 +165,7 @@ def check_workload_names(policy: Policy, workloads: Collection[str]) -> None:
         if not isinstance(table, Mapping):
             continue
         for name in table:
-            if name == "*" or name in known:
+            if name == "*" or name in known or name.split("[", 1)[0] in known - {name}:
                 continue
             close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
             guess = f" (did you mean {close[0]!r}?)" if close else ""
