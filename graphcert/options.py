@@ -50,6 +50,7 @@ class Options:
     dumb_terminal: bool = False  # TERM=dumb: no progress bars
     no_color: bool = False  # NO_COLOR set: workers of a several-GPU run get no colour either
     columns: str = ""  # $COLUMNS as given: workers print as wide as the parent's terminal
+    step_summary: str = ""  # $GITHUB_STEP_SUMMARY: where the gate appends its Markdown summary
     warnings: tuple[str, ...] = ()  # one line each, for the caller to print
 
     @classmethod
@@ -60,8 +61,8 @@ class Options:
         else $GRAPHCERT_SIGNING_KEY, and a warning when a key file shadows the variable.
         Without it nothing here can fail: commands that write no certificate never load
         a key, so a bad one cannot stop them."""
-        key = load_key(key_file, environ) if signing else None
-        note = shadowed_key_note(key_file, environ) if signing else None
+        key = load_key(key_file, environ=environ) if signing else None
+        note = shadowed_key_note(key_file, environ=environ) if signing else None
         commit = environ.get(GIT_COMMIT_ENV)
         return cls(signing_key=key, device=environ.get(DEVICE_ENV, "").strip(),
                    git=GitCommit(commit, environ.get(GIT_DIRTY_ENV, "0") == "1")
@@ -69,4 +70,5 @@ class Options:
                    uuid_names=environ.get(CERT_NAME_ENV) == "uuid",
                    ci=bool(environ.get("CI")), dumb_terminal=environ.get("TERM") == "dumb",
                    no_color="NO_COLOR" in environ, columns=environ.get("COLUMNS", ""),
+                   step_summary=environ.get("GITHUB_STEP_SUMMARY", ""),
                    warnings=(note,) if note is not None else ())

@@ -37,7 +37,7 @@ def test_every_setting_comes_from_the_mapping_given(tmp_path: Path) -> None:
     assert options.ci and options.dumb_terminal and options.no_color and options.uuid_names
     assert options.columns == "90"
     # the key file wins over $GRAPHCERT_SIGNING_KEY, and the options say so once
-    assert options.signing_key == load_key(key_file)
+    assert options.signing_key == load_key(key_file, environ={})
     assert options.warnings == (f"both ${KEY_FILE_ENV} ({key_file}) and ${KEY_ENV} are set: "
                                 f"the key file is used, ${KEY_ENV} is ignored",)
     assert Options.from_environ({}) == Options()  # nothing set: nothing read
@@ -68,7 +68,7 @@ def test_signing_key_file_reaches_the_writer_without_touching_os_environ(
                                    "--signing-key-file", str(key_file)])
     assert out.exit_code == 0, out.output
     [options] = seen
-    assert options.signing_key == load_key(key_file)
+    assert options.signing_key == load_key(key_file, environ={})
     assert KEY_FILE_ENV not in os.environ  # the option was not turned into a variable
 
 
@@ -113,3 +113,19 @@ def test_no_module_writes_os_environ() -> None:
              if (lines := _environ_writes(ast.parse(path.read_text(encoding="utf-8"))))}
     assert found == {}
     assert _environ_writes(ast.parse("import os\nos.environ['K'] = 'v'\n")) == [2]
+
+
+def test_nothing_below_the_command_line_reads_the_environment_for_settings() -> None:
+    """Issue 29 item 5: the signing key and $GITHUB_STEP_SUMMARY come from Options (read
+    once where a run starts); the certificate and gate layers take what they are given."""
+    import inspect
+
+    from graphcert.cert import signing
+    from graphcert.gate import report
+
+    assert "os.environ" not in inspect.getsource(signing)
+    assert "GITHUB_STEP_SUMMARY" not in inspect.getsource(report)
+    options = Options.from_environ({"GITHUB_STEP_SUMMARY": "/tmp/summary.md"}, signing=False)
+    assert options.step_summary == "/tmp/summary.md"
+    with pytest.raises(TypeError):
+        signing.load_key(None)  # type: ignore[call-arg]  # the environment must be passed

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,11 +49,12 @@ def _checked(secret: bytes, source: str) -> SigningKey:
     return SigningKey(secret, source)
 
 
-def load_key(key_file: Path | str | None = None,
-             environ: Mapping[str, str] | None = None) -> SigningKey | None:
+def load_key(key_file: Path | str | None = None, *,
+             environ: Mapping[str, str]) -> SigningKey | None:
     """The signing key: `key_file`, else $GRAPHCERT_SIGNING_KEY_FILE, else
-    $GRAPHCERT_SIGNING_KEY; None when none is set."""
-    env = os.environ if environ is None else environ
+    $GRAPHCERT_SIGNING_KEY of `environ` (the caller's: graphcert.options reads the process
+    environment once); None when none is set."""
+    env = environ
     path = key_file or env.get(KEY_FILE_ENV) or None
     if path:
         try:
@@ -68,11 +68,11 @@ def load_key(key_file: Path | str | None = None,
     return None
 
 
-def shadowed_key_note(key_file: Path | str | None = None,
-                      environ: Mapping[str, str] | None = None) -> str | None:
+def shadowed_key_note(key_file: Path | str | None = None, *,
+                      environ: Mapping[str, str]) -> str | None:
     """When a key file and $GRAPHCERT_SIGNING_KEY are both set, one line saying the file is
     used and the variable ignored (the caller prints it); None otherwise."""
-    env = os.environ if environ is None else environ
+    env = environ
     path = key_file or env.get(KEY_FILE_ENV) or None
     if not (path and env.get(KEY_ENV)):
         return None

@@ -4,6 +4,7 @@ digests, the signing key and whether a signature is required (issue 29 item 6)."
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,14 +44,15 @@ def run_the_gate(ctx: click.Context, paths: tuple[Path, ...], *, baseline: Path 
     """The gate's report over `paths`, with the typed certificates it judged; unusable input
     is one line per problem and exit 2."""
     from graphcert.cert.document import utc_now
-    from graphcert.cert.signing import load_key, shadowed_key_note
     from graphcert.gate import UnusableInput, gate_run, load_policy
+    from graphcert.options import Options
     from graphcert.workloads.registry import method_digest, source_digest
 
     policy = load_policy(policy_file)
-    key = load_key(signing_key_file)
-    note = shadowed_key_note(signing_key_file)
-    if note is not None:
+    # the environment read here, at the command line, with the key the gate checks with
+    options = Options.from_environ(os.environ, key_file=signing_key_file)
+    key = options.signing_key
+    for note in options.warnings:
         click.echo(f"graphcert: warning: {note}", err=True)
     try:
         return gate_run(list(paths), policy=policy, baseline=baseline, created=utc_now(),

@@ -41,15 +41,16 @@ def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | No
     faster, slower, ambiguous); noise never fails a build, and a timing that ended on its
     sampling timeout warns.
     """
+    from graphcert.commands._options import cli_options
     from graphcert.errors import InputError
     from graphcert.fileio import check_output_file, missing_folder, write_output
-    from graphcert.gate import step_summary_path
     from graphcert.render.console import print_json, stdout_console
     from graphcert.render.report import OutputFormat, print_table, render
 
     # Every output is checked before the gate runs: a bad path is exit 2, never a
     # verdict followed by a traceback.
-    step = step_summary_path()
+    summary_env = cli_options(context).step_summary  # $GITHUB_STEP_SUMMARY
+    step = Path(summary_env) if summary_env else None
     for target, what in ((junit, "--junit"), (summary, "--summary"),
                          (step, "$GITHUB_STEP_SUMMARY")):
         if target is not None:

@@ -11,7 +11,6 @@ from graphcert.gate.report import (
     gate_run,
     load_all,
     run_gate,
-    step_summary_path,
 )
 from graphcert.gate.rules import Loaded, Rule, RuleResult, RuleStatus
 
@@ -33,5 +32,4 @@ __all__ = [
     "load_policy",
     "parse_policy",
     "run_gate",
-    "step_summary_path",
 ]

@@ -363,9 +363,3 @@ def _duplicates(items: Sequence[Loaded], prefix: str) -> list[str]:
         else:
             first[it.identity] = it.path
     return out
-
-
-def step_summary_path() -> Path | None:
-    """$GITHUB_STEP_SUMMARY when set."""
-    value = os.environ.get("GITHUB_STEP_SUMMARY")
-    return Path(value) if value else None
