@@ -115,7 +115,8 @@ def test_policy_require_signature_and_key_file(tmp_path: Path) -> None:
     assert "unsigned (a signature is required)" in result.stderr
     keyfile = tmp_path / "key"
     keyfile.write_text(KEY + "\n")
-    write_certificate(Path("reports/t.json"), certificate("topology"), key=load_key(keyfile, environ={}))
+    write_certificate(Path("reports/t.json"), certificate("topology"),
+                      key=load_key(keyfile, environ={}))
     result = gate("reports", "--policy", "gate.toml", "--signing-key-file", str(keyfile))
     assert result.exit_code == 0, result.output
     result = gate("reports", "--policy", "gate.toml")  # signed, but no key to check it with
