@@ -191,3 +191,16 @@ def test_a_small_graph_is_drawn_with_its_kernels_and_a_conditional_body(page: st
     assert converge.count("<rect") == 5 + 1  # and the body's dashed frame
     assert converge.count("<polygon") == 3
     assert "apt-get install graphviz" in converge  # how to get Graphviz's layout instead
+
+
+def test_the_sweep_is_charted_from_the_runs_its_certificate_names(page: str) -> None:
+    sweeps = re.findall(r"<h3>Sweep</h3><figure>(<svg.*?</svg>)</figure>", page, re.S)
+    assert len(sweeps) == 1 and sweeps[0].count("<polyline") == 2  # stream and graph launch
+    assert sweeps[0].count("<circle") == 2 * 4  # kernels = 1, 10, 100, 1000
+    assert "b (× kernels)" in page
+
+
+def test_one_gpu_is_said_once_above_the_certificate_table(page: str) -> None:
+    table = page.split("<h2 id='certificates'>", 1)[1].split("</table>", 1)[0]
+    assert "every certificate from one GPU: NVIDIA H100 80GB HBM3" in table
+    assert "<th>GPU</th>" not in table and table.count("NVIDIA H100") == 1

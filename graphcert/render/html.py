@@ -63,16 +63,24 @@ def _class_of(snapshot: GraphSnapshot) -> str:
 
 def _certificate_table(report: GateReport, certs: Mapping[str, Certificate],
                        anchors: Mapping[str, str]) -> str:
+    """One row per certificate, its file linked to its section; the GPU said once above the
+    table where every certificate has the same one (a fleet's table has the column)."""
+    gpus = {c.gpu for c in report.certificates}
+    one_gpu = len(gpus) == 1
     rows = []
     for c in report.certificates:
         cert = certs.get(c.path)
         rules = ", ".join(f"{r.rule.value} {r.status.value}" for r in c.rules)
         target = anchors.get(c.path)
-        rows.append((status(c.status.value), link(target, code(c.path)) if target
-                     else code(c.path), c.workload, c.kind, c.gpu, text(rules),
-                     code(cert.created) if cert is not None else None))
-    return table(("result", "file", "workload", "kind", "GPU", "rules", "created"), rows,
-                 wrap=frozenset({5}))
+        row = [status(c.status.value), link(target, code(c.path)) if target else code(c.path),
+               c.workload, c.kind, c.gpu, text(rules),
+               code(cert.created) if cert is not None else None]
+        rows.append(row[:4] + row[5:] if one_gpu else row)
+    headers = ["result", "file", "workload", "kind", "GPU", "rules", "created"]
+    if one_gpu:
+        del headers[4]
+    above = para(f"every certificate from one GPU: {next(iter(gpus))}") if one_gpu else ""
+    return above + table(headers, rows, wrap=frozenset({headers.index("rules")}))
 
 
 def _findings(report: GateReport) -> str:
@@ -120,6 +128,19 @@ def _results(cert: Certificate, figures: Mapping[str, str] | None = None) -> str
     if isinstance(result, SweepFit):
         return sweep_view(result)
     return bench_view(result)
+
+
+def _sweep_picture(docs: Sequence[tuple[str, Certificate]]) -> str | None:
+    """The sweep's chart: from the bench certificates a sweep certificate names, else from
+    all the workload's bench certificates where they differ in one numeric option."""
+    benches = [(path.rsplit("/", 1)[-1], c) for path, c in docs if c.kind == "bench"]
+    for _, cert in docs:
+        if isinstance(cert.result, SweepFit):
+            named = set(cert.result.certificates)
+            picture = sweep_svg([c for name, c in benches if name in named])
+            if picture:
+                return picture
+    return sweep_svg([c for _, c in benches])
 
 
 def _figure(p: Picture, anchor: str) -> str:
@@ -195,7 +216,7 @@ def render_html(report: GateReport, certs: Mapping[str, Certificate],
         parts = [f"<h2 id='{esc(anchor)}'>{esc(name)}</h2>"]
         for path, cert in docs:
             parts += [_cert_head(cert, path, cert_anchor[path]), _results(cert, figures)]
-        sweep = sweep_svg([c for _, c in docs if c.kind == "bench"])
+        sweep = _sweep_picture(docs)
         if sweep:
             parts.append(f"<h3>Sweep</h3><figure>{sweep}</figure>")
         graphs = _graphs(name, pictures, figures, graphs_at)

@@ -105,7 +105,7 @@ def cuda_version(api: int | None) -> str:
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:2rem;
-color:#111827;max-width:1200px}
+color:#111827;max-width:1400px}
 h1{margin:0 0 .25rem 0}h2{margin-top:2.5rem;border-bottom:1px solid #d1d5db}
 h3{margin-bottom:.3rem}h4{margin:.8rem 0 .2rem 0;font-size:.95rem}
 a{color:#1d4ed8;text-decoration:none}a:hover{text-decoration:underline}
@@ -122,7 +122,7 @@ font-size:.75rem}
 table{border-collapse:collapse;font-size:.85rem}
 th,td{border:1px solid #e5e7eb;padding:.25rem .5rem;text-align:left;vertical-align:top;
 white-space:nowrap}
-td.wrap{white-space:normal;min-width:16rem}
+td.wrap{white-space:normal;min-width:10rem}
 th{background:#f3f4f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
 tr.hot td{background:#f8fafc;border-top:2px solid #d1d5db}
 code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85em;white-space:nowrap}

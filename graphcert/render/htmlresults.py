@@ -174,7 +174,8 @@ def _size(row: SizeResult, bare_s: float | None) -> str:
         rows.append(("device hot (L2 warm, per launch)", _median(s), precision(s), _median(g),
                      precision(g), ratio, _samples(s, g), _spread(row, "hot_device")))
         classes.append("hot")
-    body = table(_TIMING_COLUMNS, rows, frozenset(range(1, 8)), row_class=classes)
+    body = table(_TIMING_COLUMNS, rows, frozenset(range(1, 8)), wrap=frozenset({0}),
+                 row_class=classes)
     out = [para(*head), body]
     if ctx and ctx.kept:
         out.append(para(f"one context: {ctx.kept}", cls="note"))
@@ -222,7 +223,7 @@ def sweep_view(fit: SweepFit) -> str:
              f"{f.r2:.4f}" if f else "-")
             for way in ("stream", "graph") for q in LABELS for f in [fit.fit[way].get(q)]]
     out = [f"<h3>Sweep over {esc(fit.key)} = {esc(', '.join(map(str, fit.values)))}</h3>",
-           table(("way", "quantity", "a (fixed)", f"b (per {fit.key})", "R²"), rows,
+           table(("way", "quantity", "a (fixed)", f"b (× {fit.key})", "R²"), rows,
                  frozenset({2, 3, 4}))]
     names = list(fit.certificates) + [None] * len(fit.points)
     points = []
