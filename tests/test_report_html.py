@@ -98,6 +98,7 @@ def test_report_renders_in_headless_chromium(page: Path, tmp_path: Path) -> None
     dom = subprocess.run([*flags, "--dump-dom", page.as_uri()], capture_output=True,
                          text=True, timeout=120, check=True).stdout
     assert "gate: PASS" in dom and "Capacity classes" in dom and "Contents" in dom
+    assert dom.count("<svg") == 2  # scan's two topologies, drawn by Graphviz or graphcert
 
 
 def test_report_of_nothing_usable_is_one_line_per_problem_exit_2(tmp_path: Path) -> None:

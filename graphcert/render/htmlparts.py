@@ -123,7 +123,7 @@ table{border-collapse:collapse;font-size:.85rem}
 th,td{border:1px solid #e5e7eb;padding:.25rem .5rem;text-align:left;vertical-align:top;
 white-space:nowrap}
 td.wrap{white-space:normal;min-width:10rem}
-th{background:#f3f4f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f3f4f6;white-space:normal;vertical-align:bottom}td.num{text-align:right;font-variant-numeric:tabular-nums}
 tr.hot td{background:#f8fafc;border-top:2px solid #d1d5db}
 code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85em;white-space:nowrap}
 .nw{white-space:nowrap}

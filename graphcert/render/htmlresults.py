@@ -148,7 +148,7 @@ def _samples(s: Timing | None, g: Timing | None) -> str:
 
 
 _TIMING_COLUMNS = ("quantity", "stream median", "stream ±95%", "graph median", "graph ±95%",
-                   "speedup (95% CI)", "samples s / g", "placement spread s / g")
+                   "speedup (95% CI)", "samples s/g", "placement spread s/g")
 
 
 def _size(row: SizeResult, bare_s: float | None) -> str:
@@ -157,7 +157,8 @@ def _size(row: SizeResult, bare_s: float | None) -> str:
     count = max((len(p.medians_s) for side in (places or {}).values() for p in side.values()),
                 default=1)
     ctx = row.contexts
-    head = [f"n = {row.n:,} (capacity {row.capacity:,}), {row.node_count} nodes, stream path "
+    head = [f"n = {row.n:,} (capacity {row.capacity:,}), {row.node_count} "
+            f"node{'s' * (row.node_count != 1)}, stream path "
             f"{row.stream_path or '-'}, {count} placement{'s' * (count != 1)}"
             + (f" in {ctx.count} context{'s' * (ctx.count != 1)}" if ctx else "")]
     if row.throttled:
