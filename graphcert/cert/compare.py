@@ -99,7 +99,8 @@ def compare_bench(baseline: BenchResult, current: BenchResult, *,
             for q in QUANTITIES:
                 bt, ct = bs.way(side).get(q), cs.way(side).get(q)
                 if bt is None or ct is None:
-                    if q == "device":
+                    # missing on one side only is news; on both, nothing was lost
+                    if q == "device" and (bt is not None or ct is not None):
                         notes.append(f"n={n} {side} device time unavailable on "
                                      f"{'the baseline' if bt is None else 'current'}")
                     continue

@@ -39,7 +39,9 @@ def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | No
     key a pyproject.toml has no use for, or another key under [tool.graphcert]) would be
     ignored, so it is exit 2 too. Timings are compared like nvbench-compare (same,
     faster, slower, ambiguous); noise never fails a build, and a timing that ended on its
-    sampling timeout warns.
+    sampling timeout warns where a speedup floor rests on it or it moved against the
+    baseline (one that compared same passes). The baseline is read as its own set: it may
+    be PATHS itself or a copy of it, and one kept inside PATHS is left out of them.
     """
     from graphcert.commands._options import cli_options
     from graphcert.errors import InputError

@@ -175,9 +175,10 @@ def _walk_json(root: Path, skip: Path | None, problems: list[str]) -> list[Path]
 
 def find_json_files(paths: Sequence[Path], exclude: Path | None = None
                     ) -> tuple[list[Path], list[str]]:
-    """*.json files under `paths` (hidden folders, graphcert's temp files and `exclude`
-    skipped); problems (missing paths, symlink loops, unreadable folders, special files in
-    a folder). A path named in `paths` may be a FIFO or device: read_document bounds it."""
+    """*.json files under `paths` (hidden folders, graphcert's temp files and `exclude`, where
+    it lies inside a folder of `paths`, skipped); problems (missing paths, symlink loops,
+    unreadable folders, special files in a folder). A path named in `paths` may be a FIFO or
+    device: read_document bounds it."""
     files: list[Path] = []
     problems: list[str] = []
     skip = _safe_resolve(exclude) if exclude is not None else None
@@ -188,7 +189,7 @@ def find_json_files(paths: Sequence[Path], exclude: Path | None = None
             problems.append(_missing(path, exc))
             continue
         if stat.S_ISDIR(mode):
-            files += _walk_json(path, skip, problems)
+            files += _walk_json(path, _inside(skip, path), problems)
         elif stat.S_ISREG(mode) or is_stream(mode):
             files.append(path)
         else:
@@ -204,6 +205,14 @@ def find_json_files(paths: Sequence[Path], exclude: Path | None = None
             seen.add(real)
             unique.append(f)
     return unique, problems
+
+
+def _inside(skip: Path | None, root: Path) -> Path | None:
+    """`skip` when it lies strictly inside `root` (a baseline kept below the gated folder),
+    else None: a baseline that is `root` itself or holds it is read as its own set, so
+    comparing a folder with itself leaves the folder gated, not empty."""
+    real = _safe_resolve(root)
+    return skip if skip is not None and real is not None and real in skip.parents else None
 
 
 def _missing(path: Path, exc: OSError | ValueError) -> str:

@@ -206,9 +206,17 @@ def baseline_rules(cert: Certificate, base: Loaded | None,
                            tuple(c.describe() for c in changed) + tuple(other))]
     assert isinstance(current, BenchResult) and isinstance(baseline, BenchResult)
     comps, notes = compare_bench(baseline, current, min_noise=policy.min_noise)
-    timeouts = [f"{side} {t}" for side, r in (("current", current), ("baseline", baseline))
-                for t in r.timeouts()
-                if any(t == f"n={c.n} {c.side} {c.quantity}" for c in comps)]
+    # A timing that compared same is settled whatever its sampling's end: sameness is judged
+    # against the samples' noise, which widens the threshold. One that moved (or is
+    # ambiguous) rests on a figure short of its target, and that warns.
+    moved = {c.label for c in comps if c.change is not Change.SAME}
+    compared = {c.label for c in comps}
+    timed_out = [(f"{side} {t}", t in moved)
+                 for side, r in (("current", current), ("baseline", baseline))
+                 for t in r.timeouts() if t in compared]
+    timeouts = [label for label, changed in timed_out if changed]
+    notes += [f"{label}: sampling ended on its timeout; compared same within its noise"
+              for label, changed in timed_out if not changed]
     slower = [c for c in comps if c.change is Change.SLOWER and c.diff > policy.max_regression]
     ambiguous = [c for c in comps if c.change is Change.AMBIGUOUS]
     tally = {ch: sum(1 for c in comps if c.change is ch) for ch in Change}
