@@ -100,6 +100,7 @@ class GateReport:
                 "exit_code": self.exit_code, "created": self.created,
                 "policy": self.policy.to_dict(), "baseline": self.baseline,
                 "skipped_snapshots": self.skipped_snapshots,
+                "unusable": [],  # as in an UnusableReport: one schema for every exit
                 "checks": [r.to_dict() for r in self.checks],
                 "certificates": [c.to_dict() for c in self.certificates]}
 
