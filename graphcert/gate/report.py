@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from graphcert.cert.certificate import Certificate
+from graphcert.cert.compare import across_models
 from graphcert.cert.document import CertificateError, NotACertificate
 from graphcert.cert.signing import SigningKey
 from graphcert.cert.store import (
@@ -316,7 +317,8 @@ def gate_run(paths: Sequence[Path], *, policy: Policy, baseline: Path | None = N
                                               x.path)):
         rules = certificate_rules(item.cert, policy, method_changed=item.method_changed)
         if baseline is not None:
-            rules += baseline_rules(item.cert, baseline_for(item, base), policy)
+            rules += baseline_rules(item.cert, baseline_for(item, base), policy,
+                                    other_model=_of_another_model(item, base))
         c = item.cert
         results.append(CertificateResult(item.path, c.kind, c.workload.name, c.workload.ref,
                                          labels[item.path], tuple(rules)))
@@ -351,13 +353,20 @@ def _load_baseline(baseline: Path, policy: Policy, trust: Trust
 
 
 def baseline_for(item: Loaded, base: Sequence[Loaded]) -> Loaded | None:
-    """The baseline certificate `item` is compared with: of the same GPU model (timings are
-    never compared across models), the same physical GPU (UUID) when the baseline has it,
-    else the first of that model by path."""
-    same_model = sorted((b for b in base if b.key == item.key), key=lambda b: b.path)
+    """The baseline certificate `item` is compared with: of its kind and workload and of the
+    same GPU model (cert.compare.across_models, the rule `diff` warns by), the same physical
+    GPU (UUID) when the baseline has it, else the first of that model by path."""
+    same_model = sorted((b for b in base if b.key[:2] == item.key[:2]
+                         and across_models(b.cert, item.cert) is None), key=lambda b: b.path)
     same_gpu = [b for b in same_model if b.identity == item.identity]
     found = same_gpu or same_model
     return found[0] if found else None
+
+
+def _of_another_model(item: Loaded, base: Sequence[Loaded]) -> Loaded | None:
+    """The first baseline certificate of `item`'s kind and workload from another GPU model."""
+    return next((b for b in sorted(base, key=lambda b: b.path)
+                 if b.key[:2] == item.key[:2] and across_models(b.cert, item.cert)), None)
 
 
 def _duplicates(items: Sequence[Loaded], prefix: str) -> list[str]:

@@ -12,7 +12,13 @@ from enum import Enum
 from typing import Any
 
 from graphcert.cert.certificate import Certificate
-from graphcert.cert.compare import Change, compare_bench, compare_topology
+from graphcert.cert.compare import (
+    Change,
+    across_models,
+    compare_bench,
+    compare_topology,
+    gpu_model,
+)
 from graphcert.cert.document import PRODUCER
 from graphcert.cert.results import (
     BenchResult,
@@ -75,7 +81,7 @@ class Loaded:
     def key(self) -> tuple[str, str, str]:
         """(kind, workload reference, GPU model): what a baseline is matched by. Timings are
         compared per GPU model, never across models."""
-        return (self.cert.kind, self.cert.workload.ref, self.cert.environment.gpu.name)
+        return (self.cert.kind, self.cert.workload.ref, gpu_model(self.cert))
 
     @property
     def identity(self) -> tuple[str, str, str, str]:
@@ -182,13 +188,19 @@ def speedup_rule(result: BenchResult, floor: float, metric: str, *,
                           result.timeouts(metric))
 
 
-def baseline_rules(cert: Certificate, base: Loaded | None,
-                    policy: Policy) -> list[RuleResult]:
+def baseline_rules(cert: Certificate, base: Loaded | None, policy: Policy, *,
+                   other_model: Loaded | None = None) -> list[RuleResult]:
     """`cert` against its baseline certificate: topology class by class, timings with
-    interval logic."""
+    interval logic. `other_model`: the baseline's certificate of this kind and workload
+    from another GPU model, named when it is all there is."""
     rule = Rule.TOPOLOGY if cert.kind == "topology" else Rule.REGRESSION
     if base is None:
-        return [RuleResult(rule, RuleStatus.WARN, "no baseline certificate to compare with")]
+        models = (across_models(other_model.cert, cert)
+                  if other_model is not None and cert.kind != "topology" else None)
+        why = (f"the baseline's {other_model.path} and this certificate are {models}",) \
+            if other_model is not None and models is not None else ()
+        return [RuleResult(rule, RuleStatus.WARN, "no baseline certificate to compare with",
+                           why)]
     current, baseline = cert.result, base.cert.result
     if isinstance(current, SweepFit):  # its runs' own bench certificates are compared
         return [RuleResult(rule, RuleStatus.PASS, "a sweep's fit is shown, not compared "
