@@ -139,3 +139,19 @@ def test_a_bad_output_path_is_refused_before_anything_is_written(step: Path) -> 
     assert result.exit_code == 2 and result.stdout == ""
     assert "--junit" in result.stderr
     assert not Path("out").exists() and step.read_text() == "earlier step\n"
+
+
+def test_every_format_renders_an_unusable_report_and_cleans_its_text() -> None:
+    """Synthetic problems, one carrying a terminal escape a certificate could smuggle in."""
+    from graphcert.gate import UnusableReport
+    from graphcert.render.report import OutputFormat, render
+
+    report = UnusableReport("2026-01-01T00:00:00Z", None, "base",
+                            ("a.json: stale (synthetic)", "b.json: \x1b[31mred\x1b[0m"))
+    texts = {fmt: render(report, fmt) for fmt in OutputFormat}
+    assert all("\x1b" not in t for t in texts.values())
+    assert texts[OutputFormat.TABLE].splitlines() == [
+        "graphcert: error: a.json: stale (synthetic)", "graphcert: error: b.json: red",
+        "gate: UNUSABLE (2 unusable inputs)"]
+    assert json.loads(texts[OutputFormat.JSON])["baseline"] == "base"
+    assert "policy: unreadable · baseline: `base`" in texts[OutputFormat.MARKDOWN]
