@@ -195,10 +195,10 @@ def baseline_rules(cert: Certificate, base: Loaded | None, policy: Policy, *,
     from another GPU model, named when it is all there is."""
     rule = Rule.TOPOLOGY if cert.kind == "topology" else Rule.REGRESSION
     if base is None:
-        models = (across_models(other_model.cert, cert)
-                  if other_model is not None and cert.kind != "topology" else None)
-        why = (f"the baseline's {other_model.path} and this certificate are {models}",) \
-            if other_model is not None and models is not None else ()
+        why: tuple[str, ...] = ()
+        models = across_models(other_model.cert, cert) if other_model is not None else None
+        if other_model is not None and models is not None and cert.kind != "topology":
+            why = (f"the baseline's {other_model.path} and this certificate are {models}",)
         return [RuleResult(rule, RuleStatus.WARN, "no baseline certificate to compare with",
                            why)]
     current, baseline = cert.result, base.cert.result
