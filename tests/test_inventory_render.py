@@ -191,7 +191,7 @@ def test_table_and_tree_objects() -> None:
     table = inventory_table(s)
     assert [c.header for c in table.columns] == ["#", "kind", "kernel / operation", "grid",
                                                  "block", "smem", "bytes", "deps"]
-    assert table.row_count == s.node_count + 3  # child graph and body nodes get rows too
+    assert len(table.rows) == s.node_count + 3  # child graph and body nodes get rows too
     tree = inventory_tree(s)
     assert len(tree.children) == s.node_count
 
