@@ -303,31 +303,33 @@ class Grid:
             lines.append(sep.join(parts))
         return lines
 
-    def _beside(self, i: int, width: int) -> bool:
-        """Whether every value of moved column i fits beside its label; if one does not, all
-        of them go below their labels, so the column reads alike in every row."""
+    def _placement(self, i: int, width: int) -> int | None:
+        """Where moved column i's values go: None beside their labels when every value fits
+        there, else the indent of the lines below the labels (4, or 0 when a value does not
+        fit even so), the same for every row, so the column reads alike in each."""
         col = self.columns[i]
-        room = width - cell_len(f"  {col.header}: ")
-        return all(longest_word(row[i].plain, col.sep) <= room for row in self.rows)
+        widest = max((longest_word(row[i].plain, col.sep) for row in self.rows), default=0)
+        if widest <= width - cell_len(f"  {col.header}: "):
+            return None
+        return 4 if widest <= width - 4 else 0
 
-    def _details(self, row: Sequence[Text], moved: Sequence[tuple[int, bool]],
+    def _details(self, row: Sequence[Text], moved: Sequence[tuple[int, int | None]],
                  width: int) -> list[Text]:
         """The moved columns of one row, one labelled value each ("  file: reports/..."),
         or the value whole on the lines below its label."""
         lines: list[Text] = []
-        for i, beside in moved:
+        for i, indent in moved:
             value, col = row[i], self.columns[i]
             if not value.plain.strip():
                 continue
             label = Text(f"  {col.header}:", style="table.header")
-            if beside:
+            if indent is None:
                 room = width - cell_len(label.plain) - 1
                 wrapped = wrap_words(value, room, col.sep)
                 lines.append(Text.assemble(label, " ", wrapped[0]))
                 lines += [Text.assemble(" " * (width - room), w) for w in wrapped[1:]]
                 continue
             lines.append(label)
-            indent = 4 if longest_word(value.plain, col.sep) <= width - 4 else 0
             lines += [Text.assemble(" " * indent, w)
                       for w in wrap_words(value, width - indent, col.sep)]
         return lines
@@ -348,7 +350,7 @@ class Grid:
             out.append(Text(_RULE * (sum(widths) + self.gap * max(len(widths) - 1, 0))))
         # rows are set apart by a blank line when more than one moved column says something
         spaced = sum(any(row[i].plain.strip() for row in self.rows) for i in moved) > 1
-        below = [(i, self._beside(i, width)) for i in moved]
+        below = [(i, self._placement(i, width)) for i in moved]
         for n, row in enumerate(self.rows):
             if spaced and n:
                 out.append(Text(""))
