@@ -9,7 +9,7 @@ import pytest
 from rich.text import Text
 
 from graphcert.render.console import DataConsole, colour_wanted
-from graphcert.render.layout import Column, Grid, Pairs, Prose, units, wrap_words
+from graphcert.render.layout import Column, Grid, Outline, Pairs, Prose, units, wrap_words
 
 HASH = "f" * 64  # synthetic: a sha256 hex digest's length
 PATH = "reports/topology-synthetic_workload-TEST_GPU_80GB.json"
@@ -127,3 +127,13 @@ def test_strings_keep_rich_markup_and_texts_are_literal() -> None:
 def test_colour_is_asked_for_apart_from_layout(environ: dict[str, str], tty: bool,
                                                want: bool) -> None:
     assert colour_wanted(environ, tty) is want
+
+
+def test_an_outline_never_crops_a_label() -> None:
+    tree = Outline("graph")
+    node = tree.add(f"0 kernel: {PATH} after -")
+    node.add("0.0 kernel: k_child")
+    tree.add("1 kernel: k_last")
+    lines = draw(tree, 30).splitlines()
+    assert lines == ["graph", "├── 0 kernel:", f"│   {PATH}", "│   after -",
+                     "│   └── 0.0 kernel: k_child", "└── 1 kernel: k_last"]

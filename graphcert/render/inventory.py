@@ -12,7 +12,6 @@ from typing import Any
 from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
-from rich.tree import Tree
 
 from graphcert.model import (
     KINDS,
@@ -21,7 +20,7 @@ from graphcert.model import (
     NodeRecord,
 )
 from graphcert.model.jsontext import short_hash
-from graphcert.render.layout import Column, Grid, Prose
+from graphcert.render.layout import Column, Grid, Outline
 from graphcert.render.names import demangle, short_name
 
 MAX_DEPS_SHOWN = 6
@@ -289,23 +288,23 @@ def _node_label(label: str, node: NodeRecord, deps: list[str]) -> str:
     return "  ".join(parts)
 
 
-def _add_nodes(tree: Tree, s: GraphSnapshot, prefix: str) -> None:
+def _add_nodes(tree: Outline, s: GraphSnapshot, prefix: str) -> None:
     for node in s.nodes:
         label = f"{prefix}{node.index}"
-        branch = tree.add(Prose(_node_label(label, node, _dep_labels(s, node, prefix))))
+        branch = tree.add(_node_label(label, node, _dep_labels(s, node, prefix)))
         for j, child in enumerate(node.children):
             inner = _child_prefix(node, label, j)
             if node.kind is NodeKind.GRAPH:
                 _add_nodes(branch, child, inner)
             else:
-                body = branch.add(Prose(f"body {j}: {plural(child.node_count, 'node')}, "
-                                        f"{fingerprint_line(child)}"))
+                body = branch.add(f"body {j}: {plural(child.node_count, 'node')}, "
+                                  f"{fingerprint_line(child)}")
                 _add_nodes(body, child, inner)
 
 
-def inventory_tree(snapshot: GraphSnapshot) -> Tree:
+def inventory_tree(snapshot: GraphSnapshot) -> Outline:
     """The graph as a tree: nodes in canonical order, child graphs and bodies nested."""
-    tree = Tree(Prose(f"graph ({fingerprint_line(snapshot)})"))
+    tree = Outline(f"graph ({fingerprint_line(snapshot)})")
     _add_nodes(tree, snapshot, "")
     return tree
 

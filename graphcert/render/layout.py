@@ -373,3 +373,45 @@ class Grid:
         extra = [widest_line(t.plain) for t in (self.title, self.caption) if t is not None]
         keys = [i for i, c in enumerate(self.columns) if c.key]
         return Measurement(self._need(keys), max([self.natural_width(), *extra]))
+
+
+class Outline:
+    """A tree drawn with rich's guides ("├── ", "│   ", "└── "), each label free text
+    wrapped at the room its guides leave, never cropped (rich's Tree crops a word wider than
+    that room, which would cut a kernel's name)."""
+
+    def __init__(self, label: Cell) -> None:
+        self.label = as_text(label)
+        self.children: list[Outline] = []
+
+    def add(self, label: Cell) -> Outline:
+        """A new child of this node, returned so it can take children of its own."""
+        child = Outline(label)
+        self.children.append(child)
+        return child
+
+    def _walk(self, out: list[Text], prefix: str, width: int) -> None:
+        for k, child in enumerate(self.children):
+            last = k == len(self.children) - 1
+            guide, rest = prefix + ("└── " if last else "├── "), prefix + ("    " if last
+                                                                         else "│   ")
+            wrapped = wrap_prose(child.label, max(width - cell_len(guide), 1))
+            out.append(Text.assemble((guide, "tree.line"), wrapped[0]))
+            out += [Text.assemble((rest, "tree.line"), w) for w in wrapped[1:]]
+            child._walk(out, rest, width)
+
+    def lines(self, width: int) -> list[Text]:
+        """The tree laid out at `width`, one Text per line."""
+        out = wrap_prose(self.label, width)
+        self._walk(out, "", width)
+        return out
+
+    def _widest(self, depth: int) -> int:
+        return max([4 * depth + widest_line(self.label.plain),
+                    *(c._widest(depth + 1) for c in self.children)])
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield from _segments(console, self.lines(options.max_width))
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(longest_word(self.label.plain), self._widest(0))
