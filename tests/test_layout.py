@@ -9,7 +9,8 @@ import pytest
 from rich.text import Text
 
 from graphcert.render.console import DataConsole, colour_wanted
-from graphcert.render.layout import Column, Grid, Outline, Pairs, Prose, units, wrap_words
+from graphcert.render.layout import Column, Grid
+from graphcert.render.words import Outline, Pairs, Prose, units, wrap_words
 
 HASH = "f" * 64  # synthetic: a sha256 hex digest's length
 PATH = "reports/topology-synthetic_workload-TEST_GPU_80GB.json"

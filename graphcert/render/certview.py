@@ -10,8 +10,9 @@ from graphcert.cert.compare import CertificateDiff, Change, hash_change
 from graphcert.cert.results import SweepFit, VerifyResult
 from graphcert.errors import clip
 from graphcert.model.jsontext import short_hash
-from graphcert.render.layout import Column, Grid, Pairs
+from graphcert.render.layout import Column, Grid
 from graphcert.render.numbers import size, us
+from graphcert.render.words import Pairs
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.text import Text
 
-from graphcert.render.layout import Prose
+from graphcert.render.words import Prose
 
 # Wide enough for any row graphcert prints; measuring is clamped to the console's width.
 _UNBOUNDED = 1 << 16

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from graphcert.render.layout import Column, Grid, Pairs
+from graphcert.render.layout import Column, Grid
+from graphcert.render.words import Pairs
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

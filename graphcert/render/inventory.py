@@ -20,8 +20,9 @@ from graphcert.model import (
     NodeRecord,
 )
 from graphcert.model.jsontext import short_hash
-from graphcert.render.layout import Column, Grid, Outline
+from graphcert.render.layout import Column, Grid
 from graphcert.render.names import demangle, short_name
+from graphcert.render.words import Outline
 
 MAX_DEPS_SHOWN = 6
 _DIMENSIONS = ("grid", "block", "cluster_dim")
