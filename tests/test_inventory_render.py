@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +38,7 @@ from graphcert.render.inventory import (
     operation,
     render_inventory,
 )
+from tests._golden import check_golden as golden
 
 GOLDEN = Path(__file__).parent / "golden"
 K = NodeKind
@@ -95,12 +95,7 @@ def rendered(draw: Callable[[Console], None]) -> str:
 
 
 def check_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("GRAPHCERT_UPDATE_GOLDEN"):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"missing golden {path}; run with GRAPHCERT_UPDATE_GOLDEN=1"
-    assert text == path.read_text(encoding="utf-8")
+    golden(GOLDEN / name, text)
 
 
 def test_snapshot_json_golden() -> None:

@@ -14,7 +14,6 @@ Regenerate the goldens with GRAPHCERT_UPDATE_GOLDEN=1 and read the diff before c
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +31,7 @@ from graphcert.render import console as consoles
 from graphcert.render.names import short_name
 from graphcert.render.numbers import us
 from tests._env import committed_report
+from tests._golden import check_golden
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).parent / "golden" / "widths"
@@ -117,15 +117,6 @@ def run_as_user(monkeypatch: pytest.MonkeyPatch, case: str, *, width: int, termi
     return result.stdout
 
 
-def check_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("GRAPHCERT_UPDATE_GOLDEN"):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"missing golden {path}; run with GRAPHCERT_UPDATE_GOLDEN=1"
-    assert text == path.read_text(encoding="utf-8"), f"{name} differs from its golden"
-
-
 @pytest.mark.parametrize("colour", [False, True], ids=["plain", "FORCE_COLOR"])
 @pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "piped"])
 @pytest.mark.parametrize("width", WIDTHS)
@@ -136,7 +127,7 @@ def test_every_width(monkeypatch: pytest.MonkeyPatch, case: str, width: int, ter
     # colour follows FORCE_COLOR, else the terminal; it never decides the layout
     assert ("\x1b[" in out) == (colour or terminal)
     plain = ANSI.sub("", out)
-    check_golden(f"{case}-{width if terminal else 'piped'}.txt", plain)
+    check_golden(GOLDEN / f"{case}-{width if terminal else 'piped'}.txt", plain)
     lines = plain.splitlines()
     for token in tokens(case):
         assert any(token in line for line in lines), f"{token!r} is not whole at {width}"
