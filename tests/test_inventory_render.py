@@ -162,6 +162,7 @@ def test_a_diff_of_20000_changed_fields_prints_in_well_under_seconds() -> None:
     lines = out.getvalue().splitlines()
     assert len(lines) == 20_003 and lines[2].split() == ["0", "0", "changed", "grid", "1x1x1",
                                                          "2x1x1"]
+    assert all(line == line.rstrip() for line in lines)  # piped tables end no line in spaces
 
 
 def test_diff_lines_and_dict() -> None:

@@ -229,7 +229,7 @@ def plain_layout(headers: Sequence[str], rows: Sequence[Sequence[str]],
             columns.append([" " * (width - cell_len(c)) + c if header in right
                             else c + " " * (width - cell_len(c)) for c in cells])
         widths.append(width)
-    lines = ["   ".join(cells) for cells in zip(*columns, strict=True)]
+    lines = ["   ".join(cells).rstrip() for cells in zip(*columns, strict=True)]
     rule = "\u2500" * (sum(widths) + 3 * (len(widths) - 1))
     return Text("\n".join([lines[0], rule, *lines[1:]]))
 
