@@ -160,17 +160,25 @@ def bench_view(ref: str, result: BenchResult) -> list[RenderableType]:
             out.append(Text(line))
     out.append(upfront_table(result.sizes))
     out.extend(Text(line) for line in run_lines(result))  # literal text, never markup
-    before, after = result.clock.get("before_mhz"), result.clock.get("after_mhz")
-    if before is not None and after is not None:
-        out.append(Text(f"SM clock {before:.0f} -> {after:.0f} MHz"))
-    elif result.clock_unavailable is not None:
-        out.append(Text(f"SM clock not read: {result.clock_unavailable.reason}"))
+    clock = clock_line(result)
+    if clock is not None:
+        out.append(Text(clock))
     other = result.other_context
     if other is not None:  # --context both: the other driver state, apart
         label = other.context.label if other.context is not None else "other state"
         out.append(Text(f"--- the same workload in the {label} ---"))
         out.extend(bench_view(ref, other))
     return out
+
+
+def clock_line(result: BenchResult) -> str | None:
+    """The SM clock before and after the run, or why it was not read (None: neither)."""
+    before, after = result.clock.get("before_mhz"), result.clock.get("after_mhz")
+    if before is not None and after is not None:
+        return f"SM clock {before:.0f} -> {after:.0f} MHz"
+    if result.clock_unavailable is not None:
+        return f"SM clock not read: {result.clock_unavailable.reason}"
+    return None
 
 
 def run_lines(result: BenchResult) -> list[str]:

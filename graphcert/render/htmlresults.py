@@ -20,7 +20,7 @@ from graphcert.cert.results import (
     VerifyResult,
 )
 from graphcert.model.jsontext import short_hash
-from graphcert.render.bench import LABELS, host_cost_line, run_lines, us
+from graphcert.render.bench import LABELS, clock_line, host_cost_line, run_lines, us
 from graphcert.render.htmlparts import (
     Cell,
     Html,
@@ -204,11 +204,9 @@ def bench_view(result: BenchResult) -> str:
     out += [_size(row, result.bare_launch_s) for row in result.sizes]
     out.append(_upfront(result.sizes))
     out += [para(line) for line in run_lines(result)]
-    before, after = result.clock.get("before_mhz"), result.clock.get("after_mhz")
-    if before is not None and after is not None:
-        out.append(para(f"SM clock {before:.0f} -> {after:.0f} MHz"))
-    elif result.clock_unavailable is not None:
-        out.append(para(f"SM clock not read: {result.clock_unavailable.reason}"))
+    clock = clock_line(result)
+    if clock is not None:
+        out.append(para(clock))
     other = result.other_context
     if other is not None:
         label = other.context.label if other.context is not None else "other state"
