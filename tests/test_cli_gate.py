@@ -261,7 +261,7 @@ def test_diff_topology_certificates(tmp_path: Path) -> None:
     changed["classes"][1] = topology_class(512, topology_hash="other", kernels=5)
     put("b.json", certificate("topology", results=changed))
     result = run("diff", "a.json", "b.json")
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # they differ, as cmp says it (issue 34 item 7)
     assert "kernel 3->5" in result.stdout and "topology" in result.stdout
     data = json.loads(run("diff", "a.json", "b.json", "--json").stdout)
     assert [c["change"] for c in data["classes"]] == ["same", "topology"]
@@ -283,7 +283,7 @@ def test_diff_snapshots_node_by_node() -> None:
     snaps = ROOT / "tests" / "fixtures" / "snapshots"
     a, b = snaps / "scan-c256.snapshot.json", snaps / "scan-c512.snapshot.json"
     result = run("diff", str(a), str(b))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # the topology differs
     data = json.loads(run("diff", str(a), str(b), "--json").stdout)
     assert data["summary"] == "topology" and not data["topology_equal"]
     assert {n["name"] for n in data["added"]} == {"scan_block_sums", "scan_add_offsets"}

@@ -52,14 +52,14 @@ def test_diff_of_identical_topology_snapshots_says_so() -> None:
 def test_diff_of_different_topologies_keeps_the_table() -> None:
     result = run("diff", str(SNAPS / "scan-c256.snapshot.json"),
                  str(SNAPS / "scan-c512.snapshot.json"))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # they differ (issue 34 item 7)
     assert "added" in result.stdout and result.stdout.rstrip().endswith("1 field changed")
 
 
 def test_diff_of_two_workloads_warns_up_front() -> None:
     a, b = committed_report("topology", "scan"), committed_report("topology", "join")
     result = run("diff", str(a), str(b))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # two workloads' graphs differ
     first = result.stderr.splitlines()[0]
     assert first.startswith("graphcert: warning: these certificates are of different "
                             "workloads") and "scan" in first and "join" in first

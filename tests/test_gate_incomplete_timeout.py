@@ -82,14 +82,27 @@ def test_speedup_resting_on_a_timed_out_timing_warns(tmp_path: Path) -> None:
     assert r.status is RuleStatus.FAIL and any("timeout" in d for d in r.details)
 
 
-def test_regression_rule_names_timed_out_timings(tmp_path: Path) -> None:
+def test_regression_rule_warns_on_a_timed_out_timing_that_moved(tmp_path: Path) -> None:
     write_certificate(tmp_path / "base" / "b.json", certificate("bench"))
+    # synthetic: the stream side 3% slower (beyond its 1% noise, within max_regression 5%)
     write_certificate(tmp_path / "cur" / "b.json", certificate(
-        "bench", results=_timed_out(bench_results(), "stream", "host_enqueue")))
+        "bench", results=_timed_out(bench_results(stream_s=2.06e-3), "stream", "host_enqueue")))
     r = rule(gate(tmp_path / "cur", baseline=tmp_path / "base"), Rule.REGRESSION)
     assert r.status is RuleStatus.WARN
     assert ("current n=256 stream host_enqueue: sampling ended on its timeout, short of its "
             "target") in r.details
+
+
+def test_a_timed_out_timing_that_compared_same_passes_and_is_named(tmp_path: Path) -> None:
+    """Sameness is judged against the samples' noise, whatever ended the sampling: '6
+    timing(s): 6 same' is a pass (issue 34 item 6), the timed-out figure still named."""
+    write_certificate(tmp_path / "base" / "b.json", certificate("bench"))
+    write_certificate(tmp_path / "cur" / "b.json", certificate(
+        "bench", results=_timed_out(bench_results(), "stream", "host_enqueue")))
+    r = rule(gate(tmp_path / "cur", baseline=tmp_path / "base"), Rule.REGRESSION)
+    assert (r.status, r.summary) == (RuleStatus.PASS, "6 timing(s): 6 same")
+    assert r.details == ("current n=256 stream host_enqueue: sampling ended on its timeout; "
+                         "compared same within its noise",)
 
 
 def test_allow_incomplete_policy_key() -> None:

@@ -40,9 +40,10 @@ def test_report_has_verdict_certificates_classes_timings(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     topology = committed_report("topology", "scan").name
     assert "gate: PASS" in text and f"in/{topology}" in text
-    for heading in ("Certificates", "Capacity classes", "Transitions between classes",
-                    "Timings", "Graphs"):
-        assert f"<h3>{heading}</h3>" in text or f"<h2>{heading}</h2>" in text, heading
+    for heading in ("Capacity classes", "Transitions between classes", "Timings"):
+        assert f"<h3>{heading}</h3>" in text, heading
+    assert "<h2 id='certificates'>Certificates</h2>" in text
+    assert "<h3 id='graphs-scan'>Graphs</h3>" in text
     assert "<b>topology</b>" in text  # scan's graph grows a level between classes
 
 
@@ -53,12 +54,14 @@ def test_report_is_self_contained(page: Path) -> None:
     assert "url(" not in text and "<!DOCTYPE svg" not in text
 
 
-def test_pictures_or_the_reason_there_are_none(page: Path) -> None:
+def test_each_topology_is_pictured_once_by_graphviz_or_graphcert(page: Path) -> None:
+    """scan's three snapshots have two topologies (class 256 is one kernel; 512 and 1024
+    three): two pictures, and class 1024 named in the picture of 512's."""
     text = page.read_text(encoding="utf-8")
-    if shutil.which("dot"):
-        assert text.count("<svg") >= 3 and "scan_block_sums" in text
-    else:
-        assert "apt-get install graphviz" in text
+    assert text.count("<figure id='topology-") == 2 and text.count("<svg") == 2
+    assert "scan_block_sums" in text and "the same topology: class 1,024" in text
+    if shutil.which("dot") is None:  # graphcert's own drawing, and how to get Graphviz's
+        assert text.count("class='layered'") == 2 and "apt-get install graphviz" in text
 
 
 def test_sweep_is_drawn_from_bench_certificates_that_differ_in_one_option() -> None:
@@ -94,7 +97,8 @@ def test_report_renders_in_headless_chromium(page: Path, tmp_path: Path) -> None
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000  # not a blank page
     dom = subprocess.run([*flags, "--dump-dom", page.as_uri()], capture_output=True,
                          text=True, timeout=120, check=True).stdout
-    assert "gate: PASS" in dom and "Capacity classes" in dom
+    assert "gate: PASS" in dom and "Capacity classes" in dom and "Contents" in dom
+    assert dom.count("<svg") == 2  # scan's two topologies, drawn by Graphviz or graphcert
 
 
 def test_report_of_nothing_usable_is_one_line_per_problem_exit_2(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphcert.cert.certificate import Certificate
 from graphcert.cert.results import (
@@ -20,8 +20,28 @@ from graphcert.cert.results import (
 from graphcert.errors import GraphcertError, InputError
 from graphcert.model.jsontext import short_hash
 
+if TYPE_CHECKING:
+    from graphcert.model import SnapshotDiff
+
 MIN_SAMPLES = 10  # fewer samples than this: the noise estimate is not trusted
 MAX_TRUSTED_NOISE = 0.5  # a side noisier than this cannot tell slower from same
+# A faster GPU is not a faster graph: the one rule for timings of two GPUs, which the gate
+# matches a baseline by and `diff` warns by (across_models).
+ACROSS_MODELS = "timings are compared per GPU model, never across models"
+
+
+def gpu_model(cert: Certificate) -> str:
+    """The GPU model a certificate's timings belong to (its GPU's name)."""
+    return cert.environment.gpu.name
+
+
+def across_models(a: Certificate, b: Certificate) -> str | None:
+    """None when `a` and `b` come from one GPU model, so their timings compare; else the
+    words saying why they do not ("of different GPU models (A and B): timings are ...")."""
+    ma, mb = gpu_model(a), gpu_model(b)
+    if ma == mb:
+        return None
+    return f"of different GPU models ({ma} and {mb}): {ACROSS_MODELS}"
 
 
 class Change(str, Enum):
@@ -99,7 +119,8 @@ def compare_bench(baseline: BenchResult, current: BenchResult, *,
             for q in QUANTITIES:
                 bt, ct = bs.way(side).get(q), cs.way(side).get(q)
                 if bt is None or ct is None:
-                    if q == "device":
+                    # missing on one side only is news; on both, nothing was lost
+                    if q == "device" and (bt is not None or ct is not None):
                         notes.append(f"n={n} {side} device time unavailable on "
                                      f"{'the baseline' if bt is None else 'current'}")
                     continue
@@ -218,10 +239,20 @@ class CertificateDiff:
     classes: tuple[ClassComparison, ...] = ()
     timings: tuple[TimingComparison, ...] = ()
     notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()  # what makes the comparison doubtful (printed on stderr)
+
+    @property
+    def graphs_differ(self) -> bool:
+        """A capacity class that is not the same in both (its topology or launch shape
+        changed, or it is in one only, or a side has no hash to compare); timings are
+        measurements, compared but never 'equal', so a bench diff never differs here."""
+        return any(c.change != "same" for c in self.classes)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
+            "warnings": list(self.warnings),
+            "graphs_differ": self.graphs_differ,
             "environment": [{"field": f, "a": a, "b": b} for f, a, b in self.environment],
             "workload": [{"field": f, "a": a, "b": b} for f, a, b in self.workload],
             "verdict": {"a": self.verdict[0], "b": self.verdict[1]},
@@ -236,6 +267,13 @@ class CertificateDiff:
                          "reason": t.reason} for t in self.timings],
             "notes": list(self.notes),
         }
+
+
+def snapshots_differ(diff: SnapshotDiff) -> bool:
+    """Two snapshots differ where a fingerprint does (topology, or launch shape: grid, block,
+    shared memory, byte counts); kernel parameter values alone change with n and are outside
+    both, as for CertificateDiff.graphs_differ."""
+    return not (diff.topology_equal and diff.shape_equal)
 
 
 def diff_certificates(a: Certificate, b: Certificate, *,
@@ -257,17 +295,25 @@ def diff_certificates(a: Certificate, b: Certificate, *,
     classes: tuple[ClassComparison, ...] = ()
     timings: tuple[TimingComparison, ...] = ()
     notes: tuple[str, ...] = ()
+    warnings: list[str] = []
+    if a.workload.name != b.workload.name:  # allowed (a renamed workload), never silently
+        warnings.append(f"these certificates are of different workloads ({a.workload.name} "
+                        f"and {b.workload.name}); the comparison is across workloads")
     ra, rb = a.result, b.result
     if isinstance(ra, VerifyResult) and isinstance(rb, VerifyResult):
         classes = tuple(compare_topology(ra, rb))
     elif isinstance(ra, BenchResult) and isinstance(rb, BenchResult):
         found, found_notes = compare_bench(ra, rb, min_noise=min_noise)
         timings, notes = tuple(found), tuple(found_notes)
+        models = across_models(a, b)
+        if models is not None:  # shown, as diff shows what it is given, but never unflagged
+            warnings.append(f"these bench certificates are {models} (the gate would not "
+                            f"compare them)")
     return CertificateDiff(
         kind=a.kind, environment=changed(a.environment.to_json(), b.environment.to_json()),
         workload=changed(a.workload.to_json(), b.workload.to_json()),
         verdict=(a.recorded_verdict.passed, b.recorded_verdict.passed),
-        classes=classes, timings=timings, notes=notes)
+        classes=classes, timings=timings, notes=notes, warnings=tuple(warnings))
 
 
 def fmt_seconds(seconds: float) -> str:

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING
 import click
 
 from graphcert.commands._options import PathParam
-from graphcert.errors import ExitStatus, single_line
+from graphcert.errors import single_line
 
 if TYPE_CHECKING:
-    from graphcert.gate import GateRun
+    from graphcert.cert.signing import SigningKey
+    from graphcert.gate import GateRun, UnusableReport
 
 
 def gate_inputs(fn: Callable[..., None]) -> Callable[..., None]:
@@ -38,28 +39,43 @@ def gate_inputs(fn: Callable[..., None]) -> Callable[..., None]:
     return fn
 
 
-def run_the_gate(ctx: click.Context, paths: tuple[Path, ...], *, baseline: Path | None,
+def gate_outcome(paths: tuple[Path, ...], *, baseline: Path | None,
                  policy_file: Path | None, require_signature: bool,
-                 signing_key_file: Path | None) -> GateRun:
-    """The gate's report over `paths`, with the typed certificates it judged; unusable input
-    is one line per problem and exit 2."""
+                 signing_key_file: Path | None) -> GateRun | UnusableReport:
+    """The gate over `paths`: its run, or (exit 2) the report of the inputs it could not use,
+    each also printed as one line on stderr."""
     from graphcert.cert.document import utc_now
-    from graphcert.gate import UnusableInput, gate_run, load_policy
+    from graphcert.gate import UnusableReport, judge
     from graphcert.options import Options
     from graphcert.workloads.registry import method_digest, source_digest
 
-    policy = load_policy(policy_file)
-    # the environment read here, at the command line, with the key the gate checks with
-    options = Options.from_environ(os.environ, key_file=signing_key_file)
-    key = options.signing_key
-    for note in options.warnings:
-        click.echo(f"graphcert: warning: {note}", err=True)
-    try:
-        return gate_run(list(paths), policy=policy, baseline=baseline, created=utc_now(),
-                        digest_of=source_digest, method_of=method_digest, key=key,
-                        require_signature=require_signature)
-    except UnusableInput as exc:
-        for problem in exc.problems:
+    def key() -> SigningKey | None:
+        # the environment read here, at the command line, with the key the gate checks with
+        options = Options.from_environ(os.environ, key_file=signing_key_file)
+        for note in options.warnings:
+            click.echo(f"graphcert: warning: {note}", err=True)
+        return options.signing_key
+
+    outcome = judge(list(paths), policy_file=policy_file, baseline=baseline,
+                    created=utc_now(), digest_of=source_digest, method_of=method_digest,
+                    key=key, require_signature=require_signature)
+    if isinstance(outcome, UnusableReport):
+        for problem in outcome.problems:
             click.echo(f"graphcert: error: {single_line(problem)}", err=True)
-        ctx.exit(ExitStatus.UNUSABLE)
-        raise  # not reached: ctx.exit raises
+    return outcome
+
+
+def run_the_gate(ctx: click.Context, paths: tuple[Path, ...], *, baseline: Path | None,
+                 policy_file: Path | None, require_signature: bool,
+                 signing_key_file: Path | None) -> GateRun:
+    """The gate's run over `paths`, with the typed certificates it judged; unusable input
+    is one line per problem and exit 2."""
+    from graphcert.gate import GateRun
+
+    outcome = gate_outcome(paths, baseline=baseline, policy_file=policy_file,
+                           require_signature=require_signature,
+                           signing_key_file=signing_key_file)
+    if not isinstance(outcome, GateRun):
+        ctx.exit(outcome.exit_code)
+    assert isinstance(outcome, GateRun)  # ctx.exit raised otherwise
+    return outcome

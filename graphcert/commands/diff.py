@@ -13,14 +13,31 @@ from graphcert.commands._options import PathParam
 @click.argument("a", type=PathParam(path_type=Path))
 @click.argument("b", type=PathParam(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-def command(a: Path, b: Path, as_json: bool) -> None:
+@click.option("--exit-zero", is_flag=True,
+              help="Exit 0 when the graphs differ too (2 still means bad input).")
+@click.pass_context
+def command(ctx: click.Context, a: Path, b: Path, as_json: bool, exit_zero: bool) -> None:
     """Compare B against A: two certificates of one kind (class by class hashes and node
-    counts, timing by timing like nvbench-compare), or two snapshots (node by node)."""
+    counts, timing by timing like nvbench-compare), or two snapshots (node by node).
+
+    \b
+    Exit codes (as `cmp` and `git diff --exit-code`):
+      0  the graphs are the same (snapshots: equal topology and launch
+         shape; topology certificates: every class the same); always
+         for two bench certificates (timings are compared, not matched)
+      1  the graphs differ: a topology or launch-shape change, a class
+         in one only or without a hash (--exit-zero: 0)
+      2  bad input: a file unreadable, corrupt or tampered, or two of
+         different kinds
+
+    Kernel parameter values alone (they change with n) are shown, never a difference.
+    Bench certificates of two GPU models are compared with a warning: the gate compares
+    timings per GPU model, never across models."""
     import json
 
     from graphcert.cert.compare import diff_certificates
     from graphcert.cert.store import check_document, is_snapshot, read_document
-    from graphcert.errors import InputError
+    from graphcert.errors import ExitStatus, InputError
     from graphcert.gate import display_path
     from graphcert.render.certview import diff_renderables
     from graphcert.render.console import print_json, stdout_console
@@ -28,34 +45,36 @@ def command(a: Path, b: Path, as_json: bool) -> None:
 
     doc_a, doc_b = read_document(a), read_document(b)
     if is_snapshot(doc_a) and is_snapshot(doc_b):
-        _diff_snapshots((a, doc_a), (b, doc_b), as_json)
-        return
-    if is_snapshot(doc_a) or is_snapshot(doc_b):
+        differ = _diff_snapshots((a, doc_a), (b, doc_b), as_json)
+    elif is_snapshot(doc_a) or is_snapshot(doc_b):
         snap, other = (a, b) if is_snapshot(doc_a) else (b, a)
         raise InputError(f"{snap} is a graph snapshot and {other} is not",
                          hint="diff two snapshots or two certificates")
-    cert_a = check_document(doc_a, a, digest_of=None)
-    cert_b = check_document(doc_b, b, digest_of=None)
-    diff = diff_certificates(cert_a, cert_b)  # before the warning: a refusal is one line
-    names = (cert_a.workload.name, cert_b.workload.name)
-    if names[0] != names[1]:  # allowed (a renamed workload), but never silently
-        click.echo(f"graphcert: warning: these certificates are of different workloads "
-                   f"({display_path(a)}: {names[0]}, {display_path(b)}: {names[1]}); "
-                   "the comparison below is across workloads", err=True)
-    if as_json:
-        print_json(json.dumps({"a": display_path(a), "b": display_path(b), **diff.to_dict()},
-                              indent=2, ensure_ascii=False))
-        return
-    console = stdout_console()
-    for item in diff_renderables(clean_value(diff), display_path(a), display_path(b)):
-        console.print(item)
+    else:
+        cert_a = check_document(doc_a, a, digest_of=None)
+        cert_b = check_document(doc_b, b, digest_of=None)
+        diff = clean_value(diff_certificates(cert_a, cert_b))  # a refusal is one line
+        for warning in diff.warnings:
+            click.echo(f"graphcert: warning: {warning}", err=True)
+        if as_json:
+            print_json(json.dumps({"a": display_path(a), "b": display_path(b),
+                                   **diff.to_dict()}, indent=2, ensure_ascii=False))
+        else:
+            console = stdout_console()
+            for item in diff_renderables(diff, display_path(a), display_path(b)):
+                console.print(item)
+        differ = diff.graphs_differ
+    # 1 means "they differ", as cmp says it (ExitStatus.FAILED is 1)
+    ctx.exit(ExitStatus.FAILED if differ and not exit_zero else ExitStatus.OK)
 
 
-def _diff_snapshots(a: tuple[Path, object], b: tuple[Path, object], as_json: bool) -> None:
+def _diff_snapshots(a: tuple[Path, object], b: tuple[Path, object], as_json: bool) -> bool:
     """Node by node, through the snapshot model and the inventory renderer. Each side is a
-    path and its document, read once (a FIFO named here has nothing left a second time)."""
+    path and its document, read once (a FIFO named here has nothing left a second time).
+    True when the graphs differ."""
     import json
 
+    from graphcert.cert.compare import snapshots_differ
     from graphcert.model import diff_snapshots, snapshot_from_json
     from graphcert.render.console import print_json, stdout_console
     from graphcert.render.diff import render_diff
@@ -64,5 +83,6 @@ def _diff_snapshots(a: tuple[Path, object], b: tuple[Path, object], as_json: boo
     diff = diff_snapshots(snap_a, snap_b)
     if as_json:
         print_json(json.dumps(diff.to_dict(), indent=2, ensure_ascii=False, default=str))
-        return
-    render_diff(stdout_console(), diff)  # table (if any difference), then summary
+    else:
+        render_diff(stdout_console(), diff)  # table (if any difference), then summary
+    return snapshots_differ(diff)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from graphcert.commands._gatecall import gate_inputs, run_the_gate
+from graphcert.commands._gatecall import gate_inputs
 from graphcert.commands._options import PathParam
 
 
@@ -18,16 +18,29 @@ from graphcert.commands._options import PathParam
 @click.option("--summary", type=PathParam(path_type=Path), default=None,
               help="Write a markdown summary here ($GITHUB_STEP_SUMMARY gets it appended "
                    "whenever that is set).")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the report as JSON (on exit 2 too: status \"unusable\", with the "
+                   "unusable inputs listed).")
 @click.pass_context
 def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | None,
             policy_file: Path | None, junit: Path | None, summary: Path | None,
             as_json: bool, require_signature: bool, signing_key_file: Path | None) -> None:
     """Check every certificate under PATHS against a policy and an optional baseline.
 
-    Certificates that are corrupt, edited, of another schema version or stale (the
-    workload's sources changed) are unusable input: each is named on its own line and the
-    gate exits 2. Policy keys (TOML): require = {scan = ["topology", "bench"]},
+    \b
+    Exit codes:
+      0  pass (warnings included)
+      1  a rule failed
+      2  unusable input, one line each on stderr: a certificate corrupt,
+         edited, unsigned (when required), of another schema version or
+         stale (its sources or graphcert's method changed); a bad policy,
+         key or path
+
+    --json, --junit, --summary and $GITHUB_STEP_SUMMARY are written on every exit, 2
+    included (then listing each unusable input); a bad output path is refused first, with
+    nothing written.
+
+    Policy keys (TOML): require = {scan = ["topology", "bench"]},
     require_kinds, min_speedup, speedup_metric, max_nodes, allow_topology_change,
     allow_cross_gpu_topology (topology differing between GPUs warns instead of failing),
     allow_incomplete (an incomplete verify warns instead of failing), max_regression,
@@ -39,11 +52,15 @@ def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | No
     key a pyproject.toml has no use for, or another key under [tool.graphcert]) would be
     ignored, so it is exit 2 too. Timings are compared like nvbench-compare (same,
     faster, slower, ambiguous); noise never fails a build, and a timing that ended on its
-    sampling timeout warns.
+    sampling timeout warns where a speedup floor rests on it or it moved against the
+    baseline (one that compared same passes). The baseline is read as its own set: it may
+    be PATHS itself or a copy of it, and one kept inside PATHS is left out of them.
     """
+    from graphcert.commands._gatecall import gate_outcome
     from graphcert.commands._options import cli_options
     from graphcert.errors import InputError
     from graphcert.fileio import check_output_file, missing_folder, write_output
+    from graphcert.gate import GateRun
     from graphcert.render.console import print_json, stdout_console
     from graphcert.render.report import OutputFormat, print_table, render
 
@@ -55,13 +72,16 @@ def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | No
                          (step, "$GITHUB_STEP_SUMMARY")):
         if target is not None:
             check_output_file(target, what)
-    report = run_the_gate(context, paths, baseline=baseline, policy_file=policy_file,
-                          require_signature=require_signature,
-                          signing_key_file=signing_key_file).report
+    outcome = gate_outcome(paths, baseline=baseline, policy_file=policy_file,
+                           require_signature=require_signature,
+                           signing_key_file=signing_key_file)
+    # unusable input (exit 2) is a report too: CI keeps its JSON, JUnit and summaries, each
+    # listing what could not be used (its lines are on stderr already)
+    report = outcome.report if isinstance(outcome, GateRun) else outcome
     if as_json:
         print_json(render(report, OutputFormat.JSON))
-    else:
-        print_table(report, stdout_console())
+    elif isinstance(outcome, GateRun):
+        print_table(outcome.report, stdout_console())
     markdown = render(report, OutputFormat.MARKDOWN)
     # checked above, yet a disk can fill up: still one line naming the file, exit 2
     created = {}  # folder made -> for which file

@@ -24,7 +24,12 @@ def command(ctx: click.Context, paths: tuple[Path, ...], output: Path, baseline:
     """Write one HTML file (no network needed to view it) with the gate verdict, a table of
     every certificate, and per workload its classes, transitions, timings, a sweep plot
     when the certificates form one, and a picture of each graph snapshot found under PATHS
-    (inline SVG where Graphviz's `dot` is installed). Needs no GPU."""
+    (inline SVG where Graphviz's `dot` is installed). Needs no GPU.
+
+    The verdict is the one `graphcert gate` gives for the same PATHS and options (one gate
+    call). Exit 0 once the page is written, whatever that verdict (the gate exits by it);
+    2 on unusable input (stale, tampered or unsigned certificates, a bad policy, key or
+    path), each named on stderr, with no page written."""
     from graphcert.fileio import check_output_file, write_output
     from graphcert.render.htmlpage import report_page
 

@@ -13,6 +13,7 @@ from graphcert.gate.report import (
     run_gate,
 )
 from graphcert.gate.rules import Loaded, Rule, RuleResult, RuleStatus
+from graphcert.gate.unusable import UnusableReport, judge
 
 __all__ = [
     "CertificateResult",
@@ -25,9 +26,11 @@ __all__ = [
     "RuleResult",
     "RuleStatus",
     "UnusableInput",
+    "UnusableReport",
     "display_path",
     "find_json_files",
     "gate_run",
+    "judge",
     "load_all",
     "load_policy",
     "parse_policy",

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from graphcert.cert.certificate import Certificate
+from graphcert.cert.compare import across_models
 from graphcert.cert.document import CertificateError, NotACertificate
 from graphcert.cert.signing import SigningKey
 from graphcert.cert.store import (
@@ -100,6 +101,7 @@ class GateReport:
                 "exit_code": self.exit_code, "created": self.created,
                 "policy": self.policy.to_dict(), "baseline": self.baseline,
                 "skipped_snapshots": self.skipped_snapshots,
+                "unusable": [],  # as in an UnusableReport: one schema for every exit
                 "checks": [r.to_dict() for r in self.checks],
                 "certificates": [c.to_dict() for c in self.certificates]}
 
@@ -175,9 +177,10 @@ def _walk_json(root: Path, skip: Path | None, problems: list[str]) -> list[Path]
 
 def find_json_files(paths: Sequence[Path], exclude: Path | None = None
                     ) -> tuple[list[Path], list[str]]:
-    """*.json files under `paths` (hidden folders, graphcert's temp files and `exclude`
-    skipped); problems (missing paths, symlink loops, unreadable folders, special files in
-    a folder). A path named in `paths` may be a FIFO or device: read_document bounds it."""
+    """*.json files under `paths` (hidden folders, graphcert's temp files and `exclude`, where
+    it lies inside a folder of `paths`, skipped); problems (missing paths, symlink loops,
+    unreadable folders, special files in a folder). A path named in `paths` may be a FIFO or
+    device: read_document bounds it."""
     files: list[Path] = []
     problems: list[str] = []
     skip = _safe_resolve(exclude) if exclude is not None else None
@@ -188,7 +191,7 @@ def find_json_files(paths: Sequence[Path], exclude: Path | None = None
             problems.append(_missing(path, exc))
             continue
         if stat.S_ISDIR(mode):
-            files += _walk_json(path, skip, problems)
+            files += _walk_json(path, _inside(skip, path), problems)
         elif stat.S_ISREG(mode) or is_stream(mode):
             files.append(path)
         else:
@@ -204,6 +207,14 @@ def find_json_files(paths: Sequence[Path], exclude: Path | None = None
             seen.add(real)
             unique.append(f)
     return unique, problems
+
+
+def _inside(skip: Path | None, root: Path) -> Path | None:
+    """`skip` when it lies strictly inside `root` (a baseline kept below the gated folder),
+    else None: a baseline that is `root` itself or holds it is read as its own set, so
+    comparing a folder with itself leaves the folder gated, not empty."""
+    real = _safe_resolve(root)
+    return skip if skip is not None and real is not None and real in skip.parents else None
 
 
 def _missing(path: Path, exc: OSError | ValueError) -> str:
@@ -306,7 +317,8 @@ def gate_run(paths: Sequence[Path], *, policy: Policy, baseline: Path | None = N
                                               x.path)):
         rules = certificate_rules(item.cert, policy, method_changed=item.method_changed)
         if baseline is not None:
-            rules += baseline_rules(item.cert, baseline_for(item, base), policy)
+            rules += baseline_rules(item.cert, baseline_for(item, base), policy,
+                                    other_model=_of_another_model(item, base))
         c = item.cert
         results.append(CertificateResult(item.path, c.kind, c.workload.name, c.workload.ref,
                                          labels[item.path], tuple(rules)))
@@ -341,13 +353,20 @@ def _load_baseline(baseline: Path, policy: Policy, trust: Trust
 
 
 def baseline_for(item: Loaded, base: Sequence[Loaded]) -> Loaded | None:
-    """The baseline certificate `item` is compared with: of the same GPU model (timings are
-    never compared across models), the same physical GPU (UUID) when the baseline has it,
-    else the first of that model by path."""
-    same_model = sorted((b for b in base if b.key == item.key), key=lambda b: b.path)
+    """The baseline certificate `item` is compared with: of its kind and workload and of the
+    same GPU model (cert.compare.across_models, the rule `diff` warns by), the same physical
+    GPU (UUID) when the baseline has it, else the first of that model by path."""
+    same_model = sorted((b for b in base if b.key[:2] == item.key[:2]
+                         and across_models(b.cert, item.cert) is None), key=lambda b: b.path)
     same_gpu = [b for b in same_model if b.identity == item.identity]
     found = same_gpu or same_model
     return found[0] if found else None
+
+
+def _of_another_model(item: Loaded, base: Sequence[Loaded]) -> Loaded | None:
+    """The first baseline certificate of `item`'s kind and workload from another GPU model."""
+    return next((b for b in sorted(base, key=lambda b: b.path)
+                 if b.key[:2] == item.key[:2] and across_models(b.cert, item.cert)), None)
 
 
 def _duplicates(items: Sequence[Loaded], prefix: str) -> list[str]:

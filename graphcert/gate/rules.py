@@ -12,7 +12,13 @@ from enum import Enum
 from typing import Any
 
 from graphcert.cert.certificate import Certificate
-from graphcert.cert.compare import Change, compare_bench, compare_topology
+from graphcert.cert.compare import (
+    Change,
+    across_models,
+    compare_bench,
+    compare_topology,
+    gpu_model,
+)
 from graphcert.cert.document import PRODUCER
 from graphcert.cert.results import (
     BenchResult,
@@ -75,7 +81,7 @@ class Loaded:
     def key(self) -> tuple[str, str, str]:
         """(kind, workload reference, GPU model): what a baseline is matched by. Timings are
         compared per GPU model, never across models."""
-        return (self.cert.kind, self.cert.workload.ref, self.cert.environment.gpu.name)
+        return (self.cert.kind, self.cert.workload.ref, gpu_model(self.cert))
 
     @property
     def identity(self) -> tuple[str, str, str, str]:
@@ -182,13 +188,19 @@ def speedup_rule(result: BenchResult, floor: float, metric: str, *,
                           result.timeouts(metric))
 
 
-def baseline_rules(cert: Certificate, base: Loaded | None,
-                    policy: Policy) -> list[RuleResult]:
+def baseline_rules(cert: Certificate, base: Loaded | None, policy: Policy, *,
+                   other_model: Loaded | None = None) -> list[RuleResult]:
     """`cert` against its baseline certificate: topology class by class, timings with
-    interval logic."""
+    interval logic. `other_model`: the baseline's certificate of this kind and workload
+    from another GPU model, named when it is all there is."""
     rule = Rule.TOPOLOGY if cert.kind == "topology" else Rule.REGRESSION
     if base is None:
-        return [RuleResult(rule, RuleStatus.WARN, "no baseline certificate to compare with")]
+        why: tuple[str, ...] = ()
+        models = across_models(other_model.cert, cert) if other_model is not None else None
+        if other_model is not None and models is not None and cert.kind != "topology":
+            why = (f"the baseline's {other_model.path} and this certificate are {models}",)
+        return [RuleResult(rule, RuleStatus.WARN, "no baseline certificate to compare with",
+                           why)]
     current, baseline = cert.result, base.cert.result
     if isinstance(current, SweepFit):  # its runs' own bench certificates are compared
         return [RuleResult(rule, RuleStatus.PASS, "a sweep's fit is shown, not compared "
@@ -206,9 +218,17 @@ def baseline_rules(cert: Certificate, base: Loaded | None,
                            tuple(c.describe() for c in changed) + tuple(other))]
     assert isinstance(current, BenchResult) and isinstance(baseline, BenchResult)
     comps, notes = compare_bench(baseline, current, min_noise=policy.min_noise)
-    timeouts = [f"{side} {t}" for side, r in (("current", current), ("baseline", baseline))
-                for t in r.timeouts()
-                if any(t == f"n={c.n} {c.side} {c.quantity}" for c in comps)]
+    # A timing that compared same is settled whatever its sampling's end: sameness is judged
+    # against the samples' noise, which widens the threshold. One that moved (or is
+    # ambiguous) rests on a figure short of its target, and that warns.
+    moved = {c.label for c in comps if c.change is not Change.SAME}
+    compared = {c.label for c in comps}
+    timed_out = [(f"{side} {t}", t in moved)
+                 for side, r in (("current", current), ("baseline", baseline))
+                 for t in r.timeouts() if t in compared]
+    timeouts = [label for label, changed in timed_out if changed]
+    notes += [f"{label}: sampling ended on its timeout; compared same within its noise"
+              for label, changed in timed_out if not changed]
     slower = [c for c in comps if c.change is Change.SLOWER and c.diff > policy.max_regression]
     ambiguous = [c for c in comps if c.change is Change.AMBIGUOUS]
     tally = {ch: sum(1 for c in comps if c.change is ch) for ch in Change}

@@ -12,8 +12,8 @@ from graphcert.render.inventory import format_dim, operation
 _SHAPE = {NodeKind.KERNEL: "box", NodeKind.MEMSET: "parallelogram",
           NodeKind.MEMCPY: "parallelogram", NodeKind.CONDITIONAL: "diamond",
           NodeKind.GRAPH: "folder", NodeKind.EMPTY: "point"}
-_FILL = {NodeKind.KERNEL: "#dbeafe", NodeKind.MEMSET: "#fef3c7", NodeKind.MEMCPY: "#fde68a",
-         NodeKind.CONDITIONAL: "#fce7f3", NodeKind.GRAPH: "#e5e7eb"}
+KIND_FILL = {NodeKind.KERNEL: "#dbeafe", NodeKind.MEMSET: "#fef3c7", NodeKind.MEMCPY: "#fde68a",
+             NodeKind.CONDITIONAL: "#fce7f3", NodeKind.GRAPH: "#e5e7eb"}
 
 
 def _quote(text: str) -> str:
@@ -35,7 +35,7 @@ def _emit(s: GraphSnapshot, prefix: str, ident: str, lines: list[str], depth: in
         name = f"{ident}n{node.index}"
         attrs = [f"label={_quote(_label(label, node))}",
                  f"shape={_SHAPE.get(node.kind, 'ellipse')}", "style=filled",
-                 f"fillcolor={_quote(_FILL.get(node.kind, '#f3f4f6'))}"]
+                 f"fillcolor={_quote(KIND_FILL.get(node.kind, '#f3f4f6'))}"]
         lines.append(f"{pad}{name} [{', '.join(attrs)}];")
         for dep in node.deps:
             lines.append(f"{pad}{ident}n{dep} -> {name};")

@@ -9,9 +9,10 @@ import shutil
 import subprocess
 import sys
 
-MISSING_DOT = ("Graphviz's `dot` is not installed, so graphs are not drawn as SVG; install it "
-               "with `apt-get install graphviz` (Debian/Ubuntu), `conda install graphviz` or "
+INSTALL_DOT = ("`apt-get install graphviz` (Debian/Ubuntu), `conda install graphviz` or "
                "`brew install graphviz`")
+MISSING_DOT = ("Graphviz's `dot` is not installed, so graphs are not drawn as SVG; install it "
+               f"with {INSTALL_DOT}")
 _told = False
 
 
@@ -20,12 +21,13 @@ def dot_path() -> str | None:
     return shutil.which("dot")
 
 
-def note_missing_dot() -> None:
-    """Say once per process, on stderr, that SVG needs Graphviz and how to install it."""
+def note_missing_dot(what: str = MISSING_DOT) -> None:
+    """Say once per process, on stderr, what was not drawn for want of Graphviz (by default:
+    any SVG) and how to install it."""
     global _told
     if not _told:
         _told = True
-        sys.stderr.write(f"graphcert: note: {MISSING_DOT}\n")
+        sys.stderr.write(f"graphcert: note: {what}\n")
 
 
 def dot_to_svg(dot: str, *, timeout: float = 120.0) -> str | None:

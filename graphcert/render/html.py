@@ -1,102 +1,86 @@
 """The HTML report: one self-contained page (inline CSS and SVG, no script, no network).
 
-Pure: it is handed the gate's report, the typed certificates the gate judged and any
-snapshots (with their SVG pictures already drawn), and returns text. `graphcert report`
-writes it.
+Pure: it is handed the gate's report, the typed certificates the gate judged and the snapshots
+found (grouped by topology, each group's picture already drawn), and returns text. `graphcert
+report` writes it. The page opens with the verdict and a table of contents; each workload's
+section holds its certificates (what `graphcert show` prints) and its graphs, each distinct
+topology drawn once and referred to wherever else it appears.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from graphcert._version import __version__
 from graphcert.cert.certificate import Certificate
-from graphcert.cert.compare import fmt_seconds
-from graphcert.cert.results import (
-    BenchResult,
-    Interval,
-    SweepFit,
-    Timing,
-    Transition,
-    VerifyResult,
-)
+from graphcert.cert.results import SweepFit, VerifyResult
 from graphcert.gate import GateReport, RuleStatus
 from graphcert.model import GraphSnapshot
 from graphcert.model.jsontext import short_hash
-from graphcert.render.bench import LABELS, host_cost_line
+from graphcert.render.htmlparts import (
+    CSS,
+    code,
+    cuda_version,
+    esc,
+    link,
+    para,
+    slug,
+    status,
+    table,
+    text,
+)
+from graphcert.render.htmlresults import bench_view, sweep_view, topology_view
 from graphcert.render.inventory import counts_line
 from graphcert.render.report import headline
 from graphcert.render.sweep import sweep_svg
-from graphcert.render.verify import BUCKET_COLUMNS, bucket_rows
-
-_CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:2rem;
-color:#111827;max-width:1200px}
-h1{margin:0 0 .25rem 0}h2{margin-top:2.5rem;border-bottom:1px solid #d1d5db}
-.meta{color:#4b5563;font-size:.9rem}
-.verdict{display:inline-block;padding:.35rem .9rem;border-radius:.4rem;font-weight:700;
-font-size:1.2rem;margin:.75rem 0}
-.pass{background:#dcfce7;color:#166534}.fail{background:#fee2e2;color:#991b1b}
-.warn{background:#fef9c3;color:#854d0e}
-table{border-collapse:collapse;margin:.5rem 0 1rem 0;font-size:.85rem}
-th,td{border:1px solid #e5e7eb;padding:.25rem .5rem;text-align:left;vertical-align:top}
-th{background:#f3f4f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
-code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85em}
-figure{margin:1rem 0;padding:.5rem;border:1px solid #e5e7eb;border-radius:.4rem;overflow-x:auto}
-figcaption{font-size:.85rem;color:#4b5563}
-.note{color:#6b7280;font-size:.85rem}
-ul.findings li{margin:.2rem 0}
-"""
 
 
 @dataclass(frozen=True)
 class Picture:
-    """A snapshot to show, with its SVG (None where Graphviz is not installed)."""
+    """One distinct topology among the snapshots found: every (path, snapshot) that has it,
+    smallest class first (the one drawn), its SVG (None: not drawn) and a note on how it was
+    drawn or why it was not."""
 
-    path: str
-    snapshot: GraphSnapshot
+    shown: tuple[tuple[str, GraphSnapshot], ...]
     svg: str | None
+    note: str | None = None
+
+    @property
+    def topology_hash(self) -> str:
+        return self.shown[0][1].topology_hash
 
 
-def _e(value: Any) -> str:
-    return html.escape("-" if value is None else str(value))
+def workload_of(snapshot: GraphSnapshot) -> str:
+    """The workload a snapshot belongs to, as the page groups it."""
+    return str(snapshot.meta.get("name") or snapshot.meta.get("workload") or "snapshots")
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]],
-           numeric: frozenset[int] = frozenset()) -> str:
-    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
-    body = []
-    for row in rows:
-        cells = []
-        for i, cell in enumerate(row):
-            raw = cell if isinstance(cell, _Html) else _e(cell)
-            cells.append(f'<td class="num">{raw}</td>' if i in numeric else f"<td>{raw}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+def _class_of(snapshot: GraphSnapshot) -> str:
+    cap = snapshot.meta.get("capacity")
+    return f"class {cap:,}" if isinstance(cap, int) else "a snapshot"
 
 
-class _Html(str):
-    """Already-escaped markup for a table cell."""
-
-
-def _status(status: str) -> _Html:
-    cls = {"pass": "pass", "fail": "fail", "warn": "warn"}.get(status.lower(), "")
-    return _Html(f'<span class="verdict {cls}" style="font-size:.8rem;margin:0;'
-                 f'padding:.1rem .4rem">{_e(status.upper())}</span>')
-
-
-def _certificate_table(report: GateReport, certs: Mapping[str, Certificate]) -> str:
+def _certificate_table(report: GateReport, certs: Mapping[str, Certificate],
+                       anchors: Mapping[str, str]) -> str:
+    """One row per certificate, its file linked to its section; the GPU said once above the
+    table where every certificate has the same one (a fleet's table has the column)."""
+    gpus = {c.gpu for c in report.certificates}
+    one_gpu = len(gpus) == 1
     rows = []
     for c in report.certificates:
         cert = certs.get(c.path)
         rules = ", ".join(f"{r.rule.value} {r.status.value}" for r in c.rules)
-        rows.append((_status(c.status.value), c.workload, c.kind, c.gpu, rules,
-                     cert.created if cert is not None else None,
-                     _Html(f"<code>{_e(c.path)}</code>")))
-    return _table(("result", "workload", "kind", "GPU", "rules", "created", "file"), rows)
+        target = anchors.get(c.path)
+        row = [status(c.status.value), link(target, code(c.path)) if target else code(c.path),
+               c.workload, c.kind, c.gpu, text(rules),
+               code(cert.created) if cert is not None else None]
+        rows.append(row[:4] + row[5:] if one_gpu else row)
+    headers = ["result", "file", "workload", "kind", "GPU", "rules", "created"]
+    if one_gpu:
+        del headers[4]
+    above = para(f"every certificate from one GPU: {next(iter(gpus))}") if one_gpu else ""
+    return above + table(headers, rows, wrap=frozenset({headers.index("rules")}))
 
 
 def _findings(report: GateReport) -> str:
@@ -104,168 +88,156 @@ def _findings(report: GateReport) -> str:
     for title, items in (("Failures", report.failures()), ("Warnings", report.warnings())):
         if not items:
             continue
-        lis = "".join(f"<li><b>{_e(subject)}</b> [{_e(r.rule.value)}]: {_e(r.summary)}"
-                      + "".join(f"<br><span class='note'>{_e(d)}</span>" for d in r.details)
+        lis = "".join(f"<li><b>{text(subject)}</b> [{esc(r.rule.value)}]: {text(r.summary)}"
+                      + "".join(f"<br><span class='note'>{text(d)}</span>" for d in r.details)
                       + "</li>" for subject, r in items)
         out.append(f"<h3>{title}</h3><ul class='findings'>{lis}</ul>")
     return "".join(out)
 
 
-def _env_line(cert: Certificate) -> str:
-    env = cert.environment
-    gpu = env.gpu
-    return (f"<p class='meta'>{_e(cert.kind)} certificate, {_e(cert.created)}: "
-            f"{_e(gpu.name)} (cc {_e(gpu.compute_capability)}), driver "
-            f"{_e(env.driver_version)}, CUDA {_e(env.cuda_driver_api)}; "
-            f"verdict <b>{'PASS' if cert.recorded_verdict.passed else 'FAIL'}</b></p>")
-
-
-def _code_hash(value: str | None) -> _Html:
-    return _Html(f"<code>{_e(short_hash(value or ''))}</code>")
-
-
-def _topology(result: VerifyResult) -> str:
-    rows = []
-    for c in result.classes:
-        counts = ", ".join(f"{k} {v}" for k, v in sorted(getattr(c, "counts", {}).items()))
-        waste = getattr(c, "padding_waste", {})
-        ok = sum(1 for sample in c.samples if sample.ok)
-        rows.append((f"{c.capacity:,}", _status(c.status), getattr(c, "node_count", None),
-                     counts, _code_hash(getattr(c, "topology_hash", None)),
-                     _code_hash(getattr(c, "shape_hash", None)),
-                     f"{waste.get('min', '-')}..{waste.get('max', '-')}",
-                     f"{ok}/{len(c.samples)}", "; ".join(c.reasons)))
-    out = ["<h3>Capacity classes</h3>",
-           _table(("capacity", "status", "nodes", "counts", "topology", "shape", "padding",
-                   "samples ok", "reason"), rows, frozenset({0, 2}))]
-    buckets = bucket_rows(result.classes)
-    if buckets:
-        out += ["<h3>Buckets (framework step)</h3>",
-                _table(BUCKET_COLUMNS, buckets, frozenset({0, 2, 3, 4, 5, 6, 7, 8}))]
-    if result.transitions:
-        trows = [(f"{a:,}", f"{b:,}", _Html(f"<b>{_e(change)}</b>")
-                  if change != "parameters only" else change)
-                 for a, b, change in _runs(result.transitions)]
-        out += ["<h3>Transitions between classes</h3>",
-                _table(("from", "to", "change"), trows, frozenset({0, 1}))]
+def _cert_head(cert: Certificate, path: str, anchor: str) -> str:
+    """What, where, when and on what a certificate was made, its verdict and the reasons."""
+    env, wl, gpu = cert.environment, cert.workload, cert.environment.gpu
+    options = ", ".join(f"{k}={v}" for k, v in sorted(wl.options.items()))
+    verdict = cert.recorded_verdict.status.value
+    commit = env.git.commit
+    facts = [f"{gpu.name} (cc {gpu.compute_capability}"
+             + (f", {gpu.sm_count} SMs" if gpu.sm_count else "") + ")",
+             f"driver {env.driver_version or '-'}", f"CUDA {cuda_version(env.cuda_driver_api)}",
+             f"cuda-bindings {env.cuda_bindings_version or '-'}",
+             f"NVRTC {env.nvrtc_version or '-'}"]
+    if commit:
+        facts.append(f"git {short_hash(commit)}" + (" (dirty)" if env.git.dirty else ""))
+    out = [f"<p class='certhead' id='{esc(anchor)}'><b>{esc(cert.kind)} certificate</b> ",
+           code(path), f" {status(verdict)}</p>",
+           para("workload ", code(wl.ref), f" ({options})" if options else None,
+                "; created ", code(cert.created), f" by graphcert {cert.tool_version}"),
+           para("; ".join(facts))]
+    if cert.recorded_verdict.reasons:
+        out.append("<ul class='reasons'>" + "".join(
+            f"<li>{text(r)}</li>" for r in cert.recorded_verdict.reasons) + "</ul>")
     return "".join(out)
 
 
-def _runs(transitions: Sequence[Transition]) -> list[tuple[int, int, str]]:
-    """Consecutive transitions with the same change as one row: (first, last, change)."""
-    rows: list[tuple[int, int, str]] = []
-    for t in transitions:
-        if rows and rows[-1][2] == t.change and rows[-1][1] == t.frm:
-            rows[-1] = (rows[-1][0], t.to, t.change)
-        else:
-            rows.append((t.frm, t.to, t.change))
-    return rows
-
-
-def _median(t: Timing | None) -> str:
-    return "-" if t is None else f"{fmt_seconds(t.median_s)} ±{t.noise:.1%}"
-
-
-def _speedup(iv: Interval | None) -> str:
-    return "-" if iv is None else f"{iv.median:.2f}x [{iv.low:.2f}, {iv.high:.2f}]"
-
-
-def _bench(result: BenchResult) -> str:
-    out = ["<h3>Timings</h3>"]
-    for s in result.sizes:
-        rows = [(label, _median(s.stream.get(q)), _median(s.graph.get(q)),
-                 _speedup(s.speedup.get(q))) for q, label in LABELS.items()]
-        out.append(f"<p class='meta'>n = {s.n:,} (capacity {s.capacity:,}), "
-                   f"{s.node_count} nodes, stream path {_e(s.stream_path)}</p>")
-        out.append(_table(("quantity", "stream launch", "graph launch", "speedup [interval]"),
-                          rows, frozenset({1, 2, 3})))
-        host = host_cost_line(s, result.bare_launch_s)
-        if host is not None:
-            out.append(f"<p class='meta'>{_e(host)}</p>")
-        up = s.upfront
-        urow = [fmt_seconds(v) if v is not None else "-"
-                for v in (up.capture_s, up.instantiate_s, up.upload_s, up.first_launch_s,
-                          up.exec_update_s, up.set_params_s)]
-        be = s.break_even_launches
-        urow.append("-" if be is None else f"{be:.0f} launches")
-        out.append(_table(("capture", "instantiate", "upload", "first launch", "exec update",
-                           "set params", "break-even"), [urow], frozenset(range(7))))
-    return "".join(out)
-
-
-def _sweep(fit: SweepFit) -> str:
-    """A sweep certificate: cost per launch = a + b·value, per way and quantity."""
-    rows = [(way, LABELS[q], _us(f.a_s if f else None), _us(f.b_s if f else None),
-             f"{f.r2:.4f}" if f else "-")
-            for way in ("stream", "graph") for q in LABELS for f in [fit.fit[way].get(q)]]
-    return (f"<h3>Sweep over {_e(fit.key)} = {_e(', '.join(map(str, fit.values)))}</h3>" +
-            _table(("way", "quantity", "a (fixed)", f"b (per {fit.key})", "R²"), rows,
-                   frozenset({2, 3, 4})))
-
-
-def _us(seconds: float | None) -> str:
-    return "-" if seconds is None else f"{seconds * 1e6:,.3f} µs"
-
-
-def _pictures(pictures: Sequence[Picture]) -> str:
-    out = []
-    for p in sorted(pictures, key=lambda p: (p.snapshot.meta.get("capacity") or 0, p.path)):
-        cap = p.snapshot.meta.get("capacity")
-        caption = (f"class {cap:,}: " if isinstance(cap, int) else "") + \
-            f"{counts_line(p.snapshot)}; topology {short_hash(p.snapshot.topology_hash)}"
-        body = p.svg if p.svg is not None else (
-            "<p class='note'>No picture: Graphviz's <code>dot</code> is not installed "
-            "(<code>apt-get install graphviz</code> or <code>conda install graphviz</code>)."
-            "</p>")
-        out.append(f"<figure>{body}<figcaption>{_e(caption)} "
-                   f"(<code>{_e(p.path)}</code>)</figcaption></figure>")
-    return "<h3>Graphs</h3>" + "".join(out) if out else ""
-
-
-def _results(cert: Certificate) -> str:
-    """The section of a certificate's results, by the type of its result."""
+def _results(cert: Certificate, figures: Mapping[str, str] | None = None) -> str:
+    """The section of a certificate's results, by the type of its result; `figures` maps a
+    topology hash to the anchor of its picture on the page."""
     result = cert.result
     if isinstance(result, VerifyResult):
-        return _topology(result)
+        return topology_view(result, figures or {})
     if isinstance(result, SweepFit):
-        return _sweep(result)
-    return _bench(result)
+        return sweep_view(result)
+    return bench_view(result)
+
+
+def _sweep_picture(docs: Sequence[tuple[str, Certificate]]) -> str | None:
+    """The sweep's chart: from the bench certificates a sweep certificate names, else from
+    all the workload's bench certificates where they differ in one numeric option."""
+    benches = [(path.rsplit("/", 1)[-1], c) for path, c in docs if c.kind == "bench"]
+    for _, cert in docs:
+        if isinstance(cert.result, SweepFit):
+            named = set(cert.result.certificates)
+            picture = sweep_svg([c for name, c in benches if name in named])
+            if picture:
+                return picture
+    return sweep_svg([c for _, c in benches])
+
+
+def _figure(p: Picture, anchor: str) -> str:
+    """One topology's picture, and every snapshot it stands for."""
+    (path, first), rest = p.shown[0], p.shown[1:]
+    body = p.svg if p.svg is not None else f"<p class='note'>{text(p.note or 'No picture')}</p>"
+    also = "".join(
+        f"<br>the same topology: {esc(_class_of(s))} ({code(f)})"
+        + (", launch shape differs (grid, block or byte counts)"
+           if s.shape_hash != first.shape_hash else ", same launch shape")
+        for f, s in rest)
+    note = f"<br><span class='note'>{text(p.note)}</span>" if p.note and p.svg else ""
+    return (f"<figure id='{esc(anchor)}'>{body}<figcaption><b>topology "
+            f"{esc(short_hash(p.topology_hash))}</b>: {esc(counts_line(first))}<br>drawn from "
+            f"{esc(_class_of(first))} ({code(path)}){also}{note}</figcaption></figure>")
+
+
+def _graphs(name: str, pictures: Sequence[Picture], anchors: Mapping[str, str],
+            section: str) -> str:
+    """A workload's graphs: the topologies first seen here drawn, the others referred to."""
+    out = []
+    for p in pictures:
+        mine = [(f, s) for f, s in p.shown if workload_of(s) == name]
+        if not mine:
+            continue
+        anchor = anchors[p.topology_hash]
+        if workload_of(p.shown[0][1]) == name:
+            out.append(_figure(p, anchor))
+        else:
+            out += [para(f"{_class_of(s)} (", code(f), "): the same topology as ",
+                         link(anchor, f"topology {short_hash(p.topology_hash)}"),
+                         ", drawn under ", workload_of(p.shown[0][1])) for f, s in mine]
+    return f"<h3 id='{esc(section)}'>Graphs</h3>" + "".join(out) if out else ""
+
+
+def _toc(entries: Sequence[tuple[str, str, Sequence[tuple[str, str]]]]) -> str:
+    """The table of contents: (anchor, title, [(anchor, title) under it])."""
+    items = []
+    for anchor, title, subs in entries:
+        sub = " · ".join(str(link(a, t)) for a, t in subs)
+        items.append(f"<li>{link(anchor, title)}"
+                     + (f" <span class='sub'>{sub}</span>" if sub else "") + "</li>")
+    return f"<nav class='toc'><h2 id='contents'>Contents</h2><ol>{''.join(items)}</ol></nav>"
+
+
+def _label(cert: Certificate) -> str:
+    opts = ", ".join(f"{k}={v}" for k, v in sorted(cert.workload.options.items()))
+    return f"{cert.kind} {opts}" if opts else cert.kind
 
 
 def render_html(report: GateReport, certs: Mapping[str, Certificate],
                 pictures: Sequence[Picture] = ()) -> str:
-    """The whole page. `certs` maps each report path to its typed certificate."""
-    status = report.status.value
+    """The whole page. `certs` maps each report path to its typed certificate; `pictures`
+    holds one entry per distinct topology among the snapshots found."""
+    taken = {"contents", "certificates", "findings"}
     by_workload: dict[str, list[tuple[str, Certificate]]] = {}
     for path, cert in sorted(certs.items(), key=lambda i: (i[1].kind != "topology", i[0])):
         by_workload.setdefault(cert.workload.name, []).append((path, cert))
-    pics: dict[str, list[Picture]] = {}
-    for p in pictures:
-        name = p.snapshot.meta.get("name") or p.snapshot.meta.get("workload") or "snapshots"
-        pics.setdefault(str(name), []).append(p)
-    sections = []
-    for name in sorted(set(by_workload) | set(pics)):
-        parts = [f"<h2 id='{_e(name)}'>{_e(name)}</h2>"]
+    cert_anchor = {path: slug(f"cert-{path.rsplit('/', 1)[-1].removesuffix('.json')}", taken)
+                   for _, docs in sorted(by_workload.items()) for path, _ in docs}
+    figures = {p.topology_hash: slug(f"topology-{short_hash(p.topology_hash)}", taken)
+               for p in pictures}
+    names = sorted(set(by_workload) | {workload_of(s) for p in pictures for _, s in p.shown})
+    sections: list[str] = []
+    toc: list[tuple[str, str, Sequence[tuple[str, str]]]] = []
+    findings = _findings(report)
+    if findings:
+        toc.append(("findings", "Failures and warnings", ()))
+    toc.append(("certificates", f"Certificates ({len(report.certificates)})", ()))
+    for name in names:
+        anchor, graphs_at = slug(f"workload-{name}", taken), slug(f"graphs-{name}", taken)
         docs = by_workload.get(name, [])
-        for _path, cert in docs:
-            parts.append(_env_line(cert))
-            parts.append(_results(cert))
-        sweep = sweep_svg([c for _, c in docs if c.kind == "bench"])
+        parts = [f"<h2 id='{esc(anchor)}'>{esc(name)}</h2>"]
+        for path, cert in docs:
+            parts += [_cert_head(cert, path, cert_anchor[path]), _results(cert, figures)]
+        sweep = _sweep_picture(docs)
         if sweep:
             parts.append(f"<h3>Sweep</h3><figure>{sweep}</figure>")
-        parts.append(_pictures(pics.get(name, [])))
+        graphs = _graphs(name, pictures, figures, graphs_at)
+        parts.append(graphs)
+        subs = [(cert_anchor[p], _label(c)) for p, c in docs]
+        toc.append((anchor, name, subs + ([(graphs_at, "graphs")] if graphs else [])))
         sections.append("".join(parts))
-    verdict_cls = {RuleStatus.PASS.value: "pass", RuleStatus.FAIL.value: "fail"}.get(status, "warn")
+    state = report.status.value
+    verdict_cls = {RuleStatus.PASS.value: "pass", RuleStatus.FAIL.value: "fail"}.get(state, "warn")
     return "\n".join([
         "<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-        f"<title>graphcert report: {_e(status.upper())}</title>",
-        f"<style>{_CSS}</style></head><body>",
+        f"<title>graphcert report: {esc(state.upper())}</title>",
+        f"<style>{CSS}</style></head><body>",
         "<h1>graphcert report</h1>",
-        f"<p class='meta'>made {_e(report.created)} by graphcert {_e(__version__)}</p>",
-        f"<div class='verdict {verdict_cls}'>gate: {_e(status.upper())}</div>",
-        f"<p>{_e(headline(report))}</p>",
-        _findings(report),
-        "<h2>Certificates</h2>", _certificate_table(report, certs),
+        para("made ", code(report.created), f" by graphcert {__version__}"),
+        f"<div class='verdict {verdict_cls}'>gate: {esc(state.upper())}</div>",
+        para(headline(report), cls="headline"),
+        _toc(toc),
+        f"<div id='findings'>{findings}</div>" if findings else "",
+        "<h2 id='certificates'>Certificates</h2>", _certificate_table(report, certs, cert_anchor),
         *sections,
         "</body></html>", ""])
+

@@ -8,10 +8,12 @@ import json
 from enum import Enum
 from typing import TYPE_CHECKING, NoReturn
 
-from graphcert.gate import CertificateResult, GateReport, RuleResult, RuleStatus
+from graphcert.gate import CertificateResult, GateReport, RuleResult, RuleStatus, UnusableReport
 from graphcert.render.sanitize import clean_value
 
 if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
+
     from rich.console import Console, RenderableType
 
 
@@ -29,9 +31,11 @@ def assert_never(value: NoReturn) -> NoReturn:
     raise AssertionError(f"unhandled output format {value!r}")
 
 
-def render(report: GateReport, fmt: OutputFormat, *, width: int = 100) -> str:
+def render(report: GateReport | UnusableReport, fmt: OutputFormat, *, width: int = 100) -> str:
     """The report as text in `fmt` (TABLE without colour, at `width` columns)."""
     report = clean_value(report)  # strings from certificates never reach a terminal raw
+    if isinstance(report, UnusableReport):
+        return render_unusable(report, fmt)
     if fmt is OutputFormat.TABLE:
         return render_table_text(report, width=width)
     if fmt is OutputFormat.JSON:
@@ -128,20 +132,38 @@ def _junit_cases(report: GateReport) -> list[tuple[str, str, str | None, RuleRes
     return cases
 
 
+def _junit_suite(created: str, policy: str, baseline: str | None, *, tests: int,
+                 failures: int = 0, errors: int = 0) -> tuple[ET.Element, ET.Element]:
+    """The <testsuites> root and its one <testsuite>, with the gate's properties."""
+    import xml.etree.ElementTree as ET
+
+    counts = {"tests": str(tests), "failures": str(failures), "errors": str(errors),
+              "skipped": "0", "time": "0"}
+    root = ET.Element("testsuites", {"name": "graphcert gate", **counts})
+    suite = ET.SubElement(root, "testsuite", {"name": "graphcert gate", **counts,
+                                              "timestamp": created.removesuffix("Z")})
+    props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", {"name": "policy", "value": policy})
+    ET.SubElement(props, "property", {"name": "baseline", "value": baseline or ""})
+    return root, suite
+
+
+def _junit_text(root: ET.Element) -> str:
+    import xml.etree.ElementTree as ET
+
+    ET.indent(root, space="  ")
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            + ET.tostring(root, encoding="unicode") + "\n")
+
+
 def render_junit(report: GateReport) -> str:
     """JUnit XML: one testcase per (certificate, rule); a failed rule is a <failure>."""
     import xml.etree.ElementTree as ET
 
     cases = _junit_cases(report)
     failures = sum(1 for *_, r in cases if r.status is RuleStatus.FAIL)
-    counts = {"tests": str(len(cases)), "failures": str(failures), "errors": "0",
-              "skipped": "0", "time": "0"}
-    root = ET.Element("testsuites", {"name": "graphcert gate", **counts})
-    suite = ET.SubElement(root, "testsuite", {"name": "graphcert gate", **counts,
-                                              "timestamp": report.created.removesuffix("Z")})
-    props = ET.SubElement(suite, "properties")
-    ET.SubElement(props, "property", {"name": "policy", "value": report.policy.source})
-    ET.SubElement(props, "property", {"name": "baseline", "value": report.baseline or ""})
+    root, suite = _junit_suite(report.created, report.policy.source, report.baseline,
+                               tests=len(cases), failures=failures)
     for classname, name, path, r in cases:
         attrs = {"classname": classname, "name": name, "time": "0"}
         if path is not None:
@@ -154,9 +176,7 @@ def render_junit(report: GateReport) -> str:
         else:
             out = ET.SubElement(case, "system-out")
             out.text = f"{r.status.value}: {r.summary}" + (f"\n{body}" if body else "")
-    ET.indent(root, space="  ")
-    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
-            + ET.tostring(root, encoding="unicode") + "\n")
+    return _junit_text(root)
 
 
 # -------------------------------------------------------------------------------- markdown
@@ -203,3 +223,43 @@ def render_markdown(report: GateReport) -> str:
             lines.append(f"- **{subject}** {_code(r.rule.value)}: {r.summary}")
             lines += [f"  - {d}" for d in r.details]
     return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------ unusable input
+
+def render_unusable(report: UnusableReport, fmt: OutputFormat) -> str:
+    """The gate's exit 2 in `fmt`: no verdict, each unusable input on its own line (JUnit:
+    one <error> per input, since nothing was tested)."""
+    n = len(report.problems)
+    counted = f"{n} unusable input{'s' if n != 1 else ''}"
+    policy = report.policy.source if report.policy is not None else None
+    if fmt is OutputFormat.TABLE:
+        return "".join(f"graphcert: error: {p}\n" for p in report.problems) + \
+            f"gate: UNUSABLE ({counted})\n"
+    if fmt is OutputFormat.JSON:
+        return json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    if fmt is OutputFormat.JUNIT:
+        return _unusable_junit(report, policy)
+    if fmt is OutputFormat.MARKDOWN:
+        meta = [f"{counted} at {report.created}",
+                f"policy: {_code(policy) if policy is not None else 'unreadable'}"]
+        if report.baseline is not None:
+            meta.append(f"baseline: {_code(report.baseline)}")
+        lines = ["## graphcert gate: UNUSABLE", "", " · ".join(meta), "",
+                 "The gate could not judge: fix each input below and run it again.", "",
+                 *(f"- {_md(p)}" for p in report.problems)]
+        return "\n".join(lines) + "\n"
+    assert_never(fmt)
+
+
+def _unusable_junit(report: UnusableReport, policy: str | None) -> str:
+    import xml.etree.ElementTree as ET
+
+    n = len(report.problems)
+    root, suite = _junit_suite(report.created, policy or "", report.baseline, tests=n, errors=n)
+    for problem in report.problems:
+        case = ET.SubElement(suite, "testcase", {"classname": "graphcert.input",
+                                                 "name": problem, "time": "0"})
+        error = ET.SubElement(case, "error", {"message": problem, "type": "unusable"})
+        error.text = problem
+    return _junit_text(root)
