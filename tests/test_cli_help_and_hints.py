@@ -84,3 +84,18 @@ def test_report_into_an_existing_folder_says_nothing_of_folders(tmp_path: Path) 
     result = run("report", str(ROOT / "reports"), "-o", str(tmp_path / "x.html"))
     assert result.exit_code == 0, result.output
     assert "created the folder" not in result.stderr
+
+
+def test_workloads_points_at_what_an_installed_graphcert_has() -> None:
+    """The table's caption named examples/README.md, which the wheel does not ship: it points
+    at `graphcert workloads --help`, which holds the protocol and names a module that ships."""
+    import importlib.util
+
+    listed = " ".join(run("workloads").stdout.split())
+    assert "examples/README.md" not in listed
+    assert "(see `graphcert workloads --help`)" in listed
+    text = run("workloads", "--help").stdout
+    for method in ("setup(ctx, capacity)", "record(stream, n)", "outputs(n)", "reference(n)",
+                   "teardown()", "python -m pydoc graphcert.workloads.base"):
+        assert method in text, method
+    assert importlib.util.find_spec("graphcert.workloads.base") is not None

@@ -41,7 +41,7 @@ def workloads_table(specs: Sequence[Any]) -> Table:
     """The built-in workloads: name, description, kernel sources (specs with those fields)."""
     table = Table(title="Built-in workloads", title_justify="left",
                   caption="User workloads: path/file.py:NAME or package.module:NAME "
-                          "(see examples/README.md)", caption_justify="left")
+                          "(see `graphcert workloads --help`)", caption_justify="left")
     table.add_column("name", style="bold", no_wrap=True)
     table.add_column("description")
     table.add_column("kernels", no_wrap=True)
