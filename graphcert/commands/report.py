@@ -32,6 +32,7 @@ def command(ctx: click.Context, paths: tuple[Path, ...], output: Path, baseline:
     path), each named on stderr, with no page written."""
     from graphcert.fileio import check_output_file, write_output
     from graphcert.render.htmlpage import report_page
+    from graphcert.render.inventory import plural
 
     check_output_file(output, "-o")  # before any work: a bad path is exit 2, not a traceback
     _regular_inputs(paths)
@@ -43,8 +44,8 @@ def command(ctx: click.Context, paths: tuple[Path, ...], output: Path, baseline:
     created = write_output(output, page.html, "-o")
     if created is not None:
         click.echo(f"graphcert: created the folder {created} for {output}", err=True)
-    click.echo(f"report: {output} ({page.certificates} certificates, {page.graphs} graphs; "
-               f"gate {report.status.value.upper()})", err=True)
+    click.echo(f"report: {output} ({plural(page.certificates, 'certificate')}, "
+               f"{plural(page.graphs, 'graph')}; gate {report.status.value.upper()})", err=True)
 
 
 def _regular_inputs(paths: tuple[Path, ...]) -> None:

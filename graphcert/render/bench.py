@@ -10,7 +10,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from rich.table import Table
+from rich.text import Text
 
 from graphcert.cert.results import (
     QUANTITIES,
@@ -24,6 +24,8 @@ from graphcert.cert.results import (
 )
 from graphcert.errors import InputError
 from graphcert.fileio import atomic_write_bytes, check_output_file
+from graphcert.render.layout import Column, Grid
+from graphcert.render.numbers import size, us
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -32,11 +34,28 @@ LABELS = {"host_enqueue": "host enqueue", "device": "device (queued)",
           "end_to_end": "end to end"}
 
 
-def us(seconds: float | None) -> str:
-    return "n/a" if seconds is None else f"{seconds * 1e6:,.2f} µs"
+# A size's table: the quantity names a row; on a narrow terminal the placement spreads and
+# the sample counts move under the row first (render/layout.py), the medians stay.
+SIZE_COLUMNS = (Column("quantity", wrap=True, key=True), Column("stream median", right=True),
+                Column("stream ±95%", right=True, wrap=True),
+                Column("graph median", right=True), Column("graph ±95%", right=True, wrap=True),
+                Column("speedup (95% CI)", right=True, wrap=True, sep="× "),
+                Column("samples s/g", right=True, keep=-1),
+                Column("placement spread s/g", right=True, keep=-2))
 
 
-def size_table(ref: str, row: SizeResult) -> Table:
+def _title(ref: str, row: SizeResult, count: int) -> Text:
+    contexts = row.contexts
+    title = Text(f"bench {ref}  n={size(row.n)}  nodes={row.node_count}"
+                 f"  stream path={row.stream_path or '-'}  placements={count}"
+                 + (f" in {contexts.count} context{'s' * (contexts.count != 1)}"
+                    if contexts else ""))
+    if row.throttled:
+        title.append("  THROTTLED", style="red")
+    return title
+
+
+def size_table(ref: str, row: SizeResult) -> Grid:
     """Stream vs graph for one size: each median with its precision (the half-width of its 95%
     interval) and the speedup interval, the spread of each median over buffer placements (and
     the contexts they ran in), then the hot figure in its own row; a timing whose sampling
@@ -45,29 +64,24 @@ def size_table(ref: str, row: SizeResult) -> Table:
     count = max((len(p.medians_s) for side in (places or {}).values() for p in side.values()),
                 default=1)
     contexts = row.contexts
-    t = Table(title=f"bench {ref}  n={row.n:,}  nodes={row.node_count}"
-                    f"  stream path={row.stream_path or '-'}  placements={count}"
-                    + (f" in {contexts.count} context{'s' * (contexts.count != 1)}"
-                       if contexts else "")
-                    + ("  [red]THROTTLED[/]" if row.throttled else ""),
-              caption=f"one context: {contexts.kept}" if contexts and contexts.kept else None)
-    for col in ("quantity", "stream median", "stream ±95%", "graph median", "graph ±95%",
-                "speedup (95% CI)", "samples s/g", "placement spread s/g"):
-        t.add_column(col, justify="left" if col == "quantity" else "right")
+    rows: list[tuple[Text | str, ...]] = []
     for q, label in LABELS.items():
         s, g, sp = row.stream.get(q), row.graph.get(q), row.speedup.get(q)
-        t.add_row(label, us(s.median_s if s else None), _noise(s),
-                  us(g.median_s if g else None), _noise(g),
-                  f"{sp.median:.2f}× [{sp.low:.2f}, {sp.high:.2f}]" if sp else
-                  "unavailable", f"{s.samples if s else 0}/{g.samples if g else 0}",
-                  _spreads(row, q))
+        rows.append((label, us(s.median_s if s else None), _noise(s),
+                     us(g.median_s if g else None), _noise(g),
+                     f"{sp.median:.2f}× [{sp.low:.2f}, {sp.high:.2f}]" if sp else
+                     "unavailable", f"{s.samples if s else 0}/{g.samples if g else 0}",
+                     _spreads(row, q)))
     if row.hot is not None:
         s, g = row.hot.get("stream"), row.hot.get("graph")
         ratio = f"{s.median_s / g.median_s:.2f}× (medians)" if s and g and g.median_s else "-"
-        t.add_row("device hot (L2 warm, per launch)", us(s.median_s if s else None), _noise(s),
-                  us(g.median_s if g else None), _noise(g), ratio,
-                  f"{s.samples if s else 0}/{g.samples if g else 0}", _spreads(row, "hot_device"))
-    return t
+        rows.append(("device hot (L2 warm, per launch)", us(s.median_s if s else None),
+                     _noise(s), us(g.median_s if g else None), _noise(g), ratio,
+                     f"{s.samples if s else 0}/{g.samples if g else 0}",
+                     _spreads(row, "hot_device")))
+    return Grid(SIZE_COLUMNS, rows, title=_title(ref, row, count),
+                caption=f"one context: {contexts.kept}" if contexts and contexts.kept
+                else None)
 
 
 def _spreads(row: SizeResult, quantity: str) -> str:
@@ -79,14 +93,16 @@ def _spreads(row: SizeResult, quantity: str) -> str:
     return f"{one('stream')}/{one('graph')}"
 
 
-def _noise(t: Timing | None) -> str:
+def _noise(t: Timing | None) -> Text:
     """The figure's precision (± half-width of the 95% interval of its median; a figure
     recorded without one shows its relative stddev, "sd"), marked where sampling ended on
     its timeout short of the target."""
     if t is None:
-        return "-"
-    text = f"±{t.half_width:.2%}" if t.half_width is not None else f"{t.noise:.2%} sd"
-    return text + (" [yellow](timeout)[/]" if t.ended is Ended.TIMEOUT else "")
+        return Text("-")
+    text = Text(f"±{t.half_width:.2%}" if t.half_width is not None else f"{t.noise:.2%} sd")
+    if t.ended is Ended.TIMEOUT:
+        text.append(" (timeout)", style="yellow")
+    return text
 
 
 def _ended_counts(result: BenchResult) -> str:
@@ -102,20 +118,21 @@ def _ended_counts(result: BenchResult) -> str:
             f"timeout" + (f", {other} otherwise" if other else ""))
 
 
-def upfront_table(rows: Sequence[SizeResult]) -> Table:
+UPFRONT_COLUMNS = (Column("n", right=True, key=True), Column("capture", right=True, keep=1),
+                   Column("instantiate", right=True, keep=1), Column("upload", right=True),
+                   Column("first launch", right=True), Column("exec update", right=True),
+                   Column("set params", right=True),
+                   Column("break-even launches", right=True, keep=1))
+
+
+def upfront_table(rows: Sequence[SizeResult]) -> Grid:
     """What the graph costs before it pays: capture to set-params, and the break-even."""
-    t = Table(title="up-front costs")
-    cols = ("n", "capture", "instantiate", "upload", "first launch", "exec update",
-            "set params", "break-even launches")
-    for col in cols:
-        t.add_column(col, justify="right")
-    for r in rows:
-        u = r.upfront
-        be = r.break_even_launches
-        t.add_row(f"{r.n:,}", us(u.capture_s), us(u.instantiate_s), us(u.upload_s),
-                  us(u.first_launch_s), us(u.exec_update_s), us(u.set_params_s),
-                  f"{be:,.0f}" if be is not None else "never")
-    return t
+    return Grid(UPFRONT_COLUMNS, [
+        (size(r.n), us(r.upfront.capture_s), us(r.upfront.instantiate_s),
+         us(r.upfront.upload_s), us(r.upfront.first_launch_s), us(r.upfront.exec_update_s),
+         us(r.upfront.set_params_s),
+         f"{r.break_even_launches:,.0f}" if r.break_even_launches is not None else "never")
+        for r in rows], title="up-front costs")
 
 
 def host_cost_line(row: SizeResult, run_bare_s: float | None) -> str | None:
@@ -140,18 +157,18 @@ def bench_view(ref: str, result: BenchResult) -> list[RenderableType]:
         out.append(size_table(ref, row))
         line = host_cost_line(row, bare)
         if line is not None:
-            out.append(line)
+            out.append(Text(line))
     out.append(upfront_table(result.sizes))
-    out.extend(run_lines(result))
+    out.extend(Text(line) for line in run_lines(result))  # literal text, never markup
     before, after = result.clock.get("before_mhz"), result.clock.get("after_mhz")
     if before is not None and after is not None:
-        out.append(f"SM clock {before:.0f} -> {after:.0f} MHz")
+        out.append(Text(f"SM clock {before:.0f} -> {after:.0f} MHz"))
     elif result.clock_unavailable is not None:
-        out.append(f"SM clock not read: {result.clock_unavailable.reason}")
+        out.append(Text(f"SM clock not read: {result.clock_unavailable.reason}"))
     other = result.other_context
     if other is not None:  # --context both: the other driver state, apart
         label = other.context.label if other.context is not None else "other state"
-        out.append(f"--- the same workload in the {label} ---")
+        out.append(Text(f"--- the same workload in the {label} ---"))
         out.extend(bench_view(ref, other))
     return out
 
@@ -174,36 +191,38 @@ def run_lines(result: BenchResult) -> list[str]:
     return lines
 
 
-def sweep_table(fit: SweepFit) -> Table:
+def sweep_table(fit: SweepFit) -> Grid:
     """The a + b·value fit per way and quantity."""
-    t = Table(title=f"cost per launch = a + b·{fit.key}")
-    for col in ("way", "quantity", "a (fixed)", "b (per kernel)", "R²"):
-        t.add_column(col, justify="left" if col in ("way", "quantity") else "right")
+    columns = (Column("way", key=True), Column("quantity", key=True, wrap=True),
+               Column("a (fixed)", right=True), Column("b (per kernel)", right=True),
+               Column("R²", right=True))
+    rows = []
     for way in SIDES:
         for q, label in LABELS.items():
             f = fit.fit[way][q]
-            t.add_row(way, label, us(f.a_s if f else None), us(f.b_s if f else None),
-                      f"{f.r2:.4f}" if f else "-")
-    return t
+            rows.append((way, label, us(f.a_s if f else None), us(f.b_s if f else None),
+                         f"{f.r2:.4f}" if f else "-"))
+    return Grid(columns, rows, title=f"cost per launch = a + b·{fit.key}")
 
 
 def sweep_view(fit: SweepFit) -> list[RenderableType]:
     """A sweep certificate: the fit, then each point's per-launch medians and certificate."""
-    t = Table(title=f"swept {fit.key}: each run's first size")
-    for col in (fit.key, "stream e2e / kernel", "graph e2e / kernel", "graph device / node",
-                "certificate"):
-        t.add_column(col, justify="left" if col == "certificate" else "right")
+    columns = (Column(fit.key, right=True, key=True),
+               Column("stream e2e / kernel", right=True), Column("graph e2e / kernel", right=True),
+               Column("graph device / node", right=True), Column("certificate"))
+    rows = []
     names = list(fit.certificates) + [None] * len(fit.points)
     for value, point, name in zip(fit.values, fit.points, names, strict=False):
         per = float(value) or 1.0
         s, g, gd = (point.stream.get("end_to_end"), point.graph.get("end_to_end"),
                     point.graph.get("device"))
-        t.add_row(str(value), us(s.median_s / per if s else None),
-                  us(g.median_s / per if g else None), us(gd.median_s / per if gd else None),
-                  name or "-")
-    out: list[RenderableType] = [sweep_table(fit), t]
+        rows.append((str(value), us(s.median_s / per if s else None),
+                     us(g.median_s / per if g else None),
+                     us(gd.median_s / per if gd else None), name or "-"))
+    out: list[RenderableType] = [
+        sweep_table(fit), Grid(columns, rows, title=f"swept {fit.key}: each run's first size")]
     if fit.plot:
-        out.append(f"plot: {fit.plot}")
+        out.append(Text(f"plot: {fit.plot}"))
     return out
 
 
@@ -280,7 +299,7 @@ def print_run(out: Console, err: Console, ref: str, result: BenchResult,
     for item in bench_view(ref, result):
         out.print(item)
     if certificate:
-        err.print(f"certificate: {certificate}")
+        err.print(Text(f"certificate: {certificate}"))
 
 
 def print_sweep(out: Console, err: Console, fit: SweepFit, certificate: Path | None, *,
@@ -290,12 +309,12 @@ def print_sweep(out: Console, err: Console, fit: SweepFit, certificate: Path | N
     if not as_json:
         out.print(sweep_table(fit))
     if certificate is not None:
-        err.print(f"sweep certificate: {certificate}")
+        err.print(Text(f"sweep certificate: {certificate}"))
     for target in (named_plot, asked_plot):
         if target is not None:
             plot_sweep(fit, target)
     if asked_plot is not None:
-        err.print(f"plot: {asked_plot}")
+        err.print(Text(f"plot: {asked_plot}"))
 
 
 def bench_json(runs: Sequence[tuple[str, BenchResult, Path | None]], fit: SweepFit | None

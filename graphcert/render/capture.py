@@ -4,27 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rich.table import Table
-
 from graphcert.cert.results import CaptureResult
 from graphcert.model.jsontext import short_hash
+from graphcert.render.layout import Column, Grid
+from graphcert.render.numbers import size
 
 
-def capture_table(ref: str, mode: str, rows: Sequence[CaptureResult]) -> Table:
+def capture_table(ref: str, mode: str, rows: Sequence[CaptureResult]) -> Grid:
     """Per class: nodes, capture / instantiate / upload time, memory, topology hash."""
-    table = Table(title=f"capture {ref} ({mode} mode)")
-    for col in ("class", "n", "nodes", "capture", "instantiate", "upload", "device memory",
-                "graph mem reserved", "topology"):
-        table.add_column(col, justify="right" if col not in ("topology",) else "left")
+    columns = [Column(col, right=col != "topology", key=col == "class")
+               for col in ("class", "n", "nodes", "capture", "instantiate", "upload",
+                           "device memory", "graph mem reserved", "topology")]
+    cells = []
     for r in rows:
         reserved = r.graph_memory.get("reserved_current")  # absent: the driver did not say
-        table.add_row(f"{r.capacity:,}", f"{r.n:,}", str(r.nodes),
+        cells.append((size(r.capacity), size(r.n), str(r.nodes),
                       f"{r.capture_s * 1e3:.2f} ms", f"{r.instantiate_s * 1e3:.2f} ms",
-                      f"{r.upload_s * 1e3:.2f} ms",
-                      f"{r.free_delta_bytes / 2**20:.1f} MiB",
+                      f"{r.upload_s * 1e3:.2f} ms", f"{r.free_delta_bytes / 2**20:.1f} MiB",
                       f"{reserved / 2**20:.1f} MiB" if reserved is not None else "n/a",
-                      short_hash(r.snapshot.topology_hash))
-    return table
+                      short_hash(r.snapshot.topology_hash)))
+    return Grid(columns, cells, title=f"capture {ref} ({mode} mode)")
 
 
 def capture_summary(rows: Sequence[CaptureResult], out_dir: str) -> str:

@@ -6,28 +6,33 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from graphcert.cert.certificate import Certificate
-from graphcert.cert.compare import CertificateDiff, Change, fmt_seconds, hash_change
+from graphcert.cert.compare import CertificateDiff, Change, hash_change
 from graphcert.cert.results import SweepFit, VerifyResult
 from graphcert.errors import clip
 from graphcert.model.jsontext import short_hash
+from graphcert.render.layout import Column, Grid
+from graphcert.render.numbers import size, us
+from graphcert.render.words import Pairs
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+# diff's tables: the size names a row; a hash change is two tokens ("a -> b") that may break
+# only at their arrow; node counts and change reasons are lists and free text.
+_CLASS_COLUMNS = (Column("capacity", right=True, key=True), Column("change", key=True),
+                  Column("topology a -> b", wrap=True), Column("shape a -> b", wrap=True),
+                  Column("nodes", wrap=True, sep=", "))
+_TIMING_COLUMNS = (Column("n", right=True, key=True), Column("side", key=True),
+                   Column("quantity", key=True), Column("a", right=True),
+                   Column("b", right=True), Column("diff", right=True),
+                   Column("noise", right=True), Column("change", wrap=True))
 _CHANGE_STYLE = {Change.SAME: "", Change.FASTER: "green", Change.SLOWER: "bold red",
                  Change.AMBIGUOUS: "yellow"}
 
 
 def _kv(rows: list[tuple[str, str]]) -> RenderableType:
-    from rich.table import Table
-    from rich.text import Text
-
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold")
-    grid.add_column(overflow="fold")
-    for key, value in rows:
-        grid.add_row(Text(key), Text(value))
-    return grid
+    """Key/value lines; a value too wide to sit beside its key goes whole below it."""
+    return Pairs(rows)
 
 
 def _opt(value: object, none: str = "-") -> str:
@@ -80,7 +85,6 @@ def show_renderables(cert: Certificate, path: str, staleness: str) -> list[Rende
 
 def diff_renderables(diff: CertificateDiff, a: str, b: str) -> list[RenderableType]:
     """Everything `graphcert diff` prints for two certificates (b against a)."""
-    from rich.table import Table
     from rich.text import Text
 
     out: list[RenderableType] = [Text(f"{diff.kind} certificates: a = {a}, b = {b}",
@@ -94,30 +98,25 @@ def diff_renderables(diff: CertificateDiff, a: str, b: str) -> list[RenderableTy
     va, vb = ("PASS" if v else "FAIL" for v in diff.verdict)
     out.append(Text(f"verdict: {va} -> {vb}"))
     if diff.kind == "topology":
-        table = Table(header_style="bold", box=None, pad_edge=False)
-        for name in ("capacity", "change", "topology a -> b", "shape a -> b", "nodes"):
-            table.add_column(name, overflow="fold")
+        classes: list[tuple[str | Text, ...]] = []
         for c in diff.classes:
             style = "" if c.change == "same" else "bold red" if c.change == "topology" \
                 else "yellow"
-            table.add_row(str(c.capacity), Text(c.change, style=style),
-                          hash_change(c.baseline_topology, c.current_topology),
-                          hash_change(c.baseline_shape, c.current_shape),
-                          c.describe().split("nodes ", 1)[-1] if c.change in
-                          ("topology", "shape") else _counts(c.current_counts))
-        out.append(table)
+            classes.append((size(c.capacity), Text(c.change, style=style),
+                         hash_change(c.baseline_topology, c.current_topology),
+                         hash_change(c.baseline_shape, c.current_shape),
+                         c.describe().split("nodes ", 1)[-1] if c.change in
+                         ("topology", "shape") else _counts(c.current_counts)))
+        out.append(Grid(_CLASS_COLUMNS, classes))
         for c in diff.classes:
-            out += [Text(f"  class {c.capacity}: {line}") for line in c.node_diff]
+            out += [Text(f"  class {size(c.capacity)}: {line}") for line in c.node_diff]
     else:
-        table = Table(header_style="bold", box=None, pad_edge=False)
-        for name in ("n", "side", "quantity", "a", "b", "diff", "noise", "change"):
-            table.add_column(name, overflow="fold")
-        for t in diff.timings:
-            change = t.change.value + (f" ({t.reason})" if t.reason else "")
-            table.add_row(str(t.n), t.side, t.quantity, fmt_seconds(t.baseline_s),
-                          fmt_seconds(t.current_s), f"{t.diff:+.1%}", f"{t.threshold:.1%}",
-                          Text(change, style=_CHANGE_STYLE[t.change]))
-        out.append(table)
+        out.append(Grid(_TIMING_COLUMNS, [
+            (size(t.n), t.side, t.quantity, us(t.baseline_s), us(t.current_s),
+             f"{t.diff:+.1%}", f"{t.threshold:.1%}",
+             Text(t.change.value + (f" ({t.reason})" if t.reason else ""),
+                  style=_CHANGE_STYLE[t.change]))
+            for t in diff.timings]))
     out += [Text(f"note: {n}") for n in diff.notes]
     return out
 

@@ -1,33 +1,80 @@
-"""Consoles: data to stdout, messages to stderr; colour follows the environment (bars: see
-render/progress.py)."""
+"""Consoles: data to stdout, messages to stderr.
+
+Colour and layout are separate decisions (issue 34). Colour follows the environment as rich
+reads it (FORCE_COLOR, NO_COLOR, TTY_COMPATIBLE, else whether the stream is a terminal).
+Layout follows only whether the stream really is a terminal: on one, output fits its width
+and tables change layout to fit (render/layout.py); piped or redirected, coloured or not,
+each print is laid out at max(COLUMNS if set, its widest row), so no token is ever folded.
+Free text is wrapped at spaces only, and no line ends with spaces (bars: render/progress.py).
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from functools import cache
-from typing import Any
+from typing import IO, Any
 
 from rich.console import Console
 from rich.measure import Measurement
+from rich.text import Text
+
+from graphcert.render.words import Prose
 
 # Wide enough for any row graphcert prints; measuring is clamped to the console's width.
 _UNBOUNDED = 1 << 16
 
 
+def isatty(stream: IO[str]) -> bool:
+    """Whether `stream` is a terminal (False for a closed or odd stream). Tests replace it
+    to lay output out as a terminal would."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def colour_wanted(environ: Mapping[str, str], tty: bool) -> bool:
+    """Whether to write colour codes, in rich's own order: TTY_COMPATIBLE, FORCE_COLOR (any
+    non-empty value), else whether the stream is a terminal. NO_COLOR is rich's: it keeps
+    bold and italic and drops the colours."""
+    compatible = environ.get("TTY_COMPATIBLE", "")
+    if compatible in ("0", "1"):
+        return compatible == "1"
+    force = environ.get("FORCE_COLOR")
+    return force != "" if force is not None else tty
+
+
 class DataConsole(Console):
-    """A console for data. On a terminal it wraps to the terminal as rich does; piped or
-    redirected it never folds a token (a path, a hash) onto two lines: each print is laid
-    out at max(COLUMNS if set, the widest row it holds)."""
+    """A console for data and messages whose layout depends on `on_terminal`, never on
+    colour. A str or Text printed alone is free text (layout.Prose): wrapped at spaces."""
+
+    def __init__(self, *args: Any, tty: bool | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._tty = tty
+
+    @property
+    def on_terminal(self) -> bool:
+        """Whether output is laid out for a terminal: the `tty` given, else the stream's."""
+        return isatty(self.file) if self._tty is None else self._tty
 
     def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: D102 - as Console.print
-        if self.is_terminal or not objects or kwargs.get("width") is not None:
+        if len(objects) == 1 and isinstance(objects[0], (str, Text)) \
+                and not kwargs.get("soft_wrap"):
+            text = objects[0]
+            if isinstance(text, str):
+                text = self.render_str(text, markup=kwargs.pop("markup", None),
+                                       highlight=kwargs.pop("highlight", None))
+            objects = (Prose(text, style=kwargs.pop("style", "") or ""),)
+        kwargs.setdefault("crop", False)  # a token wider than the terminal stays whole
+        if self.on_terminal or not objects or kwargs.get("width") is not None:
             super().print(*objects, **kwargs)
             return
         base = _columns()
         options = self.options.update(max_width=_UNBOUNDED)
         widest = max(Measurement.get(self, options, o).maximum for o in objects)
-        saved = self._width  # None: rich re-reads COLUMNS each time; keep it that way
+        saved = self._width
         self.width = max(base, widest + (len(objects) - 1), 1)
         try:
             super().print(*objects, **kwargs)
@@ -43,17 +90,26 @@ def _columns() -> int:
         return 0
 
 
+def data_console(*, stderr: bool = False) -> DataConsole:
+    """A console for stdout (or stderr) as the environment and the stream ask: colour from
+    colour_wanted, layout from isatty. rich reads NO_COLOR and COLUMNS itself."""
+    stream = sys.stderr if stderr else sys.stdout
+    tty = isatty(stream)
+    return DataConsole(stderr=stderr, soft_wrap=False, highlight=False,
+                       force_terminal=colour_wanted(os.environ, tty), tty=tty)
+
+
 @cache
 def stdout_console() -> Console:
-    """The console for data. rich itself honours NO_COLOR, FORCE_COLOR and COLUMNS."""
-    return DataConsole(soft_wrap=False, highlight=False)
+    """The console for data."""
+    return data_console()
 
 
 @cache
 def stderr_console() -> Console:
-    """The console for messages and progress: laid out like stdout's when not a terminal, so
-    a certificate's path in a message is never split across lines either."""
-    return DataConsole(stderr=True, soft_wrap=False, highlight=False)
+    """The console for messages and progress, laid out as stdout's: a certificate's path in
+    a message is never split across lines either."""
+    return data_console(stderr=True)
 
 
 def print_json(text: str) -> None:

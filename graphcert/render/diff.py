@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from rich import box
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from graphcert.model import ChildDiff, NodeKind, NodeRecord, SnapshotDiff
@@ -18,6 +16,7 @@ from graphcert.render.inventory import (
     plural,
     print_plain,
 )
+from graphcert.render.layout import Column, Grid
 
 
 def _describe(node: NodeRecord) -> str:
@@ -67,22 +66,19 @@ def diff_summary(diff: SnapshotDiff) -> str:
             f"{plural(fields, 'field')} changed{inner}")
 
 
-def diff_table(diff: SnapshotDiff) -> Table:
+def diff_table(diff: SnapshotDiff) -> Grid:
     """Every difference between two snapshots, one row per node added/removed or field."""
     return _table(_diff_rows(diff, "", ""))
 
 
-def _table(rows: Iterable[tuple[str, ...]]) -> Table:
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    table.add_column("a", justify="right", no_wrap=True)
-    table.add_column("b", justify="right", no_wrap=True)
-    table.add_column("change", no_wrap=True)
-    table.add_column("field", no_wrap=True)
-    table.add_column("in a", overflow="fold")
-    table.add_column("in b", overflow="fold")
-    for row in rows:
-        table.add_row(*(Text(cell) for cell in row))
-    return table
+# Labels name a row; the values in a and in b (names, shapes, lists) may wrap at spaces.
+DIFF_COLUMNS = (Column("a", right=True, key=True), Column("b", right=True, key=True),
+                Column("change", key=True), Column("field"), Column("in a", wrap=True),
+                Column("in b", wrap=True))
+
+
+def _table(rows: Iterable[tuple[str, ...]]) -> Grid:
+    return Grid(DIFF_COLUMNS, rows, gap=3)
 
 
 _HEADERS = ("a", "b", "change", "field", "in a", "in b")

@@ -9,12 +9,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
-from rich import box
 from rich.cells import cell_len
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
-from rich.tree import Tree
 
 from graphcert.model import (
     KINDS,
@@ -23,7 +20,9 @@ from graphcert.model import (
     NodeRecord,
 )
 from graphcert.model.jsontext import short_hash
+from graphcert.render.layout import Column, Grid
 from graphcert.render.names import demangle, short_name
+from graphcert.render.words import Outline
 
 MAX_DEPS_SHOWN = 6
 _DIMENSIONS = ("grid", "block", "cluster_dim")
@@ -192,16 +191,19 @@ def _table_rows(snapshot: GraphSnapshot) -> list[tuple[str, ...]]:
     return rows
 
 
-def inventory_table(snapshot: GraphSnapshot) -> Table:
+# A node's index names its row. On a narrow terminal, columns nobody filled leave the table
+# first, then the dependencies (a list), then the widest launch columns; the kind and the
+# kernel or operation (a name: never split) stay longest (render/layout.py).
+INVENTORY_COLUMNS = tuple(
+    Column(h, right=h in _RIGHT, wrap=h in ("kernel / operation", "deps"), key=h == "#",
+           keep={"kind": 1, "kernel / operation": 2, "deps": -1}.get(h, 0),
+           sep=", " if h == "deps" else None)
+    for h in _HEADERS)
+
+
+def inventory_table(snapshot: GraphSnapshot) -> Grid:
     """Every node (child graphs and conditional bodies included, with dotted indices)."""
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    for header in _HEADERS:
-        wrap = header in ("kernel / operation", "deps")
-        table.add_column(header, justify="right" if header in _RIGHT else "left",
-                         no_wrap=not wrap, overflow="fold" if wrap else "ellipsis")
-    for row in _table_rows(snapshot):
-        table.add_row(*(Text(cell) for cell in row))  # Text: "[...]" in a name is not markup
-    return table
+    return Grid(INVENTORY_COLUMNS, _table_rows(snapshot), gap=3)
 
 
 def plain_inventory_table(snapshot: GraphSnapshot) -> Text:
@@ -227,7 +229,7 @@ def plain_layout(headers: Sequence[str], rows: Sequence[Sequence[str]],
             columns.append([" " * (width - cell_len(c)) + c if header in right
                             else c + " " * (width - cell_len(c)) for c in cells])
         widths.append(width)
-    lines = ["   ".join(cells) for cells in zip(*columns, strict=True)]
+    lines = ["   ".join(cells).rstrip() for cells in zip(*columns, strict=True)]
     rule = "\u2500" * (sum(widths) + 3 * (len(widths) - 1))
     return Text("\n".join([lines[0], rule, *lines[1:]]))
 
@@ -287,23 +289,23 @@ def _node_label(label: str, node: NodeRecord, deps: list[str]) -> str:
     return "  ".join(parts)
 
 
-def _add_nodes(tree: Tree, s: GraphSnapshot, prefix: str) -> None:
+def _add_nodes(tree: Outline, s: GraphSnapshot, prefix: str) -> None:
     for node in s.nodes:
         label = f"{prefix}{node.index}"
-        branch = tree.add(Text(_node_label(label, node, _dep_labels(s, node, prefix))))
+        branch = tree.add(_node_label(label, node, _dep_labels(s, node, prefix)))
         for j, child in enumerate(node.children):
             inner = _child_prefix(node, label, j)
             if node.kind is NodeKind.GRAPH:
                 _add_nodes(branch, child, inner)
             else:
-                body = branch.add(Text(f"body {j}: {plural(child.node_count, 'node')}, "
-                                       f"{fingerprint_line(child)}"))
+                body = branch.add(f"body {j}: {plural(child.node_count, 'node')}, "
+                                  f"{fingerprint_line(child)}")
                 _add_nodes(body, child, inner)
 
 
-def inventory_tree(snapshot: GraphSnapshot) -> Tree:
+def inventory_tree(snapshot: GraphSnapshot) -> Outline:
     """The graph as a tree: nodes in canonical order, child graphs and bodies nested."""
-    tree = Tree(Text(f"graph ({fingerprint_line(snapshot)})"))
+    tree = Outline(f"graph ({fingerprint_line(snapshot)})")
     _add_nodes(tree, snapshot, "")
     return tree
 

@@ -9,6 +9,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, NoReturn
 
 from graphcert.gate import CertificateResult, GateReport, RuleResult, RuleStatus, UnusableReport
+from graphcert.render.layout import Column, Grid
 from graphcert.render.sanitize import clean_value
 
 if TYPE_CHECKING:
@@ -75,18 +76,20 @@ def headline(report: GateReport) -> str:
     return text
 
 
+# The gate's table: a row is named by its result and workload; its file moves under the row
+# first when the terminal is narrow (render/layout.py), then the wider columns.
+GATE_COLUMNS = (Column("result", key=True), Column("workload", key=True), Column("kind"),
+                Column("gpu"), Column("rules", wrap=True, sep=", "), Column("file"))
+
+
 def table_renderables(report: GateReport) -> list[RenderableType]:
     """The headline, the table of certificates, and the failures and warnings below it."""
-    from rich.table import Table
     from rich.text import Text
 
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for name in ("result", "workload", "kind", "gpu", "rules", "file"):
-        table.add_column(name, overflow="fold")
-    for cert in report.certificates:
-        table.add_row(Text(cert.status.value.upper(), style=_STYLE[cert.status]),
-                      Text(cert.workload), Text(cert.kind), Text(cert.gpu),
-                      Text(_rules_cell(cert)), Text(cert.path))
+    table = Grid(GATE_COLUMNS, [
+        (Text(cert.status.value.upper(), style=_STYLE[cert.status]), cert.workload,
+         cert.kind, cert.gpu, _rules_cell(cert), cert.path)
+        for cert in report.certificates], rule=False)
     out: list[RenderableType] = [Text(headline(report), style="bold"), table]
     for r in report.checks:  # failures and warnings are listed below with their details
         if r.status is RuleStatus.PASS:
@@ -112,11 +115,11 @@ def print_table(report: GateReport, console: Console) -> None:
 
 def render_table_text(report: GateReport, *, width: int = 100) -> str:
     """The table as plain text at a pinned width, for goldens and files."""
-    from rich.console import Console
+    from graphcert.render.console import DataConsole
 
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=width, color_system=None, force_terminal=False,
-                      highlight=False, soft_wrap=False, legacy_windows=False)
+    buffer = io.StringIO()  # laid out as a terminal of `width` columns would show it
+    console = DataConsole(file=buffer, width=width, color_system=None, force_terminal=False,
+                          tty=True, highlight=False, soft_wrap=False, legacy_windows=False)
     print_table(report, console)
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
 

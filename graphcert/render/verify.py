@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.table import Table
+from rich.text import Text
 
 from graphcert.cert.results import (
     AnyClass,
@@ -20,6 +20,8 @@ from graphcert.cert.results import (
 )
 from graphcert.model.jsontext import short_hash
 from graphcert.render.inventory import format_bytes
+from graphcert.render.layout import Column, Grid
+from graphcert.render.numbers import size, sizes
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -27,14 +29,14 @@ if TYPE_CHECKING:
 _STYLE = {"pass": "green", "fail": "red", "skipped": "yellow"}
 
 
-def _mark(value: bool | None) -> str:
-    return {True: "yes", False: "[red]NO[/]", None: "-"}[value]
+def _mark(value: bool | None) -> Text:
+    return {True: Text("yes"), False: Text("NO", style="red"), None: Text("-")}[value]
 
 
-def _all_of(samples: Sequence[SampleResult], check: str) -> str:
+def _all_of(samples: Sequence[SampleResult], check: str) -> Text:
     values = [getattr(s, check) for s in samples]
     if not values or all(v is None for v in values):
-        return "-"
+        return Text("-")
     return _mark(all(v is True for v in values if v is not None))
 
 
@@ -45,61 +47,65 @@ def _updates(samples: Sequence[SampleResult]) -> str:
     return ", ".join(sorted(set(results))) or "-"
 
 
-def class_table(title: str, classes: Sequence[AnyClass]) -> Table:
+# A class names its row; on a narrow terminal its reason and its sampled sizes (free text and
+# a list) move under the row first, then the widest columns (render/layout.py).
+CLASS_COLUMNS = (
+    Column("class", right=True, key=True), Column("status", key=True),
+    Column("nodes", right=True), Column("predicted", right=True), Column("topology"),
+    Column("shape"), Column("samples", wrap=True, keep=-1, sep=", "),
+    Column("same topology", wrap=True), Column("same shape", wrap=True),
+    Column("update", wrap=True, sep=", "), Column("output"),
+    Column("param update", wrap=True), Column("waste"), Column("reason", wrap=True, keep=-2))
+
+
+def class_table(title: str, classes: Sequence[AnyClass]) -> Grid:
     """One row per class: status, nodes against the prediction, fingerprints, the sampled
     sizes and each check over them, padding waste, the reason."""
-    t = Table(title=title)
-    for col in ("class", "status", "nodes", "predicted", "topology", "shape", "samples",
-                "same topology", "same shape", "update", "output", "param update", "waste",
-                "reason"):
-        t.add_column(col, overflow="fold")
+    rows: list[tuple[Text | str, ...]] = []
     for c in classes:
         predicted = sum(c.predicted.values()) if c.predicted else None
+        cells: list[Text | str]
         if isinstance(c, ClassResult):
             s, w = c.samples, c.padding_waste
             cells = [str(c.node_count) if c.node_count is not None else "-",
                      short_hash(c.topology_hash) if c.topology_hash else "-",
                      short_hash(c.shape_hash) if c.shape_hash else "-",
-                     ",".join(f"{x.n:,}" for x in s) or "-",
+                     sizes(x.n for x in s),
                      _all_of(s, "topology_equal"), _all_of(s, "shape_equal"), _updates(s),
                      _all_of(s, "output_equal"), _all_of(s, "param_update_output_equal"),
-                     f"{w['min']:,}..{w['max']:,}" if "min" in w and "max" in w else "-"]
+                     f"{size(w['min'])}..{size(w['max'])}" if "min" in w and "max" in w
+                     else "-"]
             reason = c.reason or ""
         else:
             cells = ["-"] * 10
             reason = c.reason
-        t.add_row(f"{c.capacity:,}", f"[{_STYLE[c.status]}]{c.status}[/]", cells[0],
-                  str(predicted) if predicted is not None else "-", *cells[1:],
-                  reason[:200])
-    return t
+        rows.append((size(c.capacity), Text(c.status, style=_STYLE[c.status]), cells[0],
+                     str(predicted) if predicted is not None else "-", *cells[1:], reason))
+    return Grid(CLASS_COLUMNS, rows, title=title)
 
 
-def transitions_table(rows: Sequence[Transition]) -> Table:
+def transitions_table(rows: Sequence[Transition]) -> Grid:
     """What changes from each class to the next; only topology needs a new capture."""
-    t = Table(title="class to class")
-    for col in ("from", "to", "change", "in place?"):
-        t.add_column(col)
-    for row in rows:
-        t.add_row(f"{row.frm:,}", f"{row.to:,}", row.change,
+    return Grid((Column("from", right=True, key=True), Column("to", right=True, key=True),
+                 Column("change", wrap=True), Column("in place?", wrap=True)),
+                [(size(row.frm), size(row.to), row.change,
                   "re-capture" if row.change == "topology" else "update in place")
-    return t
+                 for row in rows], title="class to class")
 
 
-def breakdown_table(phases: Mapping[str, float]) -> Table:
+def breakdown_table(phases: Mapping[str, float]) -> Grid:
     """Seconds per phase of the run, in the order the phases happen."""
-    t = Table(title="time")
-    for col in ("phase", "seconds"):
-        t.add_column(col, justify="right" if col == "seconds" else "left")
     order = ("compile", "setup", "capture", "instantiate", "update", "replay", "compare",
              "release")
-    for phase in sorted(phases, key=lambda p: order.index(p) if p in order else len(order)):
-        t.add_row(phase, f"{phases[phase]:.3f}")
-    t.add_row("total", f"{sum(phases.values()):.3f}")
-    return t
+    rows = [(phase, f"{phases[phase]:.3f}") for phase in
+            sorted(phases, key=lambda p: order.index(p) if p in order else len(order))]
+    rows.append(("total", f"{sum(phases.values()):.3f}"))
+    return Grid((Column("phase", key=True), Column("seconds", right=True)), rows,
+                title="time")
 
 
 BUCKET_COLUMNS = ("bucket", "framework", "capture ms", "instantiate ms", "pool",
-                  "graph memory (used / reserved, high)", "replay us", "eager us",
+                  "graph memory (used / reserved, high)", "replay µs", "eager µs",
                   "eager/replay", "cache key")
 
 
@@ -126,7 +132,7 @@ def bucket_rows(classes: Sequence[AnyClass]) -> list[tuple[str, ...]]:
             continue
         speedup = b.speedup
         key = b.cache_key.get("key") if b.cache_key else None
-        rows.append((f"{c.capacity:,}", b.framework, _scaled(b.capture_s, 1e3, 2),
+        rows.append((size(c.capacity), b.framework, _scaled(b.capture_s, 1e3, 2),
                      _scaled(b.instantiate_s, 1e3, 2), format_bytes(b.pool_bytes),
                      _graph_memory(b.graph_memory), _scaled(b.replay_s, 1e6, 1),
                      _scaled(b.eager_s, 1e6, 1), "-" if speedup is None else f"{speedup:.1f}x",
@@ -134,17 +140,15 @@ def bucket_rows(classes: Sequence[AnyClass]) -> list[tuple[str, ...]]:
     return rows
 
 
-def bucket_table(classes: Sequence[AnyClass]) -> Table | None:
+def bucket_table(classes: Sequence[AnyClass]) -> Grid | None:
     """The framework-step facts per bucket (None when no class has them)."""
     rows = bucket_rows(classes)
     if not rows:
         return None
-    t = Table(title="buckets (framework step)")
-    for col in BUCKET_COLUMNS:
-        t.add_column(col, justify="left" if col in ("framework", "cache key") else "right")
-    for row in rows:
-        t.add_row(*row)
-    return t
+    columns = [Column(col, right=col not in ("framework", "cache key"),
+                      wrap=col.startswith("graph memory"), key=col == "bucket")
+               for col in BUCKET_COLUMNS]
+    return Grid(columns, rows, title="buckets (framework step)")
 
 
 def verify_view(ref: str, result: VerifyResult) -> list[RenderableType]:
