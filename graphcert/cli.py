@@ -53,7 +53,11 @@ class LazyGroup(click.Group):
         return super().resolve_command(context, args)
 
     def parse_args(self, context: click.Context, args: list[str]) -> list[str]:
-        """Keep the raw arguments: a several-GPU run passes them to its workers."""
+        """Keep the raw arguments: a several-GPU run passes them to its workers. No arguments
+        at all is a request for help (as hatch answers it): the help on stdout, exit 0."""
+        if not args and not context.resilient_parsing:
+            click.echo(context.get_help(), color=context.color)
+            context.exit(ExitStatus.OK)
         context.meta["graphcert.argv"] = list(args)
         return super().parse_args(context, args)
 

@@ -90,8 +90,11 @@ class InputError(GraphcertError):
 
 
 class FrameworkMissing(InputError):
-    """A framework step's framework (PyTorch, CuPy, cuda.core) is not installed or has no
-    CUDA device: a value with its reason for tests to skip on, one line for the CLI."""
+    """A framework step's framework (PyTorch, CuPy, cuda.core) cannot run here, for one of two
+    reasons its message names: it is not installed ("cuda.core is not installed (...)"), or
+    it is installed and has no CUDA device to use ("cuda.core has no CUDA device to use: no
+    NVIDIA driver found ..."). A value with its reason for tests to skip on; one line and
+    exit 2 for the CLI."""
 
 
 ECHO_LIMIT = 80  # characters of a file's own text (a key, a reference) a message repeats

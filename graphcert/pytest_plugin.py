@@ -1,15 +1,21 @@
-"""pytest plugin (entry point `pytest11: graphcert`): assert in your own tests that a framework
-step is graph-safe over its buckets.
+"""pytest plugin (entry point `pytest11: graphcert`; without the installed entry point,
+`-p graphcert.pytest_plugin`): assert in your own tests that a framework step, or a
+workload, is graph-safe over its buckets.
 
     def test_decode_is_graph_safe(graphcert_verify):
-        graphcert_verify(decode_step, classes="vllm:64")
+        graphcert_verify(DECODE, "vllm:64")      # a graphcert.step(...) declaration
+        graphcert_verify("scan", "2^8..2^12")    # or a workload reference, as the CLI takes
 
-The fixture verifies the step (capture per bucket, padded replay against the eager call) and
-fails the test with the failing bucket, size, node and reason; a framework that is not
-installed, or has no device, skips the test with that reason. With `--graphcert-out DIR` (or
-the ini key `graphcert_out`) each verified step's topology certificate is written there, for
-`graphcert gate`. `graphcert_classes` / `graphcert_samples` set the defaults. Steps run on
-`--graphcert-device N`, else $GRAPHCERT_DEVICE, else GPU 0 (a call's `device=` overrides).
+The fixture verifies (a step: capture per bucket, padded replay against the eager call) and
+returns the VerifyResult; a verdict that is not pass fails the test through pytest.fail
+(`pytest.fail.Exception`, a BaseException: `except Exception` does not catch it) with the
+failing bucket, size, node and reason; bad input (an unknown workload, a malformed bucket
+list) fails it in one line; a framework that is not installed or has no device, or no GPU,
+skips it with that reason, reported at the line of the test. With `--graphcert-out DIR` (or
+the ini key `graphcert_out`) each verified topology certificate is written there, for
+`graphcert gate`. The ini keys `graphcert_classes` (default vllm:64) and `graphcert_samples`
+(default 4) set the defaults. Steps run on `--graphcert-device N`, else $GRAPHCERT_DEVICE,
+else GPU 0 (a call's `device=` overrides).
 """
 
 from __future__ import annotations
@@ -19,13 +25,14 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from graphcert.cert.results import ClassResult, VerifyResult
 
 if TYPE_CHECKING:
+    from graphcert.buckets import Buckets
     from graphcert.frameworks.step import Step
 
 
@@ -61,7 +68,12 @@ def failure_lines(result: VerifyResult) -> list[str]:
     return lines
 
 
-def _reference(step: Any) -> str:
+def _label(step: object) -> str:
+    """How a failure names what was verified: `step NAME` or `workload REF`."""
+    return f"workload {step}" if isinstance(step, str) else f"step {getattr(step, 'name', step)}"
+
+
+def _reference(step: Step) -> str:
     """`file.py:NAME` of the module attribute holding the step (what the certificate's
     source digest covers), else the file defining its callable."""
     module = sys.modules.get(getattr(step.fn, "__module__", "") or "")
@@ -100,32 +112,79 @@ class StepVerify:
         except InputError as exc:
             raise pytest.UsageError(f"graphcert: {exc.one_line()}") from None
 
-    def __call__(self, step: Any, classes: str | None = None, *, samples: int | None = None,
-                 seed: int = 0, ref: str | None = None, device: int | None = None
-                 ) -> VerifyResult:
-        """Verify `step` over `classes` (a range, bucket list or preset) on GPU `device`;
-        fail the test with the failing bucket, size, node and reason; skip when its
-        framework cannot run."""
-        from graphcert.buckets import parse_buckets
-        from graphcert.errors import FrameworkMissing
-        from graphcert.run.steps import verify_step
+    def __call__(self, step: Step | str, classes: str | None = None, *,
+                 samples: int | None = None, seed: int = 0, ref: str | None = None,
+                 device: int | None = None) -> VerifyResult:
+        """Verify `step` (a graphcert.step declaration, or a workload reference: a built-in
+        name, path/file.py:NAME, package.module:NAME) over `classes` (a range, bucket list or
+        preset) on GPU `device`; fail the test with the failing bucket, size, node and
+        reason; skip when its framework or a GPU is not there."""
+        # Skips and failures are reported at the line of the user's test that called us.
+        __tracebackhide__ = True
+        from graphcert.errors import FrameworkMissing, GraphcertError, NoDriverError
 
         spec = classes or self.classes
-        ref = ref or _reference(step)
-        gpu = self.device() if device is None else device
+        # skip and fail outside the except blocks, so the report is the line alone, with no
+        # "during handling of the above exception" chain
+        skip = problem = None
         try:
-            result = verify_step(step, ref, parse_buckets(spec), samples=samples or self.samples,
-                                 seed=seed, classes_spec=spec, device=gpu)
-        except FrameworkMissing as exc:
-            pytest.skip(f"graphcert: {exc.one_line()}")
-        if self.out_dir is not None:
-            self.written.append(self._write(result, ref, step, gpu))
+            result = self._verify(step, spec, samples or self.samples, seed, ref, device)
+        except (FrameworkMissing, NoDriverError) as exc:
+            skip = exc.one_line()
+        except GraphcertError as exc:  # bad input: one line, no traceback into graphcert
+            problem = exc.one_line()
+        if skip is not None:
+            pytest.skip(f"graphcert: {skip}")
+        if problem is not None:
+            pytest.fail(f"graphcert: {problem}", pytrace=False)
         if not result.verdict.passed:
             lines = failure_lines(result)
-            pytest.fail(f"graphcert: step {step.name} is not graph-safe over {spec} "
+            pytest.fail(f"graphcert: {_label(step)} is not graph-safe over {spec} "
                         f"({result.verdict.status.value}):\n  " + "\n  ".join(lines),
                         pytrace=False)
         return result
+
+    def _verify(self, step: object, spec: str, samples: int, seed: int, ref: str | None,
+                device: int | None) -> VerifyResult:
+        """The verify the call asks for, its certificate written when asked: a step here, a
+        reference through the commands' own call (run/jobs)."""
+        from graphcert.apicheck import type_name
+        from graphcert.buckets import parse_buckets
+        from graphcert.errors import InputError
+        from graphcert.frameworks.step import Step as StepType
+
+        buckets = parse_buckets(spec)
+        gpu = self.device() if device is None else device
+        if isinstance(step, str):
+            if ref is not None:
+                raise InputError(f"ref={ref!r} names a step's certificate; the workload "
+                                 f"reference {step!r} is its own", hint="drop ref=")
+            return self._verify_reference(step, buckets, spec, samples, seed, gpu)
+        if not isinstance(step, StepType):
+            raise InputError(f"graphcert_verify takes a graphcert.step(...) declaration or a "
+                             f"workload reference such as 'scan' or 'path/file.py:NAME', not "
+                             f"a {type_name(step)}")
+        from graphcert.run.steps import verify_step
+
+        ref = ref or _reference(step)
+        result = verify_step(step, ref, buckets, samples=samples, seed=seed,
+                             classes_spec=spec, device=gpu)
+        if self.out_dir is not None:
+            self.written.append(self._write(result, ref, step, gpu))
+        return result
+
+    def _verify_reference(self, ref: str, buckets: Buckets, spec: str, samples: int,
+                          seed: int, device: int) -> VerifyResult:
+        """A workload reference, verified as `graphcert verify REF` verifies it."""
+        from graphcert.options import Options
+        from graphcert.run.jobs import verify_workloads
+
+        (done,) = verify_workloads([ref], buckets, samples=samples, seed=seed,
+                                   classes_spec=spec, device=device, out_dir=self.out_dir,
+                                   options=Options.from_environ(os.environ))
+        if done.certificate is not None:
+            self.written.append(done.certificate)
+        return done.result
 
     def _write(self, result: VerifyResult, ref: str, step: Step, device: int) -> Path:
         from graphcert.fileio import ensure_writable_dir

@@ -35,6 +35,16 @@ def run(*args: str, env: dict[str, str] | None = None) -> Result:
     return CliRunner().invoke(cli, ["inventory", *args], env={"COLUMNS": "120", **(env or {})})
 
 
+@pytest.fixture
+def one_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver shows one synthetic GPU: what inventory checks before a workload's size
+    and reference (graphcert.run.fleet.list_gpus), on any machine."""
+    from graphcert.cert.results.fleet import Gpu
+    from graphcert.run import fleet
+
+    monkeypatch.setattr(fleet, "list_gpus", lambda: [Gpu(0, "SYNTHETIC GPU", "GPU-synthetic")])
+
+
 def test_table(snap: Path) -> None:
     result = run(str(snap))
     assert result.exit_code == 0, result.output
@@ -96,12 +106,34 @@ def test_size_is_for_workloads_only(snap: Path) -> None:
     assert "--size applies to a workload" in one_line_error(run(str(snap), "--size", "8"))
 
 
-def test_workload_needs_a_size() -> None:
+def test_workload_needs_a_size(one_gpu: None) -> None:
     assert "add --size N" in one_line_error(run("synthetic_workload"))
 
 
-def test_workload_is_captured_through_graphcert_capture(monkeypatch: pytest.MonkeyPatch
-                                                        ) -> None:
+@pytest.mark.parametrize("args", [("scan",), ("chian", "--size", "4"), ("scan", "--size", "8"),
+                                  ("scan", "--device", "1")])
+def test_without_a_gpu_a_workload_target_says_so_first(no_driver: None,
+                                                        args: tuple[str, ...]) -> None:
+    """Nothing about a workload target can work without a GPU: that is the one line (exit 3),
+    not "add --size N" or an unknown reference first and the missing GPU after the fix."""
+    result = run(*args)
+    assert result.exit_code == 3, result.output
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"graphcert: error: {args[0]!r} is not a snapshot file (*.json), so "
+                           "it names a workload to capture on a GPU: no NVIDIA driver found")
+    assert "inventory of saved snapshots do not" in line and "--size" not in line
+
+
+def test_a_driver_without_gpus_is_no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphcert.run import fleet
+
+    monkeypatch.setattr(fleet, "list_gpus", lambda: [])
+    result = run("scan", "--size", "8")
+    assert result.exit_code == 3 and "the driver shows none" in result.stderr, result.output
+
+
+def test_workload_is_captured_through_graphcert_capture(monkeypatch: pytest.MonkeyPatch,
+                                                        one_gpu: None) -> None:
     calls: list[tuple[str, dict[str, Any]]] = []
     monkeypatch.setattr(registry, "load", lambda ref: object())  # a known reference
     fake = types.ModuleType("graphcert.run.capture")
@@ -125,9 +157,9 @@ def test_workload_is_captured_through_graphcert_capture(monkeypatch: pytest.Monk
     assert calls[-1][1]["device"] == 1
 
 
-def test_device_variable_one_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_device_variable_one_rule(monkeypatch: pytest.MonkeyPatch, one_gpu: None) -> None:
     """GRAPHCERT_DEVICE=abc: ignored where no device is needed, an error naming it (exit 2)
-    where one is, and the workload reference is checked before either."""
+    where one is, and the workload reference is checked before it."""
     result = run(str(EXAMPLE), env={"GRAPHCERT_DEVICE": "abc"})
     assert result.exit_code == 0, result.output
     line = one_line_error(run("chian", "--size", "4", env={"GRAPHCERT_DEVICE": "abc"}))
@@ -145,7 +177,8 @@ def test_device_variable_is_an_error_for_gpu_commands(command: str) -> None:
     assert "Traceback" not in result.output
 
 
-def test_unknown_workload_is_checked_before_the_driver(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unknown_workload_is_checked_before_capture(monkeypatch: pytest.MonkeyPatch,
+                                                   one_gpu: None) -> None:
     def no_gpu_work(*a: Any, **k: Any) -> Any:
         raise AssertionError("GPU work started before the reference was checked")
 

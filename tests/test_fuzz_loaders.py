@@ -156,7 +156,12 @@ def test_fuzz_policy(text: str, raw: bytes, use_raw: bool) -> None:
 
 @pytest.fixture()
 def no_gpu(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """A stand-in capture: the reference was accepted, nothing touches a GPU."""
+    """A stand-in capture on a synthetic GPU: the reference was accepted, nothing touches a
+    GPU (inventory asks the driver for a GPU first: graphcert.run.fleet.list_gpus)."""
+    from graphcert.cert.results.fleet import Gpu
+    from graphcert.run import fleet
+
+    monkeypatch.setattr(fleet, "list_gpus", lambda: [Gpu(0, "SYNTHETIC GPU", "GPU-synthetic")])
     captured: list[str] = []
     fake = types.ModuleType("graphcert.run.capture")
 

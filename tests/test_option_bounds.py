@@ -66,10 +66,41 @@ def test_verify_refuses_a_bad_number_before_the_driver(args: list[str], why: str
     assert why in one_line(run("verify", "chain", "--no-certificate", *args))
 
 
-def test_inventory_refuses_a_huge_device_index_before_the_driver() -> None:
-    line = one_line(run("inventory", "chain", "--size", "8", "--device", "9" * 25))
-    assert "--device 9999999999999999999999999 is out of range" in line
-    assert "give a device index from 0 to 999999" in line
+@pytest.mark.parametrize("command", [["inventory", "chain", "--size", "8"], ["capture", "chain"],
+                                     ["verify", "chain"], ["bench", "chain"]])
+def test_every_device_option_refuses_a_huge_index_alike(command: list[str]) -> None:
+    """inventory's --device is the shared one: the same parse and words as capture's,
+    verify's and bench's (which also take `all` and lists), before the driver."""
+    line = one_line(run(*command, "--device", "9" * 25))
+    assert line.startswith("graphcert: error: --device='9999999999999999999999999' is not a "
+                           "device index")
+
+
+def test_inventory_device_is_one_gpu() -> None:
+    line = one_line(run("inventory", "chain", "--size", "8", "--device", "all"))
+    assert "--device='all' names several GPUs; inventory runs on one" in line
+    assert "--device 0" in line
+    line = one_line(run("inventory", "chain", "--size", "8", "--device", "0,1"))
+    assert "names several GPUs" in line
+
+
+def test_every_device_option_says_the_same() -> None:
+    """One help text stem, one default, for every command that takes --device."""
+    import click
+
+    from graphcert.cli import COMMANDS
+
+    seen = {}
+    for name in COMMANDS:
+        command = cli.get_command(click.Context(cli), name)
+        assert command is not None
+        for param in command.params:
+            if isinstance(param, click.Option) and "--device" in param.opts:
+                seen[name] = (param.help or "", param.show_default)
+    assert set(seen) == {"capture", "inventory", "verify", "bench"}
+    for text, default in seen.values():
+        assert text.startswith("CUDA device index (see `graphcert env`)")
+        assert default == "$GRAPHCERT_DEVICE or 0"
 
 
 def test_a_long_literal_is_cut_in_the_message() -> None:

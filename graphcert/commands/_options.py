@@ -224,23 +224,47 @@ def _device_now(ctx: click.Context, param: click.Parameter, value: str | None
     return resolve_devices(value, cli_options(ctx))
 
 
+def _one_device(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    """--device N as given (None when not): one GPU. $GRAPHCERT_DEVICE is read later, by
+    resolve_device, and only where a GPU is needed."""
+    if value is None:
+        return None
+    text = value.strip()
+    if text.isascii() and text.isdigit() and len(text) <= _MAX_DEVICE_DIGITS:
+        return int(text)
+    if text.lower() == "all" or "," in text:
+        raise InputError(f"--device={value[:40]!r} names several GPUs; "
+                         f"{ctx.info_name or 'this command'} runs on one",
+                         hint="give one index such as --device 0 (see `graphcert env`)")
+    raise InputError(f"--device={value[:40]!r} is not a device index",
+                     hint="give a number such as 0 (see `graphcert env`)")
+
+
+_DEVICE_HELP = "CUDA device index (see `graphcert env`)"
+
+
+def _device(fn: Callable[..., Any], metavar: str, callback: Callable[..., Any],
+            help_text: str) -> Callable[..., Any]:
+    """The one --device option: one name, one parser (parse_devices), one default shown."""
+    return click.option("--device", "device", default=None, metavar=metavar,
+                        callback=callback, show_default=f"${DEVICE_ENV} or 0",
+                        help=help_text)(fn)
+
+
 def device_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     """--device for commands that always need a GPU (resolved while parsing): an index, or
     `all` / `0,2` for one worker process per GPU (see graphcert.commands._fleet)."""
-    return click.option("--device", "device", default=None, metavar="N|all|N,M",
-                        callback=_device_now, show_default="$GRAPHCERT_DEVICE or 0",
-                        help="CUDA device index, `all`, or a list such as 0,2 (one worker "
-                             "per GPU, one certificate each; see `graphcert env`).")(fn)
+    return _device(fn, "N|all|N,M", _device_now,
+                   f"{_DEVICE_HELP}, `all`, or a list such as 0,2 (one worker process per "
+                   "GPU).")
 
 
-def lazy_device_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """--device for a command that needs a GPU only sometimes: it gets None when not given
-    and calls resolve_device only when it needs a device."""
-    return click.option("--device", "device", default=None,
-                        type=Bounded(int, 0, 10 ** _MAX_DEVICE_DIGITS - 1,
-                                     unit="a device index"),
-                        show_default="$GRAPHCERT_DEVICE or 0",
-                        help="CUDA device index, when a workload is captured.")(fn)
+def single_device_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The same --device for a command that runs on one GPU, and only sometimes (inventory
+    of a workload, not of a file): it gets None when not given, and calls resolve_device
+    only when it needs a device, so a bad $GRAPHCERT_DEVICE never fails `inventory FILE`."""
+    return _device(fn, "N", _one_device,
+                   f"{_DEVICE_HELP}; used only when a workload is captured.")
 
 
 def _signing_key(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:

@@ -44,7 +44,7 @@ def _plot_now(ctx: click.Context, param: click.Parameter, value: Path | None) ->
 
 @click.command("bench")
 @click.argument("workloads", nargs=-1, required=True)
-@click.option("--size", "size", help="One size N.")
+@click.option("--size", "size", help="Time one size N (default without --classes: 65536).")
 @click.option("--classes", help="Each class capacity in LO..HI, or each bucket of a list "
               "(1,2,4,8 or vllm:MAX / sglang:MAX).")
 @click.option("--sweep", help="KEY=V1,V2,... : one run per workload option value, e.g. "
@@ -101,8 +101,9 @@ def _plot_now(ctx: click.Context, param: click.Parameter, value: Path | None) ->
               help="Also time launches back to back with L2 warm (reported apart from the "
                    "cold figures).")
 @click.option("--out", "out_dir", type=PathParam(file_okay=False, path_type=Path),
-              default=Path("reports"), show_default=True)
-@click.option("--no-certificate", is_flag=True)
+              default=Path("reports"), show_default=True,
+              help="Where the bench certificates go (and a --sweep's sweep certificate).")
+@click.option("--no-certificate", is_flag=True, help="Time without writing certificates.")
 @device_option
 @signing_key_option
 @json_option
@@ -113,8 +114,10 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
             min_time: float, timeout: float, blocker_timeout: float, flush_l2: bool,
             placements: int, placement_contexts: str, context: str, hot: bool,
             out_dir: Path, no_certificate: bool, device: int, as_json: bool) -> None:
-    """Time WORKLOAD launched kernel by kernel on a stream and as one graph: host enqueue,
-    device time (queued behind a blocking kernel) and end to end, plus up-front costs."""
+    """Time each of WORKLOADS launched kernel by kernel on a stream and as one graph: host
+    enqueue, device time (queued behind a blocking kernel) and end to end, plus up-front
+    costs. A workload is a built-in name, path/file.py:NAME or package.module:NAME. Exits 1
+    if a verdict fails or is incomplete."""
     plan = _plan(workloads, size, classes, sweep, plot_path)  # bad input: before any import
 
     from graphcert.render.bench import bench_json, print_run, print_sweep

@@ -13,7 +13,8 @@ from graphcert.commands._options import PathParam, device_option, json_option
 
 @click.command("capture")
 @click.argument("workload")
-@click.option("--size", "size", help="Capture one size N (its class is N rounded up to 2^k).")
+@click.option("--size", "size", help="Capture one size N at its class, N rounded up to 2^k "
+              "(default without --classes: 1024).")
 @click.option("--classes", "classes", help="Capture each class in LO..HI, or each bucket of a list "
               "(1,2,4,8 or vllm:MAX / sglang:MAX), at its capacity.")
 @click.option("--mode", type=click.Choice(["global", "thread-local", "relaxed"]),

@@ -10,7 +10,7 @@ import json
 
 import click
 
-from graphcert.commands._options import cli_options, lazy_device_option, resolve_device
+from graphcert.commands._options import cli_options, resolve_device, single_device_option
 from graphcert.errors import InputError
 from graphcert.model import GraphSnapshot, load_snapshot, snapshot_to_json
 
@@ -22,8 +22,10 @@ def _is_snapshot_file(target: str) -> bool:
 @click.command("inventory")
 @click.argument("target")
 @click.option("--size", "-n", "size_text", default=None,
-              help="Work size n to capture (workload targets only), e.g. 65536 or 2^16.")
-@lazy_device_option
+              help="Work size n to capture (workload targets only), e.g. 65536 or 2^16: a "
+                   "workload is set up for n's class (n rounded up to a power of two) and "
+                   "records n; a framework step is captured at n itself.")
+@single_device_option
 @click.option("--json", "as_json", is_flag=True, help="Print the snapshot as JSON.")
 @click.option("--tree", is_flag=True, help="Show nodes as a tree with child graphs nested.")
 def command(target: str, size_text: str | None, device: int | None, as_json: bool,
@@ -56,6 +58,7 @@ def command(target: str, size_text: str | None, device: int | None, as_json: boo
 
 def _capture(target: str, size: int | None, device: int | None) -> GraphSnapshot:
     """Capture the workload `target` once and read its graph (needs a GPU)."""
+    _gpu_first(target)
     if size is None:
         raise InputError(f"{target!r} is not a snapshot file (*.json), so it names a workload, "
                          "which needs a size", hint="add --size N")
@@ -67,3 +70,19 @@ def _capture(target: str, size: int | None, device: int | None) -> GraphSnapshot
     snapshot: GraphSnapshot = capture.capture_snapshot(target, size=size, mode="global",
                                                        device=resolve_device(device, cli_options()))
     return snapshot
+
+
+def _gpu_first(target: str) -> None:
+    """A workload target is captured on a GPU: without one nothing else about it can work,
+    so that is said first (exit 3), not after a missing --size or reference is fixed."""
+    from graphcert.errors import NoDriverError
+    from graphcert.run.fleet import list_gpus
+
+    try:
+        found = list_gpus()
+    except NoDriverError as exc:
+        raise NoDriverError(f"{target!r} is not a snapshot file (*.json), so it names a "
+                            f"workload to capture on a GPU: {exc.message}") from None
+    if not found:
+        raise NoDriverError(f"{target!r} names a workload to capture on a GPU, and the driver "
+                            "shows none", hint="inventory of a saved SNAPSHOT.json needs none")

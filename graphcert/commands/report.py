@@ -13,7 +13,9 @@ from graphcert.commands._options import PathParam
 @click.command("report")
 @click.argument("paths", nargs=-1, required=True, type=PathParam(path_type=Path))
 @click.option("-o", "--output", type=PathParam(path_type=Path, dir_okay=False),
-              default=Path("report.html"), show_default=True, help="The HTML file to write.")
+              default=Path("report.html"), show_default=True,
+              help="The HTML file to write; a missing folder on its way is created, and "
+                   "stderr names it.")
 @gate_inputs
 @click.pass_context
 def command(ctx: click.Context, paths: tuple[Path, ...], output: Path, baseline: Path | None,

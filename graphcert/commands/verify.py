@@ -31,7 +31,8 @@ from graphcert.errors import ExitStatus
 @click.option("--seed", type=Bounded(int, 0, 2 ** 32 - 1), default=0, show_default=True,
               help="Seed for sample sizes.")
 @click.option("--mode", type=click.Choice(["global", "thread-local", "relaxed"]),
-              default="global", show_default=True)
+              default="global", show_default=True,
+              help="Stream capture mode (a framework step uses its framework's own capture).")
 @click.option("--out", "out_dir", type=PathParam(file_okay=False, path_type=Path),
               default=Path("reports"), show_default=True,
               help="Where the topology certificates go.")

@@ -10,8 +10,24 @@ import click
 def command(as_json: bool) -> None:
     """List the built-in workloads: name, what each does, the kernel sources it compiles.
 
-    A user workload is given as path/file.py:NAME or package.module:NAME instead, with
-    constructor options in brackets: chain[kernels=1000], join[arity=2].
+    \b
+    Your own workload is named where a command takes one: path/file.py:NAME
+    or package.module:NAME, with constructor options in brackets
+    (chain[kernels=1000], "w.py:MyWorkload[a=0.5]"). It is a class, or an
+    instance, with:
+      name, description, kernel_files  strings (kernel_files may be ())
+      setup(ctx, capacity)    allocate for the class (ctx.alloc, ctx.upload),
+                              fill inputs, compile (ctx.kernel), warm up
+      record(stream, n)       enqueue everything on `stream`: it is captured,
+                              so no allocation and no synchronisation
+      outputs(n)              {name: numpy array} after the run
+      reference(n)            the same names, computed with numpy
+      teardown()              free what setup allocated
+    and optionally predict, size_params, tolerance, build, bytes_needed.
+    Size launches by `capacity` and pass the true n as a kernel argument,
+    so every n of a class gives the same graph. The whole protocol:
+    python -m pydoc graphcert.workloads.base; worked examples: the
+    built-ins (graphcert/workloads/) and examples/ in graphcert's repository.
     """
     import json
 

@@ -45,4 +45,4 @@ def workloads_table(specs: Sequence[Any]) -> Grid:
                            ", ".join(spec.kernel_files)) for spec in specs],
                 title="Built-in workloads",
                 caption="User workloads: path/file.py:NAME or package.module:NAME "
-                        "(see examples/README.md)")
+                        "(see `graphcert workloads --help`)")

@@ -216,3 +216,28 @@ def test_a_step_bench_times_device_and_clock_on_the_frameworks_stream(
     assert row.clock_mhz is not None and row.clock_mhz["before"] > 100
     assert row.speedup["device"] is not None and result.wall_s is not None
     assert result.verdict.status is not Status.INCOMPLETE, result.verdict.reasons
+
+
+def test_a_torch_step_runs_under_no_grad_as_often_as_documented(gpu_ctx: object) -> None:
+    """docs/python-api.md: every call graphcert makes of a PyTorch step runs under
+    torch.no_grad(), and per bucket fn is called warmup + 1 + 5 + S times (replays call no
+    Python)."""
+    _ready("torch")
+    import torch
+
+    layer = torch.nn.Linear(64, 64).cuda()  # its weights require grad, as a model's do
+    seen: list[tuple[bool, int]] = []
+
+    def probe(x: Any) -> Any:
+        seen.append((torch.is_grad_enabled(), int(x.shape[0])))
+        out = layer(x)
+        assert out.grad_fn is None
+        return out
+
+    step = graphcert.step(probe, lambda n: (torch.randn(n, 64, device="cuda"),),
+                          framework="torch", rtol=1e-4, atol=1e-4, name="grad_probe")
+    result = graphcert.verify_step(step, "4,8", samples=2)
+    assert result.verdict.passed, result.verdict.reasons
+    assert not any(grad for grad, _ in seen), seen
+    # bucket 4: 3 warm-ups, 1 captured, 5 timed, sizes 1 and 4; bucket 8: the same at 5, 8
+    assert [rows for _, rows in seen] == ([4] * 9 + [1, 4]) + ([8] * 9 + [5, 8])
