@@ -213,20 +213,27 @@ def sweep_table(fit: SweepFit) -> Grid:
     return Grid(columns, rows, title=f"cost per launch = a + b·{fit.key}")
 
 
+def sweep_points(fit: SweepFit) -> list[tuple[tuple[str, str, str, str], str | None]]:
+    """Each swept run: (value, stream e2e / kernel, graph e2e / kernel, graph device / node)
+    as printed, and its certificate's name (None where not written)."""
+    names = list(fit.certificates) + [None] * len(fit.points)
+    out = []
+    for value, point, name in zip(fit.values, fit.points, names, strict=False):
+        per = float(value) or 1.0
+        s, g, gd = (point.stream.get("end_to_end"), point.graph.get("end_to_end"),
+                    point.graph.get("device"))
+        out.append(((str(value), us(s.median_s / per if s else None),
+                     us(g.median_s / per if g else None),
+                     us(gd.median_s / per if gd else None)), name))
+    return out
+
+
 def sweep_view(fit: SweepFit) -> list[RenderableType]:
     """A sweep certificate: the fit, then each point's per-launch medians and certificate."""
     columns = (Column(fit.key, right=True, key=True),
                Column("stream e2e / kernel", right=True), Column("graph e2e / kernel", right=True),
                Column("graph device / node", right=True), Column("certificate"))
-    rows = []
-    names = list(fit.certificates) + [None] * len(fit.points)
-    for value, point, name in zip(fit.values, fit.points, names, strict=False):
-        per = float(value) or 1.0
-        s, g, gd = (point.stream.get("end_to_end"), point.graph.get("end_to_end"),
-                    point.graph.get("device"))
-        rows.append((str(value), us(s.median_s / per if s else None),
-                     us(g.median_s / per if g else None),
-                     us(gd.median_s / per if gd else None), name or "-"))
+    rows = [(*figures, name or "-") for figures, name in sweep_points(fit)]
     out: list[RenderableType] = [
         sweep_table(fit), Grid(columns, rows, title=f"swept {fit.key}: each run's first size")]
     if fit.plot:

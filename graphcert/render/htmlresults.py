@@ -20,7 +20,7 @@ from graphcert.cert.results import (
     VerifyResult,
 )
 from graphcert.model.jsontext import short_hash
-from graphcert.render.bench import LABELS, clock_line, host_cost_line, run_lines, us
+from graphcert.render.bench import LABELS, clock_line, host_cost_line, run_lines, sweep_points, us
 from graphcert.render.htmlparts import (
     Cell,
     Html,
@@ -224,15 +224,7 @@ def sweep_view(fit: SweepFit) -> str:
     out = [f"<h3>Sweep over {esc(fit.key)} = {esc(', '.join(map(str, fit.values)))}</h3>",
            table(("way", "quantity", "a (fixed)", f"b (× {fit.key})", "R²"), rows,
                  frozenset({2, 3, 4}))]
-    names = list(fit.certificates) + [None] * len(fit.points)
-    points = []
-    for value, point, name in zip(fit.values, fit.points, names, strict=False):
-        per = float(value) or 1.0
-        s, g, gd = (point.stream.get("end_to_end"), point.graph.get("end_to_end"),
-                    point.graph.get("device"))
-        points.append((str(value), us(s.median_s / per if s else None),
-                       us(g.median_s / per if g else None),
-                       us(gd.median_s / per if gd else None), code(name) if name else "-"))
+    points = [(*figures, code(name) if name else "-") for figures, name in sweep_points(fit)]
     if points:
         out.append(table((fit.key, "stream e2e / kernel", "graph e2e / kernel",
                           "graph device / node", "certificate"), points, frozenset({0, 1, 2, 3})))
