@@ -118,7 +118,10 @@ def make_workspace(folder: Path) -> dict[str, str]:
     shim.chmod(0o755)
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("GRAPHCERT_") and k not in ("GITHUB_STEP_SUMMARY", "FORCE_COLOR")}
-    env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", PYTHONPATH=str(ROOT),
+    # this checkout first, then whatever the caller's path held (a machine whose packages were
+    # installed with pip --target: the GPU tier's igraph on the device)
+    path = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", PYTHONPATH=path,
                NO_COLOR="1", COLUMNS="120", CI="1")
     return env
 
