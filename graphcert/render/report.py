@@ -72,7 +72,7 @@ def headline(report: GateReport) -> str:
     if report.baseline is not None:
         text += f"; baseline: {report.baseline}"
     if report.skipped_snapshots:
-        text += f"; {report.skipped_snapshots} snapshot(s) skipped"
+        text += f"; {report.skipped_snapshots} snapshot(s) not gated"
     return text
 
 
@@ -203,7 +203,7 @@ def render_markdown(report: GateReport) -> str:
     if report.baseline is not None:
         meta.append(f"baseline: {_code(report.baseline)}")
     if report.skipped_snapshots:
-        meta.append(f"{report.skipped_snapshots} snapshot(s) skipped")
+        meta.append(f"{report.skipped_snapshots} snapshot(s) not gated")
     lines += [" · ".join(meta), "",
               "| Result | Workload | Kind | GPU | Rules | File |",
               "|---|---|---|---|---|---|"]
