@@ -60,6 +60,7 @@ def test_critical_path_is_the_brute_force_longest_path(case: tuple[ProfileGraph,
     weight = node_medians(g, durations)
     profile = analyse(join(records(g, durations), g))
     assert profile.critical_path_ns == brute_force_longest(g, weight)
+    assert critical_path(g, weight) == (profile.critical_path, profile.critical_path_ns)
     path = profile.critical_path
     assert all(edge in set(g.edges) for edge in zip(path, path[1:], strict=False))
     assert sum(weight[i] for i in path) == profile.critical_path_ns
