@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from graphcert.model import NodeKind
-from graphcert.profile import GraphNode, NodeRecord, ProfileGraph
+from graphcert.profile import ActivityRecord, GraphNode, ProfileGraph
 
 INSTANCE = 7  # the synthetic graph instance (high 32 bits of graph_node_id)
 REPLAY_STRIDE_NS = 10_000_000  # replays far apart, so they never overlap
@@ -43,7 +43,7 @@ def schedule(g: ProfileGraph, durations: Sequence[int], gap: int = 0,
 
 
 def records(g: ProfileGraph, per_replay: Sequence[Sequence[int]],
-            gap: int = 0) -> list[NodeRecord]:
+            gap: int = 0) -> list[ActivityRecord]:
     """One record per timed node per replay; per_replay[r][i] is node i's duration in
     replay r (launch 100 + r)."""
     out = []
@@ -51,6 +51,6 @@ def records(g: ProfileGraph, per_replay: Sequence[Sequence[int]],
         for v, (start, end) in sorted(schedule(g, durations, gap, r * REPLAY_STRIDE_NS).items()):
             node = g.nodes[v]
             if node.timed:
-                out.append(NodeRecord((INSTANCE << 32) | node.node_id, start, end, node.kind,
+                out.append(ActivityRecord((INSTANCE << 32) | node.node_id, start, end, node.kind,
                                       node.name or node.kind.value, 100 + r))
     return out

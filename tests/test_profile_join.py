@@ -10,7 +10,7 @@ import pytest
 
 from graphcert.errors import InputError
 from graphcert.model import NodeKind, snapshot_from_raw
-from graphcert.profile import NodeRecord, Profile, analyse, graph_of, join
+from graphcert.profile import ActivityRecord, Profile, analyse, graph_of, join
 from tests._modelgraphs import fork
 from tests._profiles import INSTANCE, chain_graph, graph, records
 
@@ -33,7 +33,7 @@ def test_records_join_by_the_low_32_bits_and_group_by_launch() -> None:
 
 def test_a_record_of_a_node_not_in_the_graph_is_unmatched_and_counted() -> None:
     g = chain_graph(2)
-    stray = NodeRecord((INSTANCE << 32) | 4242, 5, 9, K.KERNEL, "k_stray", 100)
+    stray = ActivityRecord((INSTANCE << 32) | 4242, 5, 9, K.KERNEL, "k_stray", 100)
     joined = join([*records(g, [[4, 4]] * 2), stray], g)
     (u,) = joined.unmatched
     assert u.record == stray and "4242 is not in the graph" in u.reason

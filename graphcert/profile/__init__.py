@@ -2,7 +2,7 @@
 per node and per replay figures, the critical path and the gaps on dependent edges. Pure:
 numpy and the standard library, no CUDA, no CUPTI (graphcert.cupti will make the records).
 
-- `records`: a timed activity record (`NodeRecord`), the profiled graph (`ProfileGraph`, from
+- `records`: a timed activity record (`ActivityRecord`), the profiled graph (`ProfileGraph`, from
   a snapshot and its node ids with `graph_of`), the untimed kinds and why;
 - `join`: records to nodes, one row per replay (launch), with what did not join (`Joined`);
 - `analysis`: the figures (`Profile`, with `to_json`/`from_json`) and `critical_path`.
@@ -12,13 +12,13 @@ from graphcert.profile.analysis import EdgeGap, NodeFigures, Profile, analyse, c
 from graphcert.profile.join import Joined, Unmatched, join
 from graphcert.profile.records import (
     TIMED_KINDS,
+    ActivityRecord,
     GraphNode,
-    NodeRecord,
     ProfileGraph,
     UntimedNode,
     graph_of,
 )
 
-__all__ = ["TIMED_KINDS", "EdgeGap", "GraphNode", "Joined", "NodeFigures", "NodeRecord",
+__all__ = ["TIMED_KINDS", "EdgeGap", "GraphNode", "Joined", "NodeFigures", "ActivityRecord",
            "Profile", "ProfileGraph", "Unmatched", "UntimedNode", "analyse", "critical_path",
            "graph_of", "join"]

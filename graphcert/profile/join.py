@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from graphcert.errors import InputError
-from graphcert.profile.records import GraphNode, NodeRecord, ProfileGraph, UntimedNode
+from graphcert.profile.records import ActivityRecord, GraphNode, ProfileGraph, UntimedNode
 
 Matrix = npt.NDArray[np.int64]
 
@@ -27,7 +27,7 @@ Matrix = npt.NDArray[np.int64]
 class Unmatched:
     """A record that joined no node, with why."""
 
-    record: NodeRecord
+    record: ActivityRecord
     reason: str
 
 
@@ -63,7 +63,7 @@ class Joined:
         return np.asarray(self.present.all(axis=1))
 
 
-def join(records: Iterable[NodeRecord], graph: ProfileGraph, *, dropped: int = 0,
+def join(records: Iterable[ActivityRecord], graph: ProfileGraph, *, dropped: int = 0,
          graph_instance: int | None = None) -> Joined:
     """Join records to the graph's nodes, one row per replay (launch).
 
@@ -77,7 +77,7 @@ def join(records: Iterable[NodeRecord], graph: ProfileGraph, *, dropped: int = 0
     timed = graph.timed
     column = {index: j for j, index in enumerate(timed)}
     unmatched: list[Unmatched] = []
-    rows: dict[int, dict[int, NodeRecord]] = {}
+    rows: dict[int, dict[int, ActivityRecord]] = {}
     duplicates = 0
     for rec in records:
         reason = _why_not(rec, by_id, graph_instance)
@@ -107,7 +107,7 @@ def join(records: Iterable[NodeRecord], graph: ProfileGraph, *, dropped: int = 0
                   duplicates, dropped)
 
 
-def _why_not(rec: NodeRecord, by_id: dict[int, GraphNode],
+def _why_not(rec: ActivityRecord, by_id: dict[int, GraphNode],
              graph_instance: int | None) -> str | None:
     """Why a record cannot join a node of the graph, or None when it can."""
     if graph_instance is not None and rec.graph_instance != graph_instance:

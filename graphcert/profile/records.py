@@ -1,8 +1,7 @@
-"""The inputs of a profile: timed activity records (`NodeRecord`) and the graph they belong
-to (`ProfileGraph`). Pure: no CUDA, no CUPTI.
+"""The inputs of a profile: timed activity records (`ActivityRecord`: one node's run in one
+launch) and the graph they belong to (`ProfileGraph`). Pure: no CUDA, no CUPTI.
 
-A `NodeRecord` here is one activity record (one node's run in one launch); it is not
-`graphcert.model.NodeRecord` (one node of a snapshot). `ProfileGraph` carries what the
+`ProfileGraph` carries what the
 analysis needs of a snapshot plus each node's id, which a snapshot does not keep (`RawNode.id`
 is local to one read), so `graph_of` takes the ids as an explicit list in canonical order.
 """
@@ -41,7 +40,7 @@ assert set(UNTIMED_REASONS) | TIMED_KINDS == set(NodeKind)  # every kind has its
 
 
 @dataclass(frozen=True)
-class NodeRecord:
+class ActivityRecord:
     """One timed activity record: a node's run in one launch of the graph.
 
     graph_node_id: CUPTI's 64-bit id (low 32 bits: the node, high 32 bits: the graph
