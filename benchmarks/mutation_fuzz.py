@@ -1,7 +1,7 @@
 """The certificate mutation fuzz at volume (CI runs 15 per kind, tests/test_mutation_fuzz.py):
-recorded certificates of every kind (topology, bench, and a sweep made from recorded bench
-sizes: tests/_recorded.py), one field replaced or deleted and the digest resealed, each
-through gate, show, diff and report in-process.
+recorded certificates of every kind (topology, bench, a sweep made from recorded bench
+sizes, and a synthetic plan until one is recorded: tests/_recorded.py), one field replaced
+or deleted and the digest resealed, each through gate, show, diff and report in-process.
 
     PYTHONPATH=. python benchmarks/mutation_fuzz.py --per-kind 10000 [--jobs 8] [--seed 28]
 

@@ -109,6 +109,30 @@ def transitions(classes: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for a, b in zip(done, done[1:], strict=False)]
 
 
+def plan_results(*, max_graphs: int | None = 3, current: tuple[int, ...] | None = (1, 8, 64),
+                 ) -> dict[str, Any]:
+    """A synthetic plan's results (made-up curve and traffic, never measured), chosen by
+    graphcert.plan.optimise and compared with vllm:64 and, when given, the engine's
+    `current` list (the row labelled "current")."""
+    from graphcert.cert.results.plan import plan_result
+    from graphcert.plan.costs import Budgets, CostCurve, CostPoint
+    from graphcert.plan.evaluate import evaluate
+    from graphcert.plan.optimise import Plan, choose
+    from graphcert.plan.traffic import Traffic
+
+    us = 1e-6
+    curve = CostCurve(tuple(CostPoint(s, (20 + s) * us, (30 + 4 * s) * us, 0.5, s * 2 ** 20)
+                            for s in (1, 2, 4, 8, 16, 32, 64)))
+    traffic = Traffic.from_counts({1: 50, 3: 30, 8: 10, 20: 6, 64: 4}, "synthetic traffic")
+    budgets = Budgets(max_graphs=max_graphs)
+    plan = choose(traffic, curve, budgets)
+    assert isinstance(plan, Plan)
+    rows = [evaluate("vllm:64", traffic, curve, budgets)]
+    if current is not None:
+        rows.append(evaluate(current, traffic, curve, budgets, label="current"))
+    return plan_result(plan, curve, traffic, rows).to_json()
+
+
 def certificate(kind: str = "topology", *, ref: str = "scan", gpu: str = "TEST-GPU",
                 results: dict[str, Any] | None = None, passed: bool = True,
                 reasons: list[str] | None = None, digest: str | None = None,
@@ -116,7 +140,8 @@ def certificate(kind: str = "topology", *, ref: str = "scan", gpu: str = "TEST-G
     """A sealed synthetic certificate of `kind` (a topology one's transitions derived from
     its classes)."""
     if results is None:
-        results = topology_results() if kind == "topology" else bench_results()
+        results = (topology_results() if kind == "topology" else
+                   plan_results() if kind == "plan" else bench_results())
     if kind == "topology" and "classes" in results:
         results = {**results, "transitions": transitions(results["classes"])}
     return make_certificate(

@@ -26,7 +26,7 @@ from click.testing import CliRunner
 from graphcert.cert.document import compute_digest
 from graphcert.cli import cli
 
-KINDS = ("topology", "bench", "sweep")
+KINDS = ("topology", "bench", "sweep", "plan")
 COMMANDS = ("gate", "show", "diff", "report")
 DELETE = object()  # the mutant that removes the field
 MUTANTS: tuple[tuple[str, Any], ...] = (

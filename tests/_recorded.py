@@ -54,5 +54,12 @@ def recorded(kind: str) -> list[tuple[str, dict[str, Any]]]:
     """(name, certificate) of every recorded certificate of `kind` (fresh copies)."""
     if kind == "sweep":
         return [("sweep-chain_run-recorded.json", recorded_sweep())]
+    if kind == "plan":  # none recorded on a GPU yet: a synthetic plan of the built-in chain
+        from _certfactory import certificate
+
+        from graphcert.workloads import registry
+
+        return [("plan-chain-synthetic.json",
+                 certificate("plan", ref="chain", digest=registry.source_digest("chain")))]
     paths = sorted([*REPORTS.glob(f"{kind}-*.json"), *FLEET.glob(f"{kind}-*.json")])
     return [(p.name, load(p)) for p in paths]

@@ -15,10 +15,11 @@ from typing import Any, Literal, cast
 
 from graphcert.cert.method import method_kind
 from graphcert.cert.results import BenchResult, Status, SweepFit, Verdict, VerifyResult
+from graphcert.cert.results.plan import PlanResult
 
 Scalar = str | int | float | bool | None  # what the schema allows a producer to add
-CertKind = Literal["topology", "bench", "sweep"]
-TypedResult = VerifyResult | BenchResult | SweepFit
+CertKind = Literal["topology", "bench", "sweep", "plan"]
+TypedResult = VerifyResult | BenchResult | SweepFit | PlanResult
 
 
 def _extra(doc: Mapping[str, Any], known: tuple[str, ...]) -> dict[str, Scalar]:
@@ -155,6 +156,8 @@ def _result_of(kind: CertKind, results: Mapping[str, Any],
     """The certificate's results as their typed value, with the verdict it records."""
     if kind == "sweep":
         return SweepFit.from_json(results, verdict)
+    if kind == "plan":
+        return PlanResult.from_json(results, verdict)
     if kind == "topology":
         return VerifyResult.from_json(results, verdict)
     return BenchResult.from_json(results, verdict)

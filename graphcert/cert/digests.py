@@ -57,6 +57,12 @@ METHOD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
 }
 # A sweep is bench runs plus the fit over them.
 METHOD_FILES["sweep"] = (*METHOD_FILES["bench"], ("pkg", "cert/results/sweep.py"))
+# A plan is the planner's choice over a step's measured cost curve (issue 35). A new kind's
+# entry adds to its own digest only: each kind's digest covers "common" and its own files.
+METHOD_FILES["plan"] = (
+    *(("pkg", f"plan/{name}.py") for name in
+      ("__init__", "costs", "engines", "evaluate", "optimise", "traffic")),
+    ("pkg", "cert/results/plan.py"))
 
 
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
@@ -210,7 +216,7 @@ def workload_files(module_file: Path, search_root: Path, local_dir: Path,
 def method_files(kind: str, *, package_dir: Path | None = None,
                  kernel_dir: Path | None = None) -> list[tuple[str, Path]]:
     """(label, path) of graphcert's own files that decide a certificate of method kind `kind`
-    ("topology", "bench", "sweep"; "topology+step" or "bench+step" for a framework step)."""
+    ("topology", "bench", "sweep", "plan"; "topology+step" or "bench+step" for a framework step)."""
     pkg = package_dir or PACKAGE_DIR
     kdir = kernel_dir or kernels_dir()
     base, plus, variant = kind.partition("+")

@@ -23,15 +23,16 @@ from graphcert.model.jsontext import canonical_json, sha256_text
 
 if TYPE_CHECKING:
     from graphcert.cert.results import BenchResult, VerifyResult
+    from graphcert.cert.results.plan import PlanResult
 
 # 2: the workload block carries method_digest, the source digest follows imports and
 # includes, and a certificate may carry an HMAC signature.
 SCHEMA_VERSION = 2
-CERT_KINDS: tuple[str, ...] = ("topology", "bench", "sweep")
+CERT_KINDS: tuple[str, ...] = ("topology", "bench", "sweep", "plan")
 TOOL_NAME = "graphcert"
 # What regenerates a certificate of each kind, for "re-run" hints.
 PRODUCER: dict[str, str] = {"topology": "graphcert verify", "bench": "graphcert bench",
-                            "sweep": "graphcert bench --sweep"}
+                            "sweep": "graphcert bench --sweep", "plan": "graphcert plan"}
 
 
 class CertificateError(GraphcertError):
@@ -88,12 +89,16 @@ def make_certificate(kind: str, *, workload: dict[str, Any], environment: dict[s
     return cert
 
 
-def certificate_of(result: VerifyResult | BenchResult, *, workload: dict[str, Any],
-                   environment: dict[str, Any], created: str | None = None) -> dict[str, Any]:
-    """The sealed certificate of a typed result: topology for verify, bench for bench."""
+def certificate_of(result: VerifyResult | BenchResult | PlanResult, *,
+                   workload: dict[str, Any], environment: dict[str, Any],
+                   created: str | None = None) -> dict[str, Any]:
+    """The sealed certificate of a typed result: topology for verify, bench for bench,
+    plan for a plan."""
     from graphcert.cert.results import VerifyResult
+    from graphcert.cert.results.plan import PlanResult
 
-    kind = "topology" if isinstance(result, VerifyResult) else "bench"
+    kind = ("topology" if isinstance(result, VerifyResult) else
+            "plan" if isinstance(result, PlanResult) else "bench")
     return make_certificate(kind, workload=workload, environment=environment,
                             results=result.to_json(), verdict=result.verdict.to_json(),
                             created=created)

@@ -17,6 +17,8 @@ import statistics
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from graphcert.cert.planevidence import plan_contradictions
+
 QUANTITIES = ("host_enqueue", "device", "end_to_end")
 SIDES = ("stream", "graph")
 CHECKS = ("topology_equal", "shape_equal", "output_equal", "param_update_output_equal",
@@ -38,6 +40,8 @@ def contradictions(cert: Doc) -> list[str]:
         return list(_topology(results, verdict))
     if cert["kind"] == "bench":
         return list(_bench(results, verdict, "results"))
+    if cert["kind"] == "plan":
+        return list(plan_contradictions(results, verdict, _RANK))
     return list(_sweep(results, verdict))
 
 

@@ -29,6 +29,9 @@ class Policy:
     min_speedup: float | Mapping[str, float] | None = None
     speedup_metric: str = "end_to_end"
     max_nodes: int | Mapping[str, int] | None = None
+    # a plan certificate's committed list may be at most this fraction slower per step than
+    # the plan's optimum (0.05: 5%)
+    max_plan_regret: float | Mapping[str, float] | None = None
     allow_topology_change: bool = False
     # topology of one workload and class differing between GPUs warns instead of failing
     allow_cross_gpu_topology: bool = False
@@ -58,6 +61,7 @@ class Policy:
             "min_speedup": _plain(self.min_speedup),
             "speedup_metric": self.speedup_metric,
             "max_nodes": _plain(self.max_nodes),
+            "max_plan_regret": _plain(self.max_plan_regret),
             "allow_topology_change": self.allow_topology_change,
             "allow_cross_gpu_topology": self.allow_cross_gpu_topology,
             "allow_incomplete": self.allow_incomplete,
@@ -74,6 +78,7 @@ def _plain(value: Any) -> Any:
 
 
 POLICY_KEYS = ("require", "require_kinds", "min_speedup", "speedup_metric", "max_nodes",
+               "max_plan_regret",
                "allow_topology_change", "allow_cross_gpu_topology", "allow_incomplete",
                "max_regression", "min_noise", "method_change", "require_signature",
                "allow_empty_baseline")
@@ -81,7 +86,7 @@ METHOD_CHANGE = ("stale", "warn")
 # Keys whose value may be a table keyed by workload name ('*' for every workload). `require`
 # is per-workload too, but a workload it names with no certificate is a FAIL (required,
 # missing), never a typo to refuse.
-PER_WORKLOAD_KEYS = ("min_speedup", "max_nodes")
+PER_WORKLOAD_KEYS = ("min_speedup", "max_nodes", "max_plan_regret")
 # A file whose gate table is nested may be a pyproject.toml: these top-level keys belong to
 # it (PEP 518, 621, 735); any other top-level key would be ignored, so it is refused.
 PYPROJECT_KEYS = ("build-system", "project", "tool", "dependency-groups")
@@ -252,6 +257,7 @@ def parse_policy(table: Mapping[str, Any], source: str) -> Policy:
         min_speedup=per_workload("min_speedup"),
         speedup_metric=metric,
         max_nodes=per_workload("max_nodes", integer=True),
+        max_plan_regret=per_workload("max_plan_regret"),
         allow_topology_change=flag("allow_topology_change"),
         allow_cross_gpu_topology=flag("allow_cross_gpu_topology"),
         allow_incomplete=flag("allow_incomplete"),

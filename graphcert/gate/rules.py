@@ -29,6 +29,7 @@ from graphcert.cert.results import (
     VerifyResult,
 )
 from graphcert.cert.results import Status as VStatus
+from graphcert.cert.results.plan import CURRENT, PlanResult
 from graphcert.gate.policy import Policy
 
 
@@ -45,6 +46,7 @@ class Rule(str, Enum):
     REGRESSION = "max_regression"
     BASELINE = "baseline"
     METHOD = "method_change"
+    PLAN_REGRET = "max_plan_regret"
 
 
 class RuleStatus(str, Enum):
@@ -118,7 +120,7 @@ def certificate_rules(cert: Certificate, policy: Policy, *,
                                 (f"re-run {PRODUCER[cert.kind]} {cert.workload.ref} "
                                  f"to refresh it",)))
     limit = policy.for_workload(policy.max_nodes, name, cert.workload.ref)
-    if limit is not None:
+    if limit is not None and not isinstance(result, PlanResult):  # a plan has no graph
         rows: list[tuple[str, int | None]] = (
             [(f"class {c.capacity}", c.node_count) for c in result.classes]
             if isinstance(result, VerifyResult) else
@@ -136,7 +138,45 @@ def certificate_rules(cert: Certificate, policy: Policy, *,
     if floor is not None and isinstance(result, BenchResult):
         rules.append(speedup_rule(result, float(floor), policy.speedup_metric,
                                    allow_incomplete=policy.allow_incomplete))
+    regret = policy.for_workload(policy.max_plan_regret, name, cert.workload.ref)
+    if regret is not None and isinstance(result, PlanResult):
+        rules.append(plan_regret_rule(result, float(regret),
+                                      allow_incomplete=policy.allow_incomplete))
     return rules
+
+
+def _listed(buckets: Sequence[int]) -> str:
+    return ",".join(map(str, buckets)) or "no graph"
+
+
+def plan_regret_rule(plan: PlanResult, limit: float, *,
+                     allow_incomplete: bool = False) -> RuleResult:
+    """The engine's committed list (the comparison row the certificate marks as current)
+    against the plan's optimum: more than `limit` slower per step fails. A plan that marks
+    no committed list is never met vacuously: it fails (warns under allow_incomplete)."""
+    best = plan.chosen
+    row = plan.current_row
+    if row is None:
+        status = RuleStatus.WARN if allow_incomplete else RuleStatus.FAIL
+        return RuleResult(Rule.PLAN_REGRET, status, (
+            f"no committed list to hold against the plan: no comparison row is "
+            f"{plan.current or CURRENT!r}" + (" (allow_incomplete = true)" if allow_incomplete
+                                              else " (allow_incomplete = true accepts it)")),
+            (f"compared: {', '.join(r.label for r in plan.comparisons) or 'none'}",))
+    regret = plan.regret(row)
+    details = [f"{row.label} ({_listed(row.buckets)}): {row.expected_s:.6g} s per step; "
+               f"plan ({_listed(best.buckets)}): {best.expected_s:.6g} s per step"]
+    if row.over_budget:
+        details.append(f"{row.label} breaks the plan's budgets: {'; '.join(row.over_budget)}")
+    if plan.method.value != "exact":
+        details.append(f"the plan is not proven best ({plan.method.value})")
+    if regret > limit:
+        return RuleResult(Rule.PLAN_REGRET, RuleStatus.FAIL,
+                          f"the committed list {row.label} is {regret:.2%} slower per step "
+                          f"than the plan (max {limit:.2%})", tuple(details))
+    return RuleResult(Rule.PLAN_REGRET, RuleStatus.PASS,
+                      f"the committed list {row.label} is within {limit:.2%} of the plan "
+                      f"({regret:+.2%} per step)", tuple(details))
 
 
 def _with_timeouts(rule: RuleResult, timeouts: Sequence[str]) -> RuleResult:
@@ -194,6 +234,9 @@ def baseline_rules(cert: Certificate, base: Loaded | None, policy: Policy, *,
     interval logic. `other_model`: the baseline's certificate of this kind and workload
     from another GPU model, named when it is all there is."""
     rule = Rule.TOPOLOGY if cert.kind == "topology" else Rule.REGRESSION
+    if isinstance(cert.result, PlanResult):  # its own figures decide it (max_plan_regret)
+        return [RuleResult(rule, RuleStatus.PASS, "a plan is gated by max_plan_regret, not "
+                                                  "compared with a baseline")]
     if base is None:
         why: tuple[str, ...] = ()
         models = across_models(other_model.cert, cert) if other_model is not None else None

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from graphcert.cert.certificate import Certificate
 from graphcert.cert.compare import CertificateDiff, Change, hash_change
 from graphcert.cert.results import SweepFit, VerifyResult
+from graphcert.cert.results.plan import PlanResult
 from graphcert.errors import clip
 from graphcert.model.jsontext import short_hash
 from graphcert.render.layout import Column, Grid
@@ -68,6 +69,7 @@ def show_renderables(cert: Certificate, path: str, staleness: str) -> list[Rende
     from rich.text import Text
 
     from graphcert.render.bench import bench_view, sweep_view
+    from graphcert.render.plan import plan_view
     from graphcert.render.verify import verify_view
 
     out: list[RenderableType] = [_kv(header_rows(cert, path, staleness))]
@@ -78,6 +80,8 @@ def show_renderables(cert: Certificate, path: str, staleness: str) -> list[Rende
         out += verify_view(ref, result)
     elif isinstance(result, SweepFit):
         out += sweep_view(result)
+    elif isinstance(result, PlanResult):
+        out += plan_view(result)
     else:
         out += bench_view(ref, result)
     return out

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from graphcert._version import __version__
 from graphcert.cert.certificate import Certificate
 from graphcert.cert.results import SweepFit, VerifyResult
+from graphcert.cert.results.plan import PlanResult
 from graphcert.gate import GateReport, RuleStatus
 from graphcert.model import GraphSnapshot
 from graphcert.model.jsontext import short_hash
@@ -32,6 +33,7 @@ from graphcert.render.htmlparts import (
 )
 from graphcert.render.htmlresults import bench_view, sweep_view, topology_view
 from graphcert.render.inventory import counts_line
+from graphcert.render.plan import plan_html
 from graphcert.render.report import headline
 from graphcert.render.sweep import sweep_svg
 
@@ -127,6 +129,8 @@ def _results(cert: Certificate, figures: Mapping[str, str] | None = None) -> str
         return topology_view(result, figures or {})
     if isinstance(result, SweepFit):
         return sweep_view(result)
+    if isinstance(result, PlanResult):
+        return plan_html(result)
     return bench_view(result)
 
 
