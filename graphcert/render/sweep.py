@@ -5,12 +5,13 @@ no plotting library, so the HTML report needs nothing installed."""
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 
 from graphcert.cert.certificate import Certificate
 from graphcert.cert.results import BenchResult
 
-_W, _H, _L, _R, _T, _B = 640, 320, 70, 20, 20, 50
+_W, _H, _L, _R, _T, _B = 640, 320, 70, 20, 34, 50
 _COLOURS = {"stream": "#dc2626", "graph": "#2563eb"}
 
 
@@ -50,11 +51,15 @@ def sweep_svg(certs: Sequence[Certificate]) -> str | None:
     key, points = found
     xs = [p[0] for p in points]
     ys = [y for p in points for y in p[1:]]
-    x0, x1 = min(xs), max(xs)
+    # values over decades (kernels=1,10,100,1000) go on a log axis, as the --plot image
+    # draws them; on a linear one the small values sit on top of each other
+    log = min(xs) > 0 and max(xs) / min(xs) >= 20
+    scale = (lambda v: math.log10(v)) if log else (lambda v: v)
+    x0, x1 = scale(min(xs)), scale(max(xs))
     y1 = max(ys) * 1.05 or 1.0
 
     def px(x: float) -> float:
-        return _L + (x - x0) / ((x1 - x0) or 1.0) * (_W - _L - _R)
+        return _L + (scale(x) - x0) / ((x1 - x0) or 1.0) * (_W - _L - _R)
 
     def py(y: float) -> float:
         return _H - _B - y / y1 * (_H - _T - _B)
@@ -64,8 +69,9 @@ def sweep_svg(certs: Sequence[Certificate]) -> str | None:
              f"<line x1='{_L}' y1='{_H - _B}' x2='{_W - _R}' y2='{_H - _B}' stroke='#111'/>",
              f"<line x1='{_L}' y1='{_T}' x2='{_L}' y2='{_H - _B}' stroke='#111'/>",
              f"<text x='{(_W + _L) / 2}' y='{_H - 12}' text-anchor='middle'>"
-             f"{html.escape(key)}</text>",
-             f"<text x='14' y='{_T + 10}'>end to end</text>"]
+             f"{html.escape(key)}{' (log scale)' if log else ''}</text>",
+             # above the axis, clear of the top tick's label
+             f"<text x='{_L}' y='{_T - 14}' text-anchor='middle'>end to end</text>"]
     for frac in (0.0, 0.5, 1.0):
         y = y1 * frac
         parts.append(f"<text x='{_L - 6}' y='{py(y) + 4:.1f}' text-anchor='end'>"
