@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "inventory": ("graphcert.commands.inventory", "Show every node of a graph or saved snapshot."),
     "verify": ("graphcert.commands.verify", "Prove topology stability and update correctness."),
     "bench": ("graphcert.commands.bench", "Time graph launch against per-kernel launch."),
+    "plan": ("graphcert.commands.plan", "Choose the capture sizes for a traffic mix."),
     "gate": ("graphcert.commands.gate", "CI gate over certificates: policy and baseline."),
     "show": ("graphcert.commands.show", "Render one certificate."),
     "diff": ("graphcert.commands.diff", "Compare two snapshots or certificates."),

@@ -62,7 +62,7 @@ METHOD_FILES["sweep"] = (*METHOD_FILES["bench"], ("pkg", "cert/results/sweep.py"
 METHOD_FILES["plan"] = (
     *(("pkg", f"plan/{name}.py") for name in
       ("__init__", "costs", "engines", "evaluate", "optimise", "traffic")),
-    ("pkg", "cert/results/plan.py"))
+    ("pkg", "cert/results/plan.py"), ("pkg", "run/plan.py"))
 
 
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)

@@ -1,0 +1,91 @@
+"""`graphcert plan`: the bucket list that serves a traffic mix best within the budgets,
+chosen from the step's measured costs (issue 35)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from graphcert.commands._options import (
+    Bounded,
+    PathParam,
+    cli_options,
+    json_option,
+    resolve_device,
+    signing_key_option,
+    single_device_option,
+)
+from graphcert.errors import ExitStatus
+
+MAX_BYTES = 1 << 50  # a pool budget beyond a petabyte is a typo, not a budget
+MAX_CAPTURE_S = 86_400.0
+MAX_SIZE = 1 << 20
+
+
+@click.command("plan")
+@click.argument("step")
+@click.option("--traffic", "traffic", required=True,
+              type=PathParam(exists=True, dir_okay=False, path_type=Path),
+              help="The traffic mix: CSV or JSON, a histogram of batch sizes (size, count) or "
+                   "a list of sizes.")
+@click.option("--max-graphs", type=Bounded(int, 1, MAX_SIZE), default=None,
+              help="At most this many graphs.")
+@click.option("--memory-budget", type=Bounded(int, 0, MAX_BYTES, unit="bytes"), default=None,
+              help="The graphs' pool bytes, summed, at most this.")
+@click.option("--capture-budget", type=Bounded(float, 0, MAX_CAPTURE_S, unit="seconds"),
+              default=None, help="Capture + instantiate seconds, summed, at most this.")
+@click.option("--max-size", type=Bounded(int, 1, MAX_SIZE), default=None,
+              help="The largest bucket and batch size (default: the traffic's largest).")
+@click.option("--compare", "compare", multiple=True,
+              help="Also evaluate this list (1,2,4,8 or vllm:MAX / sglang:MAX); repeatable. "
+                   "vllm:MAX and sglang:MAX at --max-size are always compared.")
+@click.option("--current", default=None,
+              help="The engine's committed list, compared as 'current' (the gate's "
+                   "max_plan_regret holds it to the plan).")
+@click.option("--out", "out_dir", type=PathParam(file_okay=False, path_type=Path),
+              default=Path("reports"), show_default=True,
+              help="Where the plan certificate goes.")
+@click.option("--no-certificate", is_flag=True, help="Plan without writing a certificate.")
+@single_device_option
+@signing_key_option
+@json_option
+def command(step: str, traffic: Path, max_graphs: int | None, memory_budget: int | None,
+            capture_budget: float | None, max_size: int | None, compare: tuple[str, ...],
+            current: str | None, out_dir: Path, no_certificate: bool, device: int | None,
+            as_json: bool) -> None:
+    """Measure framework STEP (path/file.py:STEP or module:STEP) on a grid of candidate
+    bucket sizes and choose the bucket list minimising the expected device time per step
+    over the traffic, within the budgets; print it beside the presets. Exits 1 if a
+    compared list that keeps the budgets beats the plan."""
+    from graphcert.plan.costs import Budgets
+
+    budgets = Budgets(max_graphs, memory_budget, capture_budget, max_size)
+    options = cli_options()
+    index = resolve_device(device, options)
+
+    import json
+
+    from graphcert.render.console import print_json, stderr_console, stdout_console
+    from graphcert.render.plan import plan_view
+    from graphcert.run.harness import BenchSettings
+    from graphcert.run.plan import PlanRequest, plan_step
+
+    request = PlanRequest(step, traffic, budgets, compare, current)
+    done = plan_step(request, BenchSettings(), device=index,
+                     out_dir=None if no_certificate else out_dir, options=options)
+    if as_json:
+        print_json(json.dumps({"ref": done.ref, "results": done.result.to_json(),
+                                   "verdict": done.result.verdict.to_json(),
+                                   "certificate": None if done.certificate is None
+                                   else str(done.certificate)}, indent=2))
+    else:
+        out = stdout_console()
+        out.print(done.ref, markup=False, highlight=False)
+        for part in plan_view(done.result):
+            out.print(part)
+        if done.certificate is not None:
+            stderr_console().print(f"certificate: {done.certificate}", markup=False,
+                                   highlight=False)
+    if not done.result.verdict.passed:
+        click.get_current_context().exit(ExitStatus.FAILED)
