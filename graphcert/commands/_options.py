@@ -284,6 +284,16 @@ def signing_key_option(fn: Callable[..., Any]) -> Callable[..., Any]:
                              "$GRAPHCERT_SIGNING_KEY_FILE or $GRAPHCERT_SIGNING_KEY.")(fn)
 
 
+def certificate_options(where: str, without: str) -> Callable[[Callable[..., Any]], Any]:
+    """--out DIR (default reports/) and --no-certificate, for the commands that write
+    certificates; `where` and `without` are their help texts."""
+    def add(fn: Callable[..., Any]) -> Any:
+        fn = click.option("--no-certificate", is_flag=True, help=without)(fn)
+        return click.option("--out", "out_dir", type=PathParam(file_okay=False, path_type=Path),
+                            default=Path("reports"), show_default=True, help=where)(fn)
+    return add
+
+
 def json_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True,
                         help="Print JSON to stdout instead of a table.")(fn)

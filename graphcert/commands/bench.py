@@ -13,6 +13,7 @@ from graphcert.commands._options import (
     MAX_SECONDS,
     Bounded,
     PathParam,
+    certificate_options,
     cli_options,
     device_option,
     json_option,
@@ -100,10 +101,8 @@ def _plot_now(ctx: click.Context, param: click.Parameter, value: Path | None) ->
 @click.option("--hot/--no-hot", default=True, show_default=True,
               help="Also time launches back to back with L2 warm (reported apart from the "
                    "cold figures).")
-@click.option("--out", "out_dir", type=PathParam(file_okay=False, path_type=Path),
-              default=Path("reports"), show_default=True,
-              help="Where the bench certificates go (and a --sweep's sweep certificate).")
-@click.option("--no-certificate", is_flag=True, help="Time without writing certificates.")
+@certificate_options("Where the bench certificates go (and a --sweep's sweep certificate).",
+                     "Time without writing certificates.")
 @device_option
 @signing_key_option
 @json_option

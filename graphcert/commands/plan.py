@@ -10,6 +10,7 @@ import click
 from graphcert.commands._options import (
     Bounded,
     PathParam,
+    certificate_options,
     cli_options,
     json_option,
     resolve_device,
@@ -43,10 +44,7 @@ MAX_SIZE = 1 << 20
 @click.option("--current", default=None,
               help="The engine's committed list, compared as 'current' (the gate's "
                    "max_plan_regret holds it to the plan).")
-@click.option("--out", "out_dir", type=PathParam(file_okay=False, path_type=Path),
-              default=Path("reports"), show_default=True,
-              help="Where the plan certificate goes.")
-@click.option("--no-certificate", is_flag=True, help="Plan without writing a certificate.")
+@certificate_options("Where the plan certificate goes.", "Plan without writing a certificate.")
 @single_device_option
 @signing_key_option
 @json_option

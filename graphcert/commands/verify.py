@@ -9,7 +9,7 @@ import click
 from graphcert.commands._fleet import fleet_capable
 from graphcert.commands._options import (
     Bounded,
-    PathParam,
+    certificate_options,
     cli_options,
     device_option,
     json_option,
@@ -33,10 +33,8 @@ from graphcert.errors import ExitStatus
 @click.option("--mode", type=click.Choice(["global", "thread-local", "relaxed"]),
               default="global", show_default=True,
               help="Stream capture mode (a framework step uses its framework's own capture).")
-@click.option("--out", "out_dir", type=PathParam(file_okay=False, path_type=Path),
-              default=Path("reports"), show_default=True,
-              help="Where the topology certificates go.")
-@click.option("--no-certificate", is_flag=True, help="Verify without writing certificates.")
+@certificate_options("Where the topology certificates go.",
+                     "Verify without writing certificates.")
 @device_option
 @signing_key_option
 @json_option
