@@ -5,11 +5,15 @@
 # tree is (the device's .git is stale, so certificates would say dirty otherwise).
 # Steps: verify, steps, bench:W (every default), sweep (chain over kernels=1,10,100,1000),
 # fidelity:K (against nvbench at K kernels), native (the native loop over 8 placements),
-# repeat (two processes), archive (the certificates so far into $OUT/rec.tgz), tier. Logs and the certificates' archive go under $OUT.
+# repeat (two processes), py:FILE (python3 FILE, its output in $OUT/FILE's name.log), archive (the certificates so far into $OUT/rec.tgz), tier. Logs and the certificates' archive go under $OUT.
 #   COMMIT=$(git rev-parse HEAD) bash tools/device_run.sh verify steps bench:chain sweep tier
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 9
-export PYTHONPATH=.:/tmp/site PYTHONUNBUFFERED=1 GRAPHCERT_GIT_COMMIT=$COMMIT GRAPHCERT_GIT_DIRTY=0
+# CUPTI (cupti-python, nvidia-cuda-cupti, pyelftools) in a folder of its own: installed over
+# /tmp/site its nvidia/ namespace could shadow the NVRTC wheel's (DEVICE_FACTS.md).
+CUPTI_LIB=${CUPTI_LIB:-cupti134}
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/cupti .whl/cupti/*.whl .whl/$CUPTI_LIB/*.whl || exit 9
+export PYTHONPATH=.:/tmp/site:/tmp/cupti PYTHONUNBUFFERED=1 GRAPHCERT_GIT_COMMIT=$COMMIT GRAPHCERT_GIT_DIRTY=0
 mkdir -p $OUT/rec
 { nvidia-smi --query-gpu=name,uuid,driver_version --format=csv; echo "commit $COMMIT"; git status --short | head; } > $OUT/env.log 2>&1
 for step in "$@"; do
@@ -25,6 +29,7 @@ for step in "$@"; do
     fidelity:*) timeout 200 python3 benchmarks/fidelity_vs_nvbench.py --kernels ${step#fidelity:} >> $OUT/fidelity.log 2>&1; rc=$? ;;
     native) timeout 200 python3 benchmarks/native_in_process.py --placements 8 >> $OUT/fidelity.log 2>&1; rc=$? ;;
     repeat) timeout 120 python3 benchmarks/repeatability.py >> $OUT/fidelity.log 2>&1; rc=$? ;;
+    py:*) f=${step#py:}; timeout ${PY_LIMIT:-240} python3 $f > $OUT/$(basename $f .py).log 2>&1; rc=$? ;;
     archive) tar czf $OUT/rec.tgz -C $OUT rec; rc=$? ;;  # what is recorded so far comes back
     tier) timeout ${TIER_LIMIT:-360} python3 -m pytest -q -m gpu tests/gpu -p no:cacheprovider -rs --timeout 300 > $OUT/tier.log 2>&1; rc=$? ;;
   esac
