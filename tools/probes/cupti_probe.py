@@ -4,10 +4,12 @@ callbacks a PyTorch graph gives. Prints facts; asserts nothing. Run on the GPU m
 """
 import time
 
-import cupti
+from cupti import cupti
 import torch
 
-print("cupti version", cupti.get_version(), "torch", torch.__version__)
+from importlib import metadata
+print("cupti-python", metadata.version("cupti-python"), "nvidia-cuda-cupti",
+      metadata.version("nvidia-cuda-cupti"), "torch", torch.__version__)
 records: list = []
 events: list = []
 
