@@ -38,7 +38,7 @@ class StopRule:
     max_noise: float = 0.005
     min_samples: int = 10
     min_time_s: float = 0.1
-    timeout_s: float = 3.0
+    timeout_s: float = 5.0
     max_samples: int | None = None  # a hard cap on samples; None: none (nvbench has none)
     stopping: str = "precision"
     max_host_noise: float = 0.02

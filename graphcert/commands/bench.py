@@ -74,7 +74,7 @@ def _plot_now(ctx: click.Context, param: click.Parameter, value: Path | None) ->
               show_default=True, help="Seconds of sampling per figure at least (shared by its "
                                       "placements).")
 @click.option("--timeout", type=Bounded(float, 0.01, MAX_SECONDS, unit="seconds"),
-              default=3.0, show_default=True,
+              default=5.0, show_default=True,
               help="Seconds of sampling per figure (shared by its placements) after which it "
                    "stops short of its target anyway, marked so.")
 @click.option("--blocker-timeout", type=Bounded(float, 1e-6, MAX_SECONDS, unit="seconds"),
