@@ -37,7 +37,7 @@ from graphcert.plan.costs import Budgets, CostCurve, CostPoint
 from graphcert.plan.evaluate import bucket_list, evaluate
 from graphcert.plan.optimise import Infeasible, choose
 from graphcert.plan.traffic import Traffic, load_traffic
-from graphcert.run import environment
+from graphcert.run import environment, steps_bench
 from graphcert.run.harness import BenchSettings
 from graphcert.run.steps import open_adapter
 from graphcert.run.steps_bench import StepHarness, bench_step
@@ -47,6 +47,10 @@ from graphcert.workloads.registry import load, parse_ref
 # count as flat: the candidates between them are interpolated, not measured.
 FLAT = 0.05
 PRESETS = ("vllm", "sglang")  # compared by default, at MAX
+# bench's step timing without the hot figure (back to back, L2 warm), which the cost curve
+# does not use: a measured size then costs six figures, not eight (about 1.5 s on an H100
+# for torch_decode, where bench's eight took about 1.9 s: benchmarks/NOTES.md).
+PLAN_SETTINGS = BenchSettings(hot=False)
 OpenHarness = Callable[[Adapter, BenchSettings, int], tuple[StepHarness, Callable[[], None]]]
 
 
@@ -85,6 +89,10 @@ def _points(rows: Sequence[SizeResult], pools: Sequence[int], queued: bool) -> l
     return out
 
 
+def _keep_open() -> None:
+    """bench_step's close of a borrowed harness: measure_curve closes it after the last round."""
+
+
 def thin_next(measured: Sequence[CostPoint], candidates: Sequence[int]) -> list[int]:
     """The candidates to measure next: the middle one of each gap between two measured
     neighbours whose replay or eager times differ by more than FLAT."""
@@ -117,17 +125,24 @@ def measure_curve(step: Step, ref: str, candidates: Sequence[int], settings: Ben
     pools: dict[int, int] = {}
     todo = first_round(grid)
     queued = True
-    while todo:
-        before = len(recorder.pools)
-        result = bench_step(step, ref, todo, settings, adapter=cast(Adapter, recorder),
-                            device=device, open_harness=open_harness)
-        for row, pool in zip(result.sizes, recorder.pools[before:], strict=True):
-            rows[row.capacity], pools[row.capacity] = row, pool
-        queued = all(_median(r.graph.device) is not None and _median(r.stream.device)
-                     is not None for r in rows.values())
-        done = sorted(rows)
-        todo = thin_next(_points([rows[s] for s in done], [pools[s] for s in done], queued),
-                         grid)
+    # One harness for every round (its kernels, L2 flush buffer and events made once), on
+    # the framework's stream; each round's bench_step borrows it and leaves it open.
+    opener = open_harness or steps_bench.framework_harness
+    h, close = opener(cast(Adapter, recorder), settings, device)
+    try:
+        while todo:
+            before = len(recorder.pools)
+            result = bench_step(step, ref, todo, settings, adapter=cast(Adapter, recorder),
+                                device=device, open_harness=lambda *_: (h, _keep_open))
+            for row, pool in zip(result.sizes, recorder.pools[before:], strict=True):
+                rows[row.capacity], pools[row.capacity] = row, pool
+            queued = all(_median(r.graph.device) is not None and _median(r.stream.device)
+                         is not None for r in rows.values())
+            done = sorted(rows)
+            todo = thin_next(_points([rows[s] for s in done], [pools[s] for s in done],
+                                     queued), grid)
+    finally:
+        close()
     done = sorted(rows)
     measured = CostCurve(tuple(_points([rows[s] for s in done], [pools[s] for s in done],
                                        queued)))
@@ -239,5 +254,5 @@ def plan_step(request: PlanRequest, settings: BenchSettings, *, device: int = 0,
     return PlannedStep(ref, result, path)
 
 
-__all__ = ["FLAT", "PlanRequest", "PlannedStep", "candidate_grid", "first_round",
-           "measure_curve", "plan_step", "thin_next", "traffic_ref"]
+__all__ = ["FLAT", "PLAN_SETTINGS", "PlanRequest", "PlannedStep", "candidate_grid",
+           "first_round", "measure_curve", "plan_step", "thin_next", "traffic_ref"]
