@@ -110,11 +110,18 @@ def load_plan(args: argparse.Namespace) -> PlanResult:
     """The plan: from its certificate, or made here with `graphcert plan`'s defaults."""
     if args.certificate is not None:
         from graphcert.fileio import read_json
+        from graphcert.workloads.registry import parse_ref
 
         doc = read_json(args.certificate, "plan certificate")
         if doc.get("kind") != "plan":
             raise SystemExit(f"{args.certificate} is a {doc.get('kind')!r} certificate, "
                              "not a plan")
+        planned = parse_ref(str(doc["workload"]["ref"])).target
+        if Path(planned).name != Path(args.step).name:  # file.py:STEP, wherever it lies
+            raise SystemExit(f"{args.certificate} plans {planned}, not {args.step}: give "
+                             "--step")
+        print(f"plan certificate {args.certificate.name}: measured on "
+              f"{doc['environment']['gpu']['name']}")
         return PlanResult.from_json(doc["results"], doc.get("verdict"))
     from graphcert.options import Options
     from graphcert.plan.costs import Budgets

@@ -115,19 +115,23 @@ class _HostEvent:
         pass
 
 
+@pytest.mark.parametrize("source", ["fresh", "certificate"])
 def test_the_check_runs_end_to_end_on_the_synthetic_framework(
         check: ModuleType, synthetic_cli: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
-    """The whole check, a plan made in-process first, on the synthetic framework with the
-    host clock for the device's (synthetic timings: this checks the plumbing, not the
-    figures)."""
+        capsys: pytest.CaptureFixture[str], source: str) -> None:
+    """The whole check, of a plan made in-process or of a plan certificate, on the synthetic
+    framework with the host clock for the device's (synthetic timings: this checks the
+    plumbing, not the figures)."""
     import json
 
+    import _certfactory
+    from click.testing import CliRunner
     from test_steps_cpu import HostClockHarness
 
+    from graphcert.cli import cli
     from graphcert.cuda import stream as cuda_stream
     from graphcert.placements import Sampled
-    from graphcert.run import steps_bench
+    from graphcert.run import environment, steps_bench
 
     class Timer(HostClockHarness):
         stream = type("S", (), {"synchronize": lambda self: None})()
@@ -151,7 +155,15 @@ def test_the_check_runs_end_to_end_on_the_synthetic_framework(
         f"import sys\nsys.path.insert(0, {str(ROOT / 'tests')!r})\n"
         "from _fakestep import SAFE\n")
     (synthetic_cli / "t.csv").write_text("size,count\n1,6\n3,3\n9,1\n")
-    monkeypatch.setattr(sys, "argv", ["check", "--traffic", "t.csv", "--step", "mystep.py:SAFE",
+    plan = ["--traffic", "t.csv"]
+    if source == "certificate":
+        monkeypatch.setattr(environment, "environment",
+                            lambda device, git: _certfactory.environment())
+        made = CliRunner().invoke(cli, ["plan", "mystep.py:SAFE", *plan, "--out", "r"])
+        assert made.exit_code in (0, 1), made.output
+        (cert,) = (synthetic_cli / "r").glob("plan-*.json")
+        plan = ["--certificate", str(cert)]
+    monkeypatch.setattr(sys, "argv", ["check", *plan, "--step", "mystep.py:SAFE",
                                       "--steps", "30", "--json", "out.json"])
     status = check.main()
     doc = json.loads((synthetic_cli / "out.json").read_text())
@@ -159,3 +171,14 @@ def test_the_check_runs_end_to_end_on_the_synthetic_framework(
     assert set(doc["lists"]) == {"plan", "vllm:9"}
     out = capsys.readouterr().out
     assert "model check:" in out and "plan / vllm:9" in out
+
+
+def test_the_check_refuses_another_steps_certificate(check: ModuleType, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    cert = tmp_path / "plan.json"
+    cert.write_text(json.dumps({"kind": "plan", "workload": {"ref": "x/other.py:S[traffic=a]"}}))
+    monkeypatch.setattr(sys, "argv", ["check", "--certificate", str(cert)])
+    with pytest.raises(SystemExit, match="plans x/other.py:S, not .*torch_decode.py:DECODE"):
+        check.main()
