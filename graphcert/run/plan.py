@@ -141,6 +141,7 @@ def measure_curve(step: Step, ref: str, candidates: Sequence[int], settings: Ben
     queued = True
     # One harness for every round (its kernels, L2 flush buffer and events made once), on
     # the framework's stream; each round's bench_step borrows it and leaves it open.
+    recorder.prepare()  # the framework's device set-up first, as bench_step orders it
     opener = open_harness or steps_bench.framework_harness
     h, close = opener(cast(Adapter, recorder), settings, device)
     try:
@@ -273,4 +274,5 @@ def plan_step(request: PlanRequest, settings: BenchSettings, *, device: int = 0,
 
 
 __all__ = ["FLAT", "MAX_MEASURED", "PLAN_SETTINGS", "PlanRequest", "PlannedStep",
-           "candidate_grid", "first_round", "measure_curve", "plan_step", "thin_next", "traffic_ref"]
+           "candidate_grid", "first_round", "measure_curve", "plan_step", "thin_next",
+           "traffic_ref"]
