@@ -162,3 +162,49 @@ def test_the_traffic_option_is_text_and_refused_twice() -> None:
 
     with pytest.raises(InputError, match="already has an option 'traffic'"):
         traffic_ref("x.py:S[traffic=a]", digits)
+
+
+def test_thinning_with_a_limit_splits_the_steepest_gaps_first() -> None:
+    candidates = list(range(1, 17))
+    points = [_point(1, 1.0), _point(4, 1.2), _point(8, 3.0), _point(16, 3.3)]
+    assert thin_next(points, candidates) == [3, 6, 12]  # steeper than FLAT: 17%, 60%, 9%
+    assert thin_next(points, candidates, limit=1) == [6]  # 1.2 -> 3.0 is the steepest
+    assert thin_next(points, candidates, limit=2) == [3, 6]
+    assert thin_next(points, candidates, limit=0) == []
+
+
+def test_measuring_stops_at_its_limit_and_says_so(planner: Path) -> None:
+    """Synthetic timings that grow 50% with every figure taken, so every gap stays steep:
+    no more sizes are measured than the limit allows, and the steep gaps left are named."""
+    from _fakestep import SAFE
+
+    from graphcert.cert.results import Ended
+    from graphcert.placements import Sampled
+    from graphcert.run.harness import BenchSettings
+    from graphcert.run.plan import measure_curve
+
+    class Growing(HostClockHarness):
+        taken = 0
+
+        def measure_samples(self, enqueue, ops, weight=None, bare=None, known=None):  # type: ignore[no-untyped-def]
+            enqueue(None)
+            Growing.taken += 1
+            value = 1e-6 * 1.5 ** Growing.taken
+            return {q: Sampled([value] * 12, Ended.PRECISION_TARGET)
+                    for q in ("host_enqueue", "end_to_end", "device", "hot_device")}
+
+    def growing(adapter: Any, settings: Any, device: int) -> Any:
+        h = Growing()
+        return h, h.close
+
+    grid = list(range(1, 25))
+    curve, how = measure_curve(SAFE, "mystep.py:SAFE", grid, BenchSettings(),
+                               open_harness=growing, max_measured=len(first_round(grid)) + 1)
+    assert curve.sizes == tuple(grid)
+    measured = [p for p in curve.points if p.measured]
+    assert len(measured) == len(first_round(grid)) + 1
+    assert set(first_round(grid)) < {p.size for p in measured}
+    assert how.startswith("queued device medians")
+    left = len(thin_next(measured, grid))
+    assert left and f"measuring stopped at 7 sizes, the most a plan measures: {left} gap(s)" \
+        in how, how

@@ -66,11 +66,10 @@ def command(step: str, traffic: Path, max_graphs: int | None, memory_budget: int
 
     from graphcert.render.console import print_json, stderr_console, stdout_console
     from graphcert.render.plan import plan_view
-    from graphcert.run.harness import BenchSettings
-    from graphcert.run.plan import PlanRequest, plan_step
+    from graphcert.run.plan import PLAN_SETTINGS, PlanRequest, plan_step
 
     request = PlanRequest(step, traffic, budgets, compare, current)
-    done = plan_step(request, BenchSettings(), device=index,
+    done = plan_step(request, PLAN_SETTINGS, device=index,
                      out_dir=None if no_certificate else out_dir, options=options)
     if as_json:
         print_json(json.dumps({"ref": done.ref, "results": done.result.to_json(),

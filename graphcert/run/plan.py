@@ -14,7 +14,9 @@ Candidate grid: every bucket of vllm:MAX and sglang:MAX, every compared list's b
 every traffic size, up to MAX (--max-size, default the traffic's largest batch). Thinned where
 the cost is flat: the smallest, the largest and the powers of two among them are measured
 first; a gap between two measured neighbours is split (its middle candidate measured) while
-their replay or eager times differ by more than FLAT, and interpolated once they do not.
+their replay or eager times differ by more than FLAT, and interpolated once they do not. At
+most MAX_MEASURED sizes are measured (the steepest gaps split first); steep gaps left then
+are interpolated too, and the plan's `why` says how many. One harness serves every round.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from graphcert.plan.costs import Budgets, CostCurve, CostPoint
 from graphcert.plan.evaluate import bucket_list, evaluate
 from graphcert.plan.optimise import Infeasible, choose
 from graphcert.plan.traffic import Traffic, load_traffic
-from graphcert.run import environment
+from graphcert.run import environment, steps_bench
 from graphcert.run.harness import BenchSettings
 from graphcert.run.steps import open_adapter
 from graphcert.run.steps_bench import StepHarness, bench_step
@@ -46,7 +48,15 @@ from graphcert.workloads.registry import load, parse_ref
 # Two measured neighbours whose replay and eager times are within this relative difference
 # count as flat: the candidates between them are interpolated, not measured.
 FLAT = 0.05
+# At most this many sizes measured per plan (about 1.5 s each for torch_decode on an H100):
+# a curve that stays steep everywhere (a kernel choice that jumps at many sizes) would
+# otherwise measure every candidate. Steep gaps left then are interpolated, and said so.
+MAX_MEASURED = 64
 PRESETS = ("vllm", "sglang")  # compared by default, at MAX
+# bench's step timing without the hot figure (back to back, L2 warm), which the cost curve
+# does not use: a measured size then costs six figures, not eight (about 1.5 s on an H100
+# for torch_decode, where bench's eight took about 1.9 s: benchmarks/NOTES.md).
+PLAN_SETTINGS = BenchSettings(hot=False)
 OpenHarness = Callable[[Adapter, BenchSettings, int], tuple[StepHarness, Callable[[], None]]]
 
 
@@ -85,16 +95,25 @@ def _points(rows: Sequence[SizeResult], pools: Sequence[int], queued: bool) -> l
     return out
 
 
-def thin_next(measured: Sequence[CostPoint], candidates: Sequence[int]) -> list[int]:
+def _keep_open() -> None:
+    """bench_step's close of a borrowed harness: measure_curve closes it after the last round."""
+
+
+def thin_next(measured: Sequence[CostPoint], candidates: Sequence[int],
+              limit: int | None = None) -> list[int]:
     """The candidates to measure next: the middle one of each gap between two measured
-    neighbours whose replay or eager times differ by more than FLAT."""
+    neighbours whose replay or eager times differ by more than FLAT; with `limit`, only the
+    middles of the `limit` steepest such gaps. Ascending."""
     wanted = []
     for lo, hi in zip(measured, measured[1:], strict=False):
         inside = [c for c in candidates if lo.size < c < hi.size]
-        if inside and any(abs(b - a) > FLAT * max(a, b, 1e-30) for a, b in
-                          ((lo.replay_s, hi.replay_s), (lo.eager_s, hi.eager_s))):
-            wanted.append(inside[len(inside) // 2])
-    return wanted
+        steep = max(abs(b - a) / max(a, b, 1e-30) for a, b in
+                    ((lo.replay_s, hi.replay_s), (lo.eager_s, hi.eager_s)))
+        if inside and steep > FLAT:
+            wanted.append((steep, inside[len(inside) // 2]))
+    if limit is not None:
+        wanted = sorted(wanted, reverse=True)[:max(limit, 0)]
+    return sorted(size for _, size in wanted)
 
 
 def first_round(candidates: Sequence[int]) -> list[int]:
@@ -105,10 +124,13 @@ def first_round(candidates: Sequence[int]) -> list[int]:
 
 def measure_curve(step: Step, ref: str, candidates: Sequence[int], settings: BenchSettings, *,
                   device: int = 0, open_harness: OpenHarness | None = None,
-                  adapter: Adapter | None = None) -> tuple[CostCurve, str]:
+                  adapter: Adapter | None = None, max_measured: int = MAX_MEASURED
+                  ) -> tuple[CostCurve, str]:
     """The step's cost curve over the candidate sizes (ascending, distinct), thinned where
-    flat, and the timing basis it used ("queued device" or "end to end"). Every candidate is
-    a point: measured, or interpolated between its measured neighbours (marked so)."""
+    flat, and how it was made: the timing basis ("queued device medians" or "end to end
+    medians"), and where `max_measured` stopped the thinning, how many steep gaps it left.
+    Every candidate is a point: measured, or interpolated between its measured neighbours
+    (marked so). The first round (ends and powers of two) is always measured."""
     _, grid = bucket_list(list(candidates))
     if not grid:
         raise InputError("no candidate bucket size to measure", hint="give at least one size")
@@ -117,22 +139,34 @@ def measure_curve(step: Step, ref: str, candidates: Sequence[int], settings: Ben
     pools: dict[int, int] = {}
     todo = first_round(grid)
     queued = True
-    while todo:
-        before = len(recorder.pools)
-        result = bench_step(step, ref, todo, settings, adapter=cast(Adapter, recorder),
-                            device=device, open_harness=open_harness)
-        for row, pool in zip(result.sizes, recorder.pools[before:], strict=True):
-            rows[row.capacity], pools[row.capacity] = row, pool
-        queued = all(_median(r.graph.device) is not None and _median(r.stream.device)
-                     is not None for r in rows.values())
-        done = sorted(rows)
-        todo = thin_next(_points([rows[s] for s in done], [pools[s] for s in done], queued),
-                         grid)
+    # One harness for every round (its kernels, L2 flush buffer and events made once), on
+    # the framework's stream; each round's bench_step borrows it and leaves it open.
+    recorder.prepare()  # the framework's device set-up first, as bench_step orders it
+    opener = open_harness or steps_bench.framework_harness
+    h, close = opener(cast(Adapter, recorder), settings, device)
+    try:
+        while todo:
+            before = len(recorder.pools)
+            result = bench_step(step, ref, todo, settings, adapter=cast(Adapter, recorder),
+                                device=device, open_harness=lambda *_: (h, _keep_open))
+            for row, pool in zip(result.sizes, recorder.pools[before:], strict=True):
+                rows[row.capacity], pools[row.capacity] = row, pool
+            queued = all(_median(r.graph.device) is not None and _median(r.stream.device)
+                         is not None for r in rows.values())
+            done = sorted(rows)
+            todo = thin_next(_points([rows[s] for s in done], [pools[s] for s in done],
+                                     queued), grid, limit=max_measured - len(rows))
+    finally:
+        close()
     done = sorted(rows)
-    measured = CostCurve(tuple(_points([rows[s] for s in done], [pools[s] for s in done],
-                                       queued)))
-    curve = CostCurve(tuple(measured.at(c) for c in grid))
-    return curve, "queued device" if queued else "end to end"
+    points = _points([rows[s] for s in done], [pools[s] for s in done], queued)
+    curve = CostCurve(tuple(CostCurve(tuple(points)).at(c) for c in grid))
+    how = "queued device medians" if queued else "end to end medians"
+    left = len(thin_next(points, grid))
+    if left:
+        how += (f" (measuring stopped at {len(rows)} sizes, the most a plan measures: "
+                f"{left} gap(s) still steeper than {FLAT:.0%} interpolated)")
+    return curve, how
 
 
 @dataclass(frozen=True)
@@ -217,13 +251,13 @@ def plan_step(request: PlanRequest, settings: BenchSettings, *, device: int = 0,
     if out_dir is not None:
         ensure_writable_dir(out_dir)
     grid = candidate_grid(traffic, max_size, lists)
-    curve, basis = measure_curve(step, loaded.ref, grid, settings, device=device,
-                                 open_harness=open_harness)
+    curve, how = measure_curve(step, loaded.ref, grid, settings, device=device,
+                               open_harness=open_harness)
     plan = choose(traffic, curve, budgets, candidates=grid)
     if isinstance(plan, Infeasible):
         raise plan.error()
     measured = sum(p.measured for p in curve.points)
-    plan = dataclasses.replace(plan, why=f"{plan.why}; costs: {basis} medians, {measured} of "
+    plan = dataclasses.replace(plan, why=f"{plan.why}; costs: {how}, {measured} of "
                                          f"{len(grid)} candidate(s) measured")
     rows = [evaluate(buckets, traffic, curve, budgets, label=label) for label, buckets in lists]
     result = plan_result(plan, curve, traffic, rows)
@@ -239,5 +273,6 @@ def plan_step(request: PlanRequest, settings: BenchSettings, *, device: int = 0,
     return PlannedStep(ref, result, path)
 
 
-__all__ = ["FLAT", "PlanRequest", "PlannedStep", "candidate_grid", "first_round",
-           "measure_curve", "plan_step", "thin_next", "traffic_ref"]
+__all__ = ["FLAT", "MAX_MEASURED", "PLAN_SETTINGS", "PlanRequest", "PlannedStep",
+           "candidate_grid", "first_round", "measure_curve", "plan_step", "thin_next",
+           "traffic_ref"]
