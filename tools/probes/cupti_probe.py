@@ -3,11 +3,11 @@ callbacks a PyTorch graph gives. Prints facts; asserts nothing. Run on the GPU m
   python3 tools/probes/cupti_probe.py
 """
 import time
-
-from cupti import cupti
-import torch
-
 from importlib import metadata
+
+import torch
+from cupti import cupti
+
 print("cupti-python", metadata.version("cupti-python"), "nvidia-cuda-cupti",
       metadata.version("nvidia-cuda-cupti"), "torch", torch.__version__)
 records: list = []
