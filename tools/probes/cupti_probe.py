@@ -35,8 +35,9 @@ def on_callback(userdata, domain, cbid, data):
             if isinstance(gd, str):
                 events.append((name, gd))
             else:
-                events.append((name, dict(graph=gd.graph, graph_exec=gd.graph_exec, node=gd.node,
-                                          original_graph=gd.original_graph, node_type=gd.node_type)))
+                events.append((name, dict(graph=gd.graph, graph_exec=gd.graph_exec,
+                                          node=gd.node, original_graph=gd.original_graph,
+                                          node_type=gd.node_type)))
         elif domain == cupti.CallbackDomain.DRIVER_API:
             name = cupti.get_callback_name(domain, cbid)
             events.append((name, str(data.callback_site), data.correlation_id))
@@ -88,9 +89,10 @@ for name, es in seen.items():
 kern = [r for r in records if r.kind == cupti.ActivityKind.CONCURRENT_KERNEL]
 print("records", len(records), "kernel", len(kern))
 for r in kern[:3] + kern[-6:]:
-    print("  ", r.name[:60], "graph_id", r.graph_id, "node", hex(r.graph_node_id), "corr", r.correlation_id,
-          "stream", r.stream_id, "dur", r.end - r.start)
-print("graph kernel records", sum(1 for r in kern if r.graph_id), "eager", sum(1 for r in kern if not r.graph_id))
+    print("  ", r.name[:60], "graph_id", r.graph_id, "node", hex(r.graph_node_id),
+          "corr", r.correlation_id, "stream", r.stream_id, "dur", r.end - r.start)
+print("graph kernel records", sum(1 for r in kern if r.graph_id),
+      "eager", sum(1 for r in kern if not r.graph_id))
 raw = g.raw_cuda_graph()
 print("template graph id", cupti.get_graph_id(raw))
 for k in kinds:
