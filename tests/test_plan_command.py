@@ -73,11 +73,13 @@ def test_plan_writes_a_valid_certificate_the_gate_passes(planner: Path) -> None:
     assert [r.label for r in result.comparisons] == ["vllm:24", "sglang:24", "1,8,24",
                                                      "current"]
     assert result.budgets.max_size == 24  # the traffic's largest, by default
-    # every candidate is a point; the grid's ends and powers of two were measured
-    assert result.curve.sizes == result.candidates
+    # buckets are chosen among measured sizes only: the grid's ends and powers of two, and
+    # every bucket of a compared list (so the presets are judged on measurements too)
     measured = {p.size for p in result.curve.points if p.measured}
-    assert set(first_round(result.candidates)) <= measured
-    assert {1, 2, 3, 8, 24} <= set(result.candidates)
+    assert set(result.candidates) == measured
+    assert set(first_round(result.curve.sizes)) <= measured
+    assert {1, 2, 4, 8, 12, 16, 24} <= measured  # vllm:24, sglang:24, 1,8,24 and current
+    assert 3 in result.curve.sizes and 3 not in measured  # a traffic size, interpolated
     assert "end to end medians" in result.why  # the fake eager side has no queued figure
     # the synthetic eager call is host numpy, so the plan may be "no graph": either form
     lines = done.stdout.splitlines()

@@ -3,6 +3,8 @@ curves and traffic (tests/_plancurves.py: made up, not measured), and its budget
 
 from __future__ import annotations
 
+from itertools import combinations
+
 import pytest
 from _plancurves import US, brute_force, curve_of, keeps, problems, reference_time
 from hypothesis import HealthCheck, given, settings
@@ -198,3 +200,43 @@ def test_thinning_reports_its_bound() -> None:
     assert thinned.lower_bound_s <= exact.chosen.expected_s <= thinned.chosen.expected_s
     assert f"no list within the budgets beats {thinned.lower_bound_s:.6g} s" in thinned.why
     assert "above the best" in thinned.why
+
+
+# --- tolerance: within it of the best, the fewest graphs win -------------------------------
+
+@PROPERTY
+@given(problems(), st.sampled_from([0.005, 0.05, 0.3]))
+def test_within_the_tolerance_the_fewest_graphs_win_as_brute_force_finds(
+        problem: tuple[CostCurve, dict[int, int], Budgets], tolerance: float) -> None:
+    curve, counts, budgets = problem
+    traffic = Traffic.from_counts(counts, "synthetic traffic")
+    result = choose(traffic, curve, budgets, tolerance=tolerance, max_labels=EVERYTHING)
+    if isinstance(result, Infeasible):
+        return
+    best, _ = brute_force(curve.sizes, counts, curve, budgets)
+    within = [subset for r in range(len(curve.sizes) + 1)
+              for subset in combinations(curve.sizes, r)
+              if keeps(subset, curve, budgets)
+              and reference_time(subset, counts, curve) <= best * (1 + tolerance) * (1 + 1e-9)]
+    fewest = min(len(s) for s in within)
+    chosen = result.chosen
+    assert keeps(chosen.buckets, curve, budgets)
+    assert chosen.expected_s <= best * (1 + tolerance) * (1 + 1e-9)
+    assert len(chosen.buckets) == fewest, (chosen.buckets, fewest)
+    assert result.tolerance == tolerance and f"{tolerance:.2%}" in result.why
+
+
+def test_a_flat_curve_within_the_tolerance_needs_one_graph() -> None:
+    # Synthetic: replay 10.00-10.04 us at every size, eager 50 us: one bucket at the top
+    # serves every batch within 0.5% of the best list, which would take a graph per size.
+    flat = curve_of([(s, 10 + s / 100, 50, 0.5, 1 << 20) for s in (1, 2, 3, 4)])
+    mix = Traffic.from_counts({1: 1, 2: 1, 3: 1, 4: 1}, "synthetic traffic")
+    strict = choose(mix, flat, Budgets())
+    loose = choose(mix, flat, Budgets(), tolerance=0.005)
+    assert isinstance(strict, Plan) and isinstance(loose, Plan)
+    assert strict.chosen.buckets == (1, 2, 3, 4) and loose.chosen.buckets == (4,)
+
+
+def test_a_tolerance_outside_zero_to_one_is_refused() -> None:
+    with pytest.raises(InputError, match="tolerance"):
+        choose(MIX, HAND, Budgets(), tolerance=1.5)

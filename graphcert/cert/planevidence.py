@@ -74,7 +74,8 @@ def plan_contradictions(results: Doc, verdict: Doc,
     for name, row in rows:
         yield from _row(f"{where}.{name}", row, traffic, curve, budgets)
     chosen = row_from_json(results["chosen"])
-    judged = PlanResult.judge(chosen, tuple(row_from_json(r) for r in results["comparisons"]))
+    judged = PlanResult.judge(chosen, tuple(row_from_json(r) for r in results["comparisons"]),
+                              float(results.get("tolerance", 0.0)))
     stored = str(verdict.get("status") or ("pass" if verdict["passed"] else "fail"))
     if status_of[judged.status.value] != status_of[stored]:
         why = judged.reasons[0] if judged.reasons else "nothing failed"

@@ -44,18 +44,24 @@ MAX_SIZE = 1 << 20
 @click.option("--current", default=None,
               help="The engine's committed list, compared as 'current' (the gate's "
                    "max_plan_regret holds it to the plan).")
+# default: graphcert.plan.optimise.TOLERANCE (not imported: the command loads lazily)
+@click.option("--tolerance", type=Bounded(float, 0, 0.5), default=0.005, show_default=True,
+              help="Lists within this fraction of the best expected time count as tied and "
+                   "the one with the fewest graphs wins (default: the 0.5% precision the "
+                   "step's device figures are measured to); 0 asks for the strict optimum.")
 @certificate_options("Where the plan certificate goes.", "Plan without writing a certificate.")
 @single_device_option
 @signing_key_option
 @json_option
 def command(step: str, traffic: Path, max_graphs: int | None, memory_budget: int | None,
             capture_budget: float | None, max_size: int | None, compare: tuple[str, ...],
-            current: str | None, out_dir: Path, no_certificate: bool, device: int | None,
-            as_json: bool) -> None:
+            current: str | None, tolerance: float, out_dir: Path, no_certificate: bool,
+            device: int | None, as_json: bool) -> None:
     """Measure framework STEP (path/file.py:STEP or module:STEP) on a grid of candidate
     bucket sizes and choose the bucket list minimising the expected device time per step
-    over the traffic, within the budgets; print it beside the presets. Exits 1 if a
-    compared list that keeps the budgets beats the plan."""
+    over the traffic, within the budgets; print it beside the presets. Buckets are chosen
+    among measured sizes only. Exits 1 if a compared list that keeps the budgets beats the
+    plan by more than the tolerance."""
     from graphcert.plan.costs import Budgets
 
     budgets = Budgets(max_graphs, memory_budget, capture_budget, max_size)
@@ -68,7 +74,7 @@ def command(step: str, traffic: Path, max_graphs: int | None, memory_budget: int
     from graphcert.render.plan import plan_view
     from graphcert.run.plan import PLAN_SETTINGS, PlanRequest, plan_step
 
-    request = PlanRequest(step, traffic, budgets, compare, current)
+    request = PlanRequest(step, traffic, budgets, compare, current, tolerance)
     done = plan_step(request, PLAN_SETTINGS, device=index,
                      out_dir=None if no_certificate else out_dir, options=options)
     if as_json:

@@ -37,6 +37,10 @@ from graphcert.plan.traffic import Traffic
 # binding) stay far below it; a larger frontier costs time quadratically.
 MAX_LABELS = 256
 _TIE = 1e-9  # lists within this relative time of the best count as tied: fewer graphs win
+# The default tolerance of `choose`: lists within it of the best count as tied and the one with
+# the fewest graphs wins, since a bucket that buys less than the precision its figures were
+# measured to (bench's 0.5% device-clock target) buys noise. 0 asks for the strict optimum.
+TOLERANCE = 0.005
 _DIMS = ("graphs", "memory", "capture")
 _BLOCK = 256  # labels compared with each other at once (d >= 2)
 _CHUNK = 4096  # later labels compared with a block's winners at once
@@ -61,6 +65,7 @@ class Plan:
     candidates: tuple[int, ...]  # the sizes considered (those within max_size)
     budgets: Budgets
     lower_bound_s: float | None = None  # thinned: no list within the budgets beats this
+    tolerance: float = 0.0  # lists within this of the best counted as tied (fewest graphs won)
 
     @property
     def exact(self) -> bool:
@@ -175,9 +180,12 @@ def _frontier(cost: _Floats, res: _Floats) -> _Indices:
     return kept
 
 
-def _search(p: _Problem, limits: _Floats, dims: Sequence[int], max_labels: int) -> _Found:
+def _search(p: _Problem, limits: _Floats, dims: Sequence[int], max_labels: int,
+            tie: float = _TIE) -> _Found:
     """The best list whose totals stay within `limits` (graphs, bytes, seconds; inf for
-    none); `dims` the binding ones, which the frontiers keep."""
+    none); `dims` the binding ones, which the frontiers keep. Lists within `tie` (relative)
+    of the best time are tied: the fewest graphs win, then the least time (with graphs in
+    `dims` the frontiers keep the best list of every graph count, so this stays exact)."""
     cost, below = np.zeros(1), np.zeros(1)
     used = np.zeros((1, 3))
     parent, state = np.array([-1]), np.array([-1])
@@ -202,13 +210,14 @@ def _search(p: _Problem, limits: _Floats, dims: Sequence[int], max_labels: int) 
         state = np.concatenate((state, np.full(len(keep), j)))
     final = cost + np.append(p.tail, p.all_eager)[state]  # state -1 (no graph): all eager
     best = float(final.min())
-    tied = np.flatnonzero(final <= best + _TIE * abs(best))
-    pick = int(tied[np.lexsort((used[tied, 2], used[tied, 1], used[tied, 0]))[0]])
+    tied = np.flatnonzero(final <= best + max(tie, _TIE) * abs(best))
+    pick = int(tied[np.lexsort((used[tied, 2], used[tied, 1], final[tied], used[tied, 0]))[0]])
+    picked_s = float(final[pick])
     chain = []
     while pick > 0:
         chain.append(int(p.sizes[state[pick]]))
         pick = int(parent[pick])
-    return _Found(tuple(reversed(chain)), best, thinned_at is None, widest, thinned_at)
+    return _Found(tuple(reversed(chain)), picked_s, thinned_at is None, widest, thinned_at)
 
 
 def _limits(budgets: Budgets, *, resources: bool = True) -> _Floats:
@@ -263,16 +272,20 @@ def _alone_fits(q: CostPoint, budgets: Budgets) -> bool:
 
 
 def choose(traffic: Traffic, curve: CostCurve, budgets: Budgets | None = None, *,
-           candidates: Sequence[int] | None = None, max_labels: int = MAX_LABELS
-           ) -> Plan | Infeasible:
+           candidates: Sequence[int] | None = None, max_labels: int = MAX_LABELS,
+           tolerance: float = 0.0) -> Plan | Infeasible:
     """The bucket list minimising the expected time per step over `traffic`, within
-    `budgets`; candidates are the curve's sizes (or those given) up to max_size.
+    `budgets`; candidates are the curve's sizes (or those given) up to max_size. Lists
+    within `tolerance` (relative) of the best time count as tied: the fewest graphs win.
 
     Infeasible when no candidate fits the budgets even alone; InputError when the traffic
     lies outside max_size or the curve."""
     budgets = budgets or Budgets()
     if max_labels < 1:
         raise InputError(f"max_labels is {max_labels}", hint="keep at least 1 label")
+    if not 0 <= tolerance < 1:
+        raise InputError(f"tolerance is {tolerance}", hint="give a fraction in [0, 1), "
+                                                           "e.g. 0.005 for 0.5%")
     check_traffic(traffic, curve, budgets)
     _, pool = bucket_list(sorted(set(curve.sizes if candidates is None else candidates)))
     if not pool:
@@ -288,7 +301,11 @@ def choose(traffic: Traffic, curve: CostCurve, budgets: Budgets | None = None, *
     useful = _useful(fitting, traffic)
     p = _problem(useful, traffic, curve)
     dims, notes = _binding(p, budgets)
-    found = _search(p, _limits(budgets), dims, max_labels)
+    if tolerance > 0:
+        dims = dims if 0 in dims else [0, *dims]  # the best list of every graph count
+        notes = [*notes, f"lists within {tolerance:.2%} of the best are tied: the fewest "
+                         f"graphs win"]
+    found = _search(p, _limits(budgets), dims, max_labels, tolerance)
     bound = None
     if not found.exact:
         relaxed = _search(p, _limits(budgets, resources=False), [d for d in dims if d == 0],
@@ -298,7 +315,7 @@ def choose(traffic: Traffic, curve: CostCurve, budgets: Budgets | None = None, *
     why = _why(found, (len(within), len(within) - len(fitting), len(fitting) - len(useful)),
                dims, notes, max_labels, bound, chosen.expected_s)
     return Plan(chosen, Method.EXACT if found.exact else Method.THINNED, why, tuple(within),
-                budgets, bound)
+                budgets, bound, tolerance)
 
 
 def _why(found: _Found, counts: tuple[int, int, int], dims: Sequence[int],

@@ -37,7 +37,7 @@ from graphcert.frameworks.step import Step
 from graphcert.options import Options
 from graphcert.plan.costs import Budgets, CostCurve, CostPoint
 from graphcert.plan.evaluate import bucket_list, evaluate
-from graphcert.plan.optimise import Infeasible, choose
+from graphcert.plan.optimise import TOLERANCE, Infeasible, choose
 from graphcert.plan.traffic import Traffic, load_traffic
 from graphcert.run import environment, steps_bench
 from graphcert.run.harness import BenchSettings
@@ -124,20 +124,21 @@ def first_round(candidates: Sequence[int]) -> list[int]:
 
 def measure_curve(step: Step, ref: str, candidates: Sequence[int], settings: BenchSettings, *,
                   device: int = 0, open_harness: OpenHarness | None = None,
-                  adapter: Adapter | None = None, max_measured: int = MAX_MEASURED
-                  ) -> tuple[CostCurve, str]:
+                  adapter: Adapter | None = None, max_measured: int = MAX_MEASURED,
+                  must: Sequence[int] = ()) -> tuple[CostCurve, str]:
     """The step's cost curve over the candidate sizes (ascending, distinct), thinned where
     flat, and how it was made: the timing basis ("queued device medians" or "end to end
     medians"), and where `max_measured` stopped the thinning, how many steep gaps it left.
     Every candidate is a point: measured, or interpolated between its measured neighbours
-    (marked so). The first round (ends and powers of two) is always measured."""
+    (marked so). The first round (ends, powers of two and the sizes in `must`: the
+    compared lists' buckets, so they are judged on measurements too) is always measured."""
     _, grid = bucket_list(list(candidates))
     if not grid:
         raise InputError("no candidate bucket size to measure", hint="give at least one size")
     recorder = _PoolRecorder(adapter or open_adapter(step, device))
     rows: dict[int, SizeResult] = {}
     pools: dict[int, int] = {}
-    todo = first_round(grid)
+    todo = sorted(set(first_round(grid)) | {c for c in must if c in grid})
     queued = True
     # One harness for every round (its kernels, L2 flush buffer and events made once), on
     # the framework's stream; each round's bench_step borrows it and leaves it open.
@@ -179,6 +180,7 @@ class PlanRequest:
     budgets: Budgets
     compare: tuple[str, ...] = ()
     current: str | None = None
+    tolerance: float = TOLERANCE
 
 
 @dataclass(frozen=True)
@@ -252,8 +254,14 @@ def plan_step(request: PlanRequest, settings: BenchSettings, *, device: int = 0,
         ensure_writable_dir(out_dir)
     grid = candidate_grid(traffic, max_size, lists)
     curve, how = measure_curve(step, loaded.ref, grid, settings, device=device,
-                               open_harness=open_harness)
-    plan = choose(traffic, curve, budgets, candidates=grid)
+                               open_harness=open_harness,
+                               must=sorted({b for _, buckets in lists for b in buckets}))
+    # Buckets only where measured: an interpolated size is no evidence (cuBLAS picks other
+    # kernels per size; on an H100 torch_decode's sizes between powers of two read up to 6% above
+    # the line between them), so it serves traffic as a cost but is never chosen as a bucket.
+    measured_sizes = [p.size for p in curve.points if p.measured]
+    plan = choose(traffic, curve, budgets, candidates=measured_sizes,
+                  tolerance=request.tolerance)
     if isinstance(plan, Infeasible):
         raise plan.error()
     measured = sum(p.measured for p in curve.points)

@@ -99,6 +99,7 @@ class PlanResult:
     comparisons: tuple[Evaluation, ...] = ()  # presets and users' lists, same curve
     lower_bound_s: float | None = None  # thinned: no list within the budgets beats this
     current: str | None = None  # the comparison row that is the engine's committed list
+    tolerance: float = 0.0  # lists within this of the best counted as tied (fewest graphs won)
     verdict: Verdict = field(kw_only=True)  # no default: made with the verdict `judge` gives
 
     @property
@@ -118,21 +119,23 @@ class PlanResult:
         return row.expected_s / best - 1 if best > 0 else 0.0
 
     @staticmethod
-    def judge(chosen: Evaluation, comparisons: Sequence[Evaluation]) -> Verdict:
+    def judge(chosen: Evaluation, comparisons: Sequence[Evaluation],
+              tolerance: float = 0.0) -> Verdict:
         """The verdict of a plan, the one rule the writer and the gate use: it fails when its
         own list breaks a budget, or when a compared list that keeps the budgets is faster
-        per step (the plan is then not the best the curve allows); else it passes."""
+        per step by more than the plan's tolerance (the plan is then not the best the curve
+        allows); else it passes."""
         failures = [f"the plan's list breaks its budgets: {'; '.join(chosen.over_budget)}"
                     ] if chosen.over_budget else []
         for row in comparisons:
-            if row.fits and row.expected_s < chosen.expected_s * (1 - TIE):
+            if row.fits and row.expected_s < chosen.expected_s * (1 - max(TIE, tolerance)):
                 failures.append(f"{row.label} keeps the budgets and is faster per step "
                                 f"({row.expected_s:.6g} s against the plan's "
                                 f"{chosen.expected_s:.6g} s)")
         return Verdict.of(failures)
 
     def rejudged(self) -> Verdict:
-        return PlanResult.judge(self.chosen, self.comparisons)
+        return PlanResult.judge(self.chosen, self.comparisons, self.tolerance)
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -147,6 +150,8 @@ class PlanResult:
             "chosen": row_to_json(self.chosen),
             "comparisons": [row_to_json(r) for r in self.comparisons],
             "current": self.current}
+        if self.tolerance:
+            doc["tolerance"] = self.tolerance
         return doc
 
     @classmethod
@@ -155,13 +160,14 @@ class PlanResult:
         chosen = row_from_json(doc["chosen"])
         comparisons = tuple(row_from_json(r) for r in doc.get("comparisons") or ())
         bound = doc.get("lower_bound_s")
+        tolerance = float(doc.get("tolerance", 0.0))
         return cls(CostCurve(tuple(point_from_json(p) for p in doc["curve"])),
                    traffic_from_json(doc["traffic"]), budgets_from_json(doc["budgets"]),
                    tuple(int(c) for c in doc["candidates"]), PlanMethod(doc["method"]),
                    str(doc["why"]), chosen, comparisons,
-                   None if bound is None else float(bound), doc.get("current"),
+                   None if bound is None else float(bound), doc.get("current"), tolerance,
                    verdict=Verdict.from_json(verdict) if verdict is not None
-                   else cls.judge(chosen, comparisons))
+                   else cls.judge(chosen, comparisons, tolerance))
 
 
 def plan_result(plan: Plan, curve: CostCurve, traffic: Traffic,
@@ -180,4 +186,5 @@ def plan_result(plan: Plan, curve: CostCurve, traffic: Traffic,
     return PlanResult(curve, traffic, plan.budgets, plan.candidates,
                       PlanMethod.EXACT if plan.exact else PlanMethod.THINNED, plan.why,
                       plan.chosen, tuple(comparisons), plan.lower_bound_s, current,
-                      verdict=PlanResult.judge(plan.chosen, comparisons))
+                      plan.tolerance,
+                      verdict=PlanResult.judge(plan.chosen, comparisons, plan.tolerance))
