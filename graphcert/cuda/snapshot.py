@@ -216,7 +216,15 @@ def _mem_alloc(node: Any, _read: _Read | None = None
 def _batch_mem_op(node: Any, _read: _Read | None = None
                   ) -> tuple[dict[str, Any], tuple[RawGraph, ...]]:
     p = check(driver.cuGraphBatchMemOpNodeGetParams(node), "cuGraphBatchMemOpNodeGetParams")
-    return {"count": int(p.count)}, ()
+    count = int(p.count)
+    # Which operations, in order (a value: not hashed; count is the shape).
+    ops = [_MEM_OPS.get(int(p.paramArray[i].operation), "unknown")
+           for i in range(min(count, len(p.paramArray or ())))]
+    return {"count": count, "ops": ops}, ()
+
+
+_MEM_OPS = {int(v): v.name.removeprefix("CU_STREAM_MEM_OP_").lower()
+            for v in driver.CUstreamBatchMemOpType}
 
 
 def _child_graph(node: Any, read: _Read) -> tuple[dict[str, Any], tuple[RawGraph, ...]]:
