@@ -59,8 +59,9 @@ def _extra_buffer(extra: int) -> tuple[int, int] | None:
     return (buffer, size) if buffer and size is not None else None
 
 
-def _param_bytes(params: Any, layout: list[tuple[int, int]]) -> list[bytes] | str:
-    """Each parameter's bytes, or why they cannot be read."""
+def param_bytes(params: Any, layout: list[tuple[int, int]]) -> list[bytes] | str:
+    """Each parameter's bytes (CUDA_KERNEL_NODE_PARAMS and the (offset, size) layout), or
+    why they cannot be read."""
     pointers = int(params.kernelParams or 0)
     if pointers:
         slots = (ctypes.c_uint64 * len(layout)).from_address(pointers)
@@ -87,7 +88,7 @@ def param_attrs(params: Any, func: Any = None, kern: Any = None,
         layout = []
     if not layout:
         return {UNREAD_ATTR: {PARAM_VALUES: "the driver gave no parameter layout"}}
-    got = _param_bytes(params, layout)
+    got = param_bytes(params, layout)
     if isinstance(got, str):
         return {UNREAD_ATTR: {PARAM_VALUES: got}}
     cache = allocations if allocations is not None else {}
@@ -130,4 +131,4 @@ def dangling_pointers(snapshot: GraphSnapshot) -> tuple[DanglingPointer, ...]:
     return tuple(found)
 
 
-__all__ = ["allocation_of", "dangling_pointers", "param_attrs"]
+__all__ = ["allocation_of", "dangling_pointers", "param_attrs", "param_bytes"]

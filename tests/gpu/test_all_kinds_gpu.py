@@ -15,7 +15,7 @@ from graphcert.cuda.snapshot import read_snapshot
 from graphcert.cuda.stream import Stream
 from graphcert.model import GraphSnapshot, NodeKind, NodeRecord
 
-from .all_kinds import FLAG, N, build_all_kinds, expected_effects
+from .all_kinds import N, build_all_kinds, expected_effects
 
 TWELVE = {"kernel", "memcpy", "memset", "host", "graph", "empty", "event_wait", "event_record",
           "mem_alloc", "mem_free", "batch_mem_op", "conditional"}
