@@ -38,7 +38,7 @@ from graphcert.render.diff import render_diff
 from graphcert.render.inventory import render_inventory
 
 SNAPS = Path(__file__).parent / "fixtures" / "snapshots"
-TABLE = json.loads((SNAPS / "fingerprints.json").read_text())
+TABLE = json.loads((SNAPS.parent / "snapshot_fingerprints.json").read_text())
 
 
 def _raw(s: GraphSnapshot, extra: Any = None) -> RawGraph:
