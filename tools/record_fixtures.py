@@ -3,7 +3,8 @@ parameter values), record the every-kind snapshot and run the node-kinds probe; 
 in one tarball to bring back.
 
     PYTHONPATH=.:/tmp/site python3 tools/record_fixtures.py [OUTDIR]    (default: $OUT)
-    # or, through the device script:  COMMIT=... bash tools/device_run.sh py:tools/record_fixtures.py
+    # or through the device script:
+    #   COMMIT=... bash tools/device_run.sh py:tools/record_fixtures.py
 
 Writes OUTDIR/fixtures.tgz holding fixtures/snapshots/*.snapshot.json (+ two DOT prints, as
 tools/record_on_gpu.sh snapshots writes them), fixtures/every_kind/every_kind.{snapshot.json,

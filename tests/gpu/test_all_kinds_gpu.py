@@ -59,6 +59,12 @@ def test_all_kinds_read_back(gpu_ctx: RunContext, test_kernels: Path) -> None:
     conds = sorted((n.attrs["type"], n.attrs["size"], len(n.children))
                    for n in _walk(snap) if n.kind is NodeKind.CONDITIONAL)
     assert conds == [("if", 1, 1), ("if", 2, 2), ("switch", 3, 3), ("while", 1, 1)]
+    # Bodies in the driver's order (then, else; case 0, 1, 2), on the DOT path too.
+    for got in (snap, dot_snap):
+        bodies = {(n.attrs["type"], n.attrs["size"]): [sorted(b.counts()) for b in n.children]
+                  for n in got.nodes if n.kind is NodeKind.CONDITIONAL}
+        assert bodies[("if", 2)] == [["kernel"], ["empty", "kernel"]]
+        assert bodies[("switch", 3)] == [["kernel"], ["empty"], ["graph"]]
     (batch,) = [n for n in snap.nodes if n.kind is NodeKind.BATCH_MEM_OP]
     assert batch.attrs["count"] == 2 and batch.attrs["ops"] == ["write_value_32", "barrier"]
     for node in _walk(snap):
