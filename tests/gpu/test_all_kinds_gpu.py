@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from graphcert.cuda.builder import GraphBuilder
 from graphcert.cuda.context import RunContext
@@ -114,3 +115,32 @@ def test_dangling_pointer_named_by_node_and_parameter(gpu_ctx: RunContext,
     finally:
         b.graph.destroy()
         gpu_ctx.release_buffers()
+
+
+def test_snapshot_notes_a_pointer_freed_before_the_read(gpu_ctx: RunContext,
+                                                        test_kernels: Path) -> None:
+    """graphcert.snapshot of a graph whose kernel points into memory freed before the read:
+    the value lies among the graph's live allocations, and the snapshot's notes name it."""
+    import graphcert
+
+    copy = gpu_ctx.kernel(test_kernels, "t_copy_u32")
+    size = 1 << 21
+    a, doomed, c = DeviceBuffer(size), DeviceBuffer(size), DeviceBuffer(size)
+    b = GraphBuilder()
+    first = b.add_kernel(copy, 1, 256, a, doomed, np.uint32(16))
+    b.add_kernel(copy, 1, 256, doomed, c, np.uint32(16), deps=[first])
+    try:
+        address = doomed.ptr
+        doomed.destroy()
+        low, high = min(a.ptr, c.ptr), max(a.ptr, c.ptr) + size
+        if not low <= address < high:
+            pytest.skip("the driver placed the freed buffer outside the live ones")
+        snap = graphcert.snapshot(int(b.graph.handle))
+        noted = [n for n in snap.notes if n.startswith("dangling pointer:")]
+        assert len(noted) == 2, snap.notes
+        assert all(f"= {address:#x}" in n and "freed before the graph was read" in n
+                   for n in noted)
+    finally:
+        b.graph.destroy()
+        a.destroy()
+        c.destroy()
