@@ -16,7 +16,6 @@ from rich.console import Console
 from graphcert.model import (
     GraphSnapshot,
     NodeKind,
-    NodeRecord,
     RawGraph,
     RawNode,
     diff_snapshots,
@@ -27,6 +26,7 @@ from graphcert.model.dotread import dot_conditional
 from graphcert.render.dot import snapshot_to_dot
 from graphcert.render.inventory import render_inventory
 from graphcert.render.layered import layered_svg
+from tests.gpu.all_kinds import walk
 
 HERE = Path(__file__).parent / "fixtures" / "every_kind"
 SNAP = HERE / "every_kind.snapshot.json"
@@ -44,25 +44,16 @@ def snap() -> GraphSnapshot:
     return load_snapshot(SNAP)
 
 
-def _walk(s: GraphSnapshot) -> list[NodeRecord]:
-    out = []
-    for n in s.nodes:
-        out.append(n)
-        for c in n.children:
-            out += _walk(c)
-    return out
-
-
 def test_every_buildable_kind_with_nested_bodies(snap: GraphSnapshot) -> None:
     counts = snap.counts(recursive=True)
     assert set(counts) >= BUILT and len(counts) >= 12
-    conds = sorted((n.attrs["type"], n.attrs["size"]) for n in _walk(snap)
+    conds = sorted((n.attrs["type"], n.attrs["size"]) for n in walk(snap)
                    if n.kind is NodeKind.CONDITIONAL)
     assert conds == [("if", 1), ("if", 2), ("switch", 3), ("while", 1)]
     (loop,) = [n for n in snap.nodes if n.attrs.get("type") == "while"]
     assert loop.children[0].counts() == {"kernel": 1, "conditional": 1}  # IF inside WHILE
-    assert all("unread" not in n.attrs for n in _walk(snap))
-    assert all(isinstance(n.attrs.get("param_values"), list) for n in _walk(snap)
+    assert all("unread" not in n.attrs for n in walk(snap))
+    assert all(isinstance(n.attrs.get("param_values"), list) for n in walk(snap)
                if n.kind is NodeKind.KERNEL)
 
 
@@ -110,7 +101,7 @@ def test_diff_of_a_parameter_value(snap: GraphSnapshot) -> None:
 def test_html_picture_and_dot(snap: GraphSnapshot) -> None:
     svg = layered_svg(snap, "every kind")
     assert svg is not None
-    assert svg.count("<g><title>") == len(_walk(snap))  # one box per node, bodies included
+    assert svg.count("<g><title>") == len(walk(snap))  # one box per node, bodies included
     assert "conditional switch (3 bodies)" in svg
     dot = snapshot_to_dot(snap)
     assert dot.count("switch") >= 1 and dot.startswith("digraph")

@@ -15,8 +15,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -26,7 +24,7 @@ from graphcert.cuda.context import RunContext  # noqa: E402
 from graphcert.cuda.snapshot import read_snapshot  # noqa: E402
 from graphcert.cuda.stream import Stream  # noqa: E402
 from graphcert.model import save_snapshot  # noqa: E402
-from tests.gpu.all_kinds import build_all_kinds, expected_effects  # noqa: E402
+from tests.gpu.all_kinds import build_all_kinds, expected_effects, run_once  # noqa: E402
 
 KERNELS = ROOT / "tests" / "kernels" / "graphcert_test.cu"
 
@@ -40,10 +38,7 @@ def main() -> int:
     stream = Stream()
     g = build_all_kinds(ctx, KERNELS)
     try:
-        with g.builder.graph.instantiate() as exe:
-            exe.launch(stream)
-            stream.synchronize()
-        got = {k: int(g.buffers[k].download(np.uint32)[0]) for k in expected_effects()}
+        got = run_once(g, stream)
         if got != expected_effects():
             print(f"effects differ: {got} != {expected_effects()}")
             return 1

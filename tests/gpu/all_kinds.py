@@ -13,7 +13,6 @@ its snapshot for tests/fixtures/).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,27 +20,35 @@ import numpy as np
 
 from graphcert.cuda.builder import GraphBuilder
 from graphcert.cuda.context import RunContext
-from graphcert.cuda.stream import Event
+from graphcert.cuda.stream import Event, Stream
+from graphcert.model import GraphSnapshot, NodeRecord
 
-N = 1024  # u32 elements copied through the graph-owned allocation
+from .every_kind import EveryKind, N, add_front
+
 LOOPS = 5  # WHILE iterations
 FLAG = 42  # what the batch memory operation writes
 COUNTERS = ("nested_if", "then", "else", "case0")
 
 
-@dataclass
-class AllKinds:
-    builder: GraphBuilder
-    child: GraphBuilder
-    event: Event
-    buffers: dict[str, Any]
-    host_calls: list[int] = field(default_factory=list)
+AllKinds = EveryKind  # the same parts: the builder, its child graph, event and buffers
 
-    def close(self, ctx: RunContext) -> None:
-        self.builder.graph.destroy()
-        self.child.graph.destroy()
-        self.event.destroy()
-        ctx.release_buffers()
+
+def walk(s: GraphSnapshot) -> list[NodeRecord]:
+    """Every node of a snapshot, then those of its child graphs and bodies, depth first."""
+    out = []
+    for node in s.nodes:
+        out.append(node)
+        for child in node.children:
+            out += walk(child)
+    return out
+
+
+def run_once(g: AllKinds, stream: Stream) -> dict[str, int]:
+    """Launch the graph once; each counter of expected_effects() as it is after."""
+    with g.builder.graph.instantiate() as exe:
+        exe.launch(stream)
+        stream.synchronize()
+    return {name: int(g.buffers[name].download(np.uint32)[0]) for name in expected_effects()}
 
 
 def build_all_kinds(ctx: RunContext, kernels: Path) -> AllKinds:
@@ -59,16 +66,7 @@ def build_all_kinds(ctx: RunContext, kernels: Path) -> AllKinds:
     graph = AllKinds(GraphBuilder(), GraphBuilder(), Event(timing=False), bufs)
     graph.child.add_kernel(inc, 1, 1, bufs["child"])
     b = graph.builder
-    alloc, scratch = b.add_mem_alloc(4 * N, ctx.device.index)
-    fill = b.add_memset(scratch, 7, N, deps=[alloc])
-    cp = b.add_kernel(copy, (N // 256, 1, 1), (256, 1, 1), np.uint64(scratch), bufs["out"],
-                      np.uint32(N), deps=[fill])
-    free = b.add_mem_free(scratch, deps=[cp])
-    back = b.add_memcpy(bufs["host_out"], bufs["out"], 4 * N, deps=[cp])
-    host = b.add_host(lambda: graph.host_calls.append(1), deps=[back])
-    sub = b.add_child(graph.child.graph, deps=[host])
-    rec = b.add_event_record(graph.event, deps=[sub])
-    wait = b.add_event_wait(graph.event, deps=[rec])
+    wait, free = add_front(graph, ctx, copy)
 
     loop = b.conditional_handle(default=1)
     cond, body = b.add_while(loop, deps=[wait])

@@ -14,31 +14,18 @@ from graphcert.cuda.memory import DeviceBuffer
 from graphcert.cuda.params import allocation_of, dangling_pointers
 from graphcert.cuda.snapshot import read_snapshot
 from graphcert.cuda.stream import Stream
-from graphcert.model import GraphSnapshot, NodeKind, NodeRecord
+from graphcert.model import NodeKind
 
-from .all_kinds import N, build_all_kinds, expected_effects
+from .all_kinds import N, build_all_kinds, expected_effects, run_once, walk
 
 TWELVE = {"kernel", "memcpy", "memset", "host", "graph", "empty", "event_wait", "event_record",
           "mem_alloc", "mem_free", "batch_mem_op", "conditional"}
 
 
-def _walk(s: GraphSnapshot) -> list[NodeRecord]:
-    out = []
-    for node in s.nodes:
-        out.append(node)
-        for child in node.children:
-            out += _walk(child)
-    return out
-
-
 def test_all_kinds_run(gpu_ctx: RunContext, stream: Stream, test_kernels: Path) -> None:
     g = build_all_kinds(gpu_ctx, test_kernels)
     try:
-        with g.builder.graph.instantiate() as exe:
-            exe.launch(stream)
-            stream.synchronize()
-        got = {name: int(g.buffers[name].download(np.uint32)[0]) for name in expected_effects()}
-        assert got == expected_effects()
+        assert run_once(g, stream) == expected_effects()
         assert g.host_calls == [1]
         assert (g.buffers["host_out"].array(np.uint32, N) == 7).all()
     finally:
@@ -58,7 +45,7 @@ def test_all_kinds_read_back(gpu_ctx: RunContext, test_kernels: Path) -> None:
     # Both ways of reading bodies give the same graph (the DOT way on every driver).
     assert (snap.topology_hash, snap.shape_hash) == (dot_snap.topology_hash, dot_snap.shape_hash)
     conds = sorted((n.attrs["type"], n.attrs["size"], len(n.children))
-                   for n in _walk(snap) if n.kind is NodeKind.CONDITIONAL)
+                   for n in walk(snap) if n.kind is NodeKind.CONDITIONAL)
     assert conds == [("if", 1, 1), ("if", 2, 2), ("switch", 3, 3), ("while", 1, 1)]
     # Bodies in the driver's order (then, else; case 0, 1, 2), on the DOT path too.
     for got in (snap, dot_snap):
@@ -68,9 +55,9 @@ def test_all_kinds_read_back(gpu_ctx: RunContext, test_kernels: Path) -> None:
         assert bodies[("switch", 3)] == [["kernel"], ["empty"], ["graph"]]
     (batch,) = [n for n in snap.nodes if n.kind is NodeKind.BATCH_MEM_OP]
     assert batch.attrs["count"] == 2 and batch.attrs["ops"] == ["write_value_32", "barrier"]
-    for node in _walk(snap):
+    for node in walk(snap):
         assert "unread" not in node.attrs, (node.index, node.attrs)
-    kernels = [n for n in _walk(snap) if n.kind is NodeKind.KERNEL]
+    kernels = [n for n in walk(snap) if n.kind is NodeKind.KERNEL]
     copy = next(n for n in kernels if n.name == "t_copy_u32")
     assert copy.attrs["param_values"][2] == N
     assert len(copy.attrs["param_values"]) == len(copy.attrs["param_sizes"]) == 3
