@@ -65,6 +65,8 @@ def param_bytes(params: Any, layout: list[tuple[int, int]]) -> list[bytes] | str
     pointers = int(params.kernelParams or 0)
     if pointers:
         slots = (ctypes.c_uint64 * len(layout)).from_address(pointers)
+        if not all(slots):
+            return "the driver's kernelParams array holds a null pointer"
         return [ctypes.string_at(slots[i], size) for i, (_off, size) in enumerate(layout)]
     extra = int(params.extra or 0)
     found = _extra_buffer(extra) if extra else None
