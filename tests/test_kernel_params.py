@@ -189,3 +189,15 @@ def test_notes_carry_dangling_pointers() -> None:
     console = Console(file=io.StringIO(), width=200, color_system=None, record=True)
     render_inventory(console, noted)
     assert "note: dangling pointer: node 0 parameter 0" in console.export_text()
+
+
+def test_recorded_class_diff_names_the_size_parameter() -> None:
+    """resident_axpb(params, x, y, n) is captured at n = the class capacity: class 256 and
+    class 512 differ in parameter 3 (once the fixtures hold parameter values)."""
+    a, b = (load_snapshot(SNAPS / f"resident-c{c}.snapshot.json") for c in (256, 512))
+    (kernel,) = [n for n in a.nodes if n.kind is NodeKind.KERNEL]
+    if "param_values" not in kernel.attrs:
+        pytest.skip("the snapshot fixtures predate parameter values: re-record them with "
+                    "tools/record_fixtures.py on a GPU")
+    lines = diff_snapshots(a, b).summary_lines()
+    assert f"{kernel.index}: parameter 3: 256 -> 512" in lines, lines
