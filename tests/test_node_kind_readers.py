@@ -59,3 +59,20 @@ def test_batch_mem_op_reader(monkeypatch: pytest.MonkeyPatch) -> None:
     b = snapshot_from_raw(RawGraph((RawNode(0, NodeKind.BATCH_MEM_OP,
                                             {"count": 3, "ops": ["barrier"] * 3}),), ()))
     assert (a.topology_hash, a.shape_hash) == (b.topology_hash, b.shape_hash)
+
+
+def test_allocation_lookup_tells_no_allocation_from_a_failure(monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    """Synthetic driver answers: an address no allocation holds is None; a failed lookup
+    (no current context) raises rather than reading as a freed pointer."""
+    from graphcert.cuda.params import allocation_of
+    from graphcert.errors import CudaError
+
+    answers = {0x1000: (SUCCESS, 0x0F00, 4096),
+               0x2000: (driver.CUresult.CUDA_ERROR_NOT_FOUND, 0, 0),
+               0x3000: (driver.CUresult.CUDA_ERROR_INVALID_CONTEXT, 0, 0)}
+    monkeypatch.setattr(driver, "cuMemGetAddressRange", lambda a: answers[a])
+    assert allocation_of(0x1000) == (0x0F00, 4096)
+    assert allocation_of(0x2000) is None and allocation_of(0) is None
+    with pytest.raises(CudaError):
+        allocation_of(0x3000)

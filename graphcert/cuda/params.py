@@ -15,6 +15,7 @@ from typing import Any
 
 from cuda.bindings import driver
 
+from graphcert.cuda.check import check
 from graphcert.cuda.module import param_layout
 from graphcert.model import GraphSnapshot
 from graphcert.model.kinds import UNREAD_ATTR
@@ -32,6 +33,9 @@ _END, _BUFFER_POINTER, _BUFFER_SIZE = 0, 1, 2
 _MAX_EXTRA = 64  # pairs read from an `extra` array before giving up on its end marker
 
 Allocation = tuple[int, int]  # (base, size)
+# What cuMemGetAddressRange answers for an address no allocation holds.
+_NOT_AN_ALLOCATION = (driver.CUresult.CUDA_ERROR_NOT_FOUND,
+                      driver.CUresult.CUDA_ERROR_INVALID_VALUE)
 
 
 def allocation_of(address: int) -> Allocation | None:
@@ -39,8 +43,10 @@ def allocation_of(address: int) -> Allocation | None:
     if not 0 < address < 1 << 64:
         return None
     err, base, size = driver.cuMemGetAddressRange(address)
-    if int(err) != 0:
+    if err in _NOT_AN_ALLOCATION:
         return None
+    # Any other failure (no current context, say) must not read as "freed": raise it.
+    check(err, "cuMemGetAddressRange", hint="check pointers with the graph's context current")
     return int(base), int(size)
 
 
