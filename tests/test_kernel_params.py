@@ -129,7 +129,7 @@ def test_reader_takes_values_from_the_node_buffer(monkeypatch: pytest.MonkeyPatc
     layout = [(0, 8), (8, 8), (16, 4), (20, 3)]
     monkeypatch.setattr(cuda_params, "param_layout", lambda *_a, **_k: layout)
     live = {0x7F0000000010: (0x7F0000000000, 4096)}
-    monkeypatch.setattr(cuda_params, "allocation_of", lambda v: live.get(v))
+    monkeypatch.setattr(cuda_params, "allocation_of", lambda v, strict=True: live.get(v))
     p, _keep = _synthetic_node_params([(0x7F0000000010).to_bytes(8, "little"),
                                        (77).to_bytes(8, "little"),
                                        (1000).to_bytes(4, "little"), b"\x0a\x0b\x0c"])
@@ -140,7 +140,7 @@ def test_reader_takes_values_from_the_node_buffer(monkeypatch: pytest.MonkeyPatc
 
 def test_reader_takes_values_from_an_extra_buffer(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cuda_params, "param_layout", lambda *_a, **_k: [(0, 4), (8, 8)])
-    monkeypatch.setattr(cuda_params, "allocation_of", lambda _v: None)
+    monkeypatch.setattr(cuda_params, "allocation_of", lambda _v, strict=True: None)
     buf = ctypes.create_string_buffer((5).to_bytes(4, "little") + bytes(4)
                                       + (9).to_bytes(8, "little"), 16)
     size = ctypes.c_size_t(16)
@@ -167,7 +167,7 @@ def test_dangling_pointers_named_by_node_and_parameter(monkeypatch: pytest.Monke
     cond = RawNode(1, NodeKind.CONDITIONAL, {"type": "while", "size": 1}, (body,))
     snap = snapshot_from_raw(RawGraph((kernel, cond), ((0, 1),)))
     now = {0x7F0000100010: (0x7F0000100000, 8192), 0x7F0000100020: (0x7F0000100000, 4096)}
-    monkeypatch.setattr(cuda_params, "allocation_of", lambda v: now.get(v))
+    monkeypatch.setattr(cuda_params, "allocation_of", lambda v, strict=True: now.get(v))
     found = cuda_params.dangling_pointers(snap)
     got = {(f.at, f.param, f.why) for f in found}
     assert got == {(at, param, why) for at in ("0", "1[0].0")
@@ -179,7 +179,7 @@ def test_dangling_pointers_named_by_node_and_parameter(monkeypatch: pytest.Monke
         DanglingPointer.from_json({**inner.to_json(), "why": "lost"})
     healthy = {0x7F0000000000: (0x7F0000000000, 4096), 0x7F0000050000: (0x7F0000050000, 64),
                **{v: (0x7F0000100000, 4096) for v in (0x7F0000100010, 0x7F0000100020)}}
-    monkeypatch.setattr(cuda_params, "allocation_of", lambda v: healthy.get(v))
+    monkeypatch.setattr(cuda_params, "allocation_of", lambda v, strict=True: healthy.get(v))
     assert cuda_params.dangling_pointers(snap) == ()
 
 

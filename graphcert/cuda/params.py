@@ -38,12 +38,14 @@ _NOT_AN_ALLOCATION = (driver.CUresult.CUDA_ERROR_NOT_FOUND,
                       driver.CUresult.CUDA_ERROR_INVALID_VALUE)
 
 
-def allocation_of(address: int) -> Allocation | None:
-    """(base, size) of the live device allocation holding `address`, else None."""
+def allocation_of(address: int, strict: bool = True) -> Allocation | None:
+    """(base, size) of the live device allocation holding `address`, else None. `strict`:
+    a failed lookup (not "no allocation here") raises; else it is None too (reading a
+    graph asks about every 8-byte value, most of them not addresses at all)."""
     if not 0 < address < 1 << 64:
         return None
     err, base, size = driver.cuMemGetAddressRange(address)
-    if err in _NOT_AN_ALLOCATION:
+    if err in _NOT_AN_ALLOCATION or (err != driver.CUresult.CUDA_SUCCESS and not strict):
         return None
     # Any other failure (no current context, say) must not read as "freed": raise it.
     check(err, "cuMemGetAddressRange", hint="check pointers with the graph's context current")
@@ -106,7 +108,7 @@ def param_attrs(params: Any, func: Any = None, kern: Any = None,
         if len(data) != 8 or not isinstance(value, int):
             continue
         if value not in cache:
-            cache[value] = allocation_of(value)
+            cache[value] = allocation_of(value, strict=False)
         found = cache[value]
         if found is not None:
             base, size = found
@@ -123,9 +125,9 @@ def dangling_pointers(snapshot: GraphSnapshot) -> tuple[DanglingPointer, ...]:
     found = []
     cache: dict[int, Allocation | None] = {}
 
-    def now(value: int) -> Allocation | None:
+    def now(value: int, strict: bool = True) -> Allocation | None:
         if value not in cache:
-            cache[value] = allocation_of(value)
+            cache[value] = allocation_of(value, strict)
         return cache[value]
 
     for p in recorded_pointers(snapshot):
@@ -135,7 +137,7 @@ def dangling_pointers(snapshot: GraphSnapshot) -> tuple[DanglingPointer, ...]:
         elif (p.value - got[0], got[1]) != (p.offset, p.size):
             found.append(DanglingPointer(p.node, p.at, p.kernel, p.param, p.value, "reused"))
     found += [DanglingPointer(p.node, p.at, p.kernel, p.param, p.value, "unmapped")
-              for p in unrecorded_in_span(snapshot) if now(p.value) is None]
+              for p in unrecorded_in_span(snapshot) if now(p.value, strict=False) is None]
     return tuple(found)
 
 
