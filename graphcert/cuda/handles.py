@@ -22,6 +22,7 @@ from graphcert.cuda.params import dangling_pointers
 from graphcert.cuda.snapshot import read_snapshot
 from graphcert.errors import InputError
 from graphcert.model import GraphSnapshot
+from graphcert.model.params import DanglingPointer
 
 _MAX_ADDRESS = (1 << 64) - 1
 
@@ -77,6 +78,14 @@ def read_foreign_graph(address: int, *, meta: dict[str, Any] | None = None,
         return snapshot
     return replace(snapshot, notes=(*snapshot.notes, *(f"dangling pointer: {d.line()}"
                                                        for d in dangling)))
+
+
+def dangling_pointers_in(snapshot: GraphSnapshot, device: int | None = None
+                         ) -> tuple[DanglingPointer, ...]:
+    """graphcert.cuda.params.dangling_pointers with a context current (the thread's, else
+    device's primary context): call it before replaying the graph `snapshot` was read from."""
+    with current_context(device):
+        return dangling_pointers(snapshot)
 
 
 def graph_memory_of(device: int = 0) -> dict[str, int]:

@@ -10,6 +10,7 @@ import pytest
 
 from graphcert.cuda.builder import GraphBuilder
 from graphcert.cuda.context import RunContext
+from graphcert.cuda.handles import dangling_pointers_in
 from graphcert.cuda.memory import DeviceBuffer
 from graphcert.cuda.params import allocation_of, dangling_pointers
 from graphcert.cuda.snapshot import read_snapshot
@@ -99,6 +100,7 @@ def test_dangling_pointer_named_by_node_and_parameter(gpu_ctx: RunContext,
         assert (found.node, found.at, found.param, found.value, found.why) == \
             (0, "0", 0, address, "freed")
         assert "parameter 0" in found.line() and "t_copy_u32" in found.line()
+        assert dangling_pointers_in(snap, device=0) == (found,)  # the call verify makes
     finally:
         b.graph.destroy()
         gpu_ctx.release_buffers()
