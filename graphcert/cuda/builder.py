@@ -1,11 +1,14 @@
 """Graphs built node by node (not only by capture): typed adders for empty, kernel, memset,
-memcpy, host, child-graph, event record/wait, mem alloc/free and conditional WHILE nodes."""
+memcpy, host, child-graph, event record/wait, mem alloc/free, batch memory operation and
+conditional WHILE, IF, IF/ELSE and SWITCH nodes. External-semaphore nodes need a semaphore
+imported from Vulkan, Direct3D or NvSciSync (CUDA makes none of its own): see
+tools/probes/node_kinds_probe.py."""
 
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
 
 from cuda.bindings import driver
 
@@ -23,6 +26,16 @@ def _current_context() -> Any:
 
 # The driver calls a host node's function through this C signature (void fn(void*)).
 HostCallback = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+_COND = driver.CUgraphConditionalNodeType
+MemOpName = Literal["write32", "write64", "wait32", "wait64", "barrier"]
+MemOp = tuple[MemOpName, int, int]
+"""One operation of a batch: (name, device address, value); a barrier ignores both."""
+_OPS = {"write32": driver.CUstreamBatchMemOpType.CU_STREAM_MEM_OP_WRITE_VALUE_32,
+        "write64": driver.CUstreamBatchMemOpType.CU_STREAM_MEM_OP_WRITE_VALUE_64,
+        "wait32": driver.CUstreamBatchMemOpType.CU_STREAM_MEM_OP_WAIT_VALUE_32,
+        "wait64": driver.CUstreamBatchMemOpType.CU_STREAM_MEM_OP_WAIT_VALUE_64,
+        "barrier": driver.CUstreamBatchMemOpType.CU_STREAM_MEM_OP_BARRIER}
 
 
 class GraphBuilder:
@@ -140,17 +153,70 @@ class GraphBuilder:
 
     def add_while(self, handle: Any, deps: Any = None) -> tuple[Any, GraphBuilder]:
         """A conditional WHILE node; returns (node, builder of its body graph)."""
+        node, (body,) = self.add_conditional(handle, _COND.CU_GRAPH_COND_TYPE_WHILE, 1, deps)
+        return node, body
+
+    def add_if(self, handle: Any, with_else: bool = False, deps: Any = None
+               ) -> tuple[Any, list[GraphBuilder]]:
+        """A conditional IF node: one body (runs when the handle is non-zero), or with
+        `with_else` two (the second runs when it is zero; driver 12.8 or newer)."""
+        return self.add_conditional(handle, _COND.CU_GRAPH_COND_TYPE_IF, 2 if with_else else 1,
+                                    deps)
+
+    def add_switch(self, handle: Any, size: int, deps: Any = None
+                   ) -> tuple[Any, list[GraphBuilder]]:
+        """A conditional SWITCH node of `size` bodies: body i runs when the handle is i,
+        none when it is `size` or more (driver 12.8 or newer)."""
+        return self.add_conditional(handle, _COND.CU_GRAPH_COND_TYPE_SWITCH, size, deps)
+
+    def add_conditional(self, handle: Any, cond_type: Any, size: int, deps: Any = None
+                        ) -> tuple[Any, list[GraphBuilder]]:
+        """A conditional node of any type; returns (node, builders of its `size` bodies)."""
         p = driver.CUgraphNodeParams()
         p.type = driver.CUgraphNodeType.CU_GRAPH_NODE_TYPE_CONDITIONAL
         p.conditional.handle = handle
-        p.conditional.type = driver.CUgraphConditionalNodeType.CU_GRAPH_COND_TYPE_WHILE
-        p.conditional.size = 1
+        p.conditional.type = cond_type
+        p.conditional.size = size
         p.conditional.ctx = _current_context()
         d, n = self._deps(deps)
+        name = _COND(cond_type).name.removeprefix("CU_GRAPH_COND_TYPE_")
         node = check(driver.cuGraphAddNode(self.graph.handle, d, None, n, p),
-                     "cuGraphAddNode(conditional WHILE)",
-                     hint="conditional nodes need driver 12.3 or newer")
-        return node, GraphBuilder(_BodyGraph(p.conditional.phGraph_out[0], self.graph))
+                     f"cuGraphAddNode(conditional {name}, size {size})",
+                     hint="conditional nodes need driver 12.3 or newer (IF/ELSE and SWITCH: "
+                          "12.8)")
+        return node, [GraphBuilder(_BodyGraph(p.conditional.phGraph_out[i], self.graph))
+                      for i in range(size)]
+
+    def add_batch_mem_op(self, ops: Sequence[MemOp], deps: Any = None) -> Any:
+        """A batch memory operation node: 32/64-bit writes and waits (wait: until the word
+        is >= value, as cuStreamWaitValue's GEQ flag) on device addresses, and barriers."""
+        array = []
+        for name, address, value in ops:
+            op = driver.CUstreamBatchMemOpParams()
+            if name == "barrier":
+                op.memoryBarrier.operation = _OPS[name]
+                op.memoryBarrier.flags = 0  # CU_STREAM_MEMORY_BARRIER_TYPE_SYS
+            elif name.startswith("write"):
+                op.writeValue.operation = _OPS[name]
+                op.writeValue.address = address
+                setattr(op.writeValue, "value64" if name == "write64" else "value", value)
+                op.writeValue.flags = 0
+            else:
+                op.waitValue.operation = _OPS[name]
+                op.waitValue.address = address
+                setattr(op.waitValue, "value64" if name == "wait64" else "value", value)
+                op.waitValue.flags = int(driver.CUstreamWaitValue_flags.CU_STREAM_WAIT_VALUE_GEQ)
+            array.append(op)
+        p = driver.CUDA_BATCH_MEM_OP_NODE_PARAMS()
+        p.ctx = _current_context()
+        p.count = len(array)
+        p.paramArray = array
+        p.flags = 0
+        d, n = self._deps(deps)
+        return check(driver.cuGraphAddBatchMemOpNode(self.graph.handle, d, n, p),
+                     "cuGraphAddBatchMemOpNode",
+                     hint="stream memory operations must be supported by the device "
+                          "(CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1)")
 
 
 class _BodyGraph(GraphRef):

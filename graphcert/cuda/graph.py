@@ -4,7 +4,6 @@ node, kernel-node set-params, DOT print."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 import tempfile
 from collections.abc import Callable
@@ -14,8 +13,9 @@ from typing import Any
 from cuda.bindings import driver
 
 from graphcert.cuda.check import check, error_for
-from graphcert.cuda.module import PackedArgs, param_sizes
+from graphcert.cuda.module import PackedArgs, param_layout
 from graphcert.cuda.owned import Borrowed, Owned
+from graphcert.cuda.params import param_bytes
 from graphcert.cuda.stream import Stream
 from graphcert.errors import CaptureError, CudaError
 
@@ -199,14 +199,14 @@ def node_kinds(handle: Any) -> list[str]:
 def kernel_node_arguments(node: Any) -> tuple[Any, list[bytes]]:
     """A kernel node's params struct and the bytes of each argument as the graph holds them."""
     params = check(driver.cuGraphKernelNodeGetParams(node), "cuGraphKernelNodeGetParams")
-    sizes = param_sizes(params.func)
-    address = int(params.kernelParams or 0)
-    if sizes and not address:
+    layout = param_layout(params.func)
+    if not layout:
+        return params, []
+    got = param_bytes(params, layout)
+    if isinstance(got, str):
         raise CudaError("cuGraphKernelNodeGetParams", 0, "NO_KERNEL_PARAMS",
-                        "the node's arguments are not readable (launched with `extra`)")
-    pointers: Any = (ctypes.c_uint64 * len(sizes)).from_address(address) if sizes else []
-    return params, [ctypes.string_at(int(p), size) for p, size in zip(pointers, sizes,
-                                                                        strict=True)]
+                        f"the node's arguments are not readable ({got})")
+    return params, got
 
 
 def capture(stream: Stream, record: Callable[[], None], mode: str = "global") -> Graph:

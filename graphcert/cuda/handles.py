@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 from cuda.bindings import driver
@@ -17,9 +18,11 @@ from cuda.bindings import driver
 from graphcert.cuda.check import check, load_driver
 from graphcert.cuda.device import graph_memory_attributes
 from graphcert.cuda.graph import GraphRef
+from graphcert.cuda.params import dangling_pointers
 from graphcert.cuda.snapshot import read_snapshot
 from graphcert.errors import InputError
 from graphcert.model import GraphSnapshot
+from graphcert.model.params import DanglingPointer
 
 _MAX_ADDRESS = (1 << 64) - 1
 
@@ -65,10 +68,24 @@ def prepare_reader() -> None:
 def read_foreign_graph(address: int, *, meta: dict[str, Any] | None = None,
                        device: int | None = None) -> GraphSnapshot:
     """The snapshot of a CUgraph someone else owns (its address); the graph is not changed
-    or destroyed."""
+    or destroyed. A kernel parameter that pointed into device memory and no longer lies in
+    a live allocation is named in the snapshot's notes (a replay would use freed memory)."""
     handle = graph_from_address(address)
     with current_context(device):
-        return read_snapshot(GraphRef(handle), meta=meta)  # a framework's: never destroyed
+        snapshot = read_snapshot(GraphRef(handle), meta=meta)  # a framework's: never destroyed
+        dangling = dangling_pointers(snapshot)
+    if not dangling:
+        return snapshot
+    return replace(snapshot, notes=(*snapshot.notes, *(f"dangling pointer: {d.line()}"
+                                                       for d in dangling)))
+
+
+def dangling_pointers_in(snapshot: GraphSnapshot, device: int | None = None
+                         ) -> tuple[DanglingPointer, ...]:
+    """graphcert.cuda.params.dangling_pointers with a context current (the thread's, else
+    device's primary context): call it before replaying the graph `snapshot` was read from."""
+    with current_context(device):
+        return dangling_pointers(snapshot)
 
 
 def graph_memory_of(device: int = 0) -> dict[str, int]:

@@ -49,6 +49,7 @@ class Module(Owned):
 
     def _free(self, handle: Any) -> None:
         _FUNCTIONS.clear()  # a later module may reuse these function addresses
+        _LAYOUTS.clear()
         for kernel in self._kernels.values():
             kernel.func = None  # a later launch through it raises, never runs another
         check(driver.cuModuleUnload(handle), "cuModuleUnload")
@@ -57,6 +58,7 @@ class Module(Owned):
 
 
 _FUNCTIONS: dict[int, tuple[str, list[int]]] = {}
+_LAYOUTS: dict[int, list[tuple[int, int]]] = {}
 
 
 def function_identity(func: Any) -> tuple[str, list[int]]:
@@ -73,13 +75,30 @@ def function_identity(func: Any) -> tuple[str, list[int]]:
 
 def param_sizes(func: Any) -> list[int]:
     """Sizes of a kernel's parameters as the driver reports them (driver 12.4+)."""
-    sizes = []
+    return [size for _offset, size in _param_info(driver.cuFuncGetParamInfo, func)]
+
+
+def param_layout(func: Any, library_kernel: bool = False) -> list[tuple[int, int]]:
+    """(offset, size) of each parameter of a CUfunction (or of a CUkernel with
+    `library_kernel`), read once per function; empty where the driver cannot say."""
+    key = (int(func) << 1) | int(library_kernel)
+    if key not in _LAYOUTS:
+        info = driver.cuKernelGetParamInfo if library_kernel else driver.cuFuncGetParamInfo
+        try:
+            _LAYOUTS[key] = _param_info(info, func)
+        except RuntimeError:  # a driver without the call ("function not found")
+            _LAYOUTS[key] = []
+    return list(_LAYOUTS[key])
+
+
+def _param_info(info: Callable[..., Any], func: Any) -> list[tuple[int, int]]:
+    layout = []
     for i in range(1024):
-        err, _offset, size = driver.cuFuncGetParamInfo(func, i)
+        err, offset, size = info(func, i)
         if int(err) != 0:
             break
-        sizes.append(int(size))
-    return sizes
+        layout.append((int(offset), int(size)))
+    return layout
 
 
 class PackedArgs:

@@ -3,8 +3,9 @@
 One reader per node kind (READERS, keyed by NodeKind like graphcert.model.KINDS). Driver
 13.0 lacks cuGraphNodeGetParams, so a conditional node's type and bodies then come from the
 driver's DOT print (graphcert.model.dotread), with each body node read again through its
-kind's reader by the node handle the DOT shows. Pointers and handles are used only to
-resolve facts (a memcpy's direction); they never reach the snapshot.
+kind's reader by the node handle the DOT shows. Handles are used only to resolve facts (a
+memcpy's direction) and never reach the snapshot; a kernel's parameter values (pointers
+among them) do, as value attributes outside both fingerprints (graphcert.model.params).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from cuda.bindings import driver
 from graphcert.cuda.check import check
 from graphcert.cuda.graph import Graph, GraphRef, node_list
 from graphcert.cuda.module import function_identity
+from graphcert.cuda.params import Allocation, param_attrs
 from graphcert.errors import GraphcertError
 from graphcert.model import (
     UNREAD_ATTR,
@@ -46,6 +48,7 @@ class _Read:
         self.handle = handle
         self.bodies_from = bodies_from
         self._dot: str | None = None
+        self.allocations: dict[int, Allocation | None] = {}  # address -> its allocation
 
     @property
     def dot(self) -> str:
@@ -116,17 +119,21 @@ def kernel_nodes(graph: Graph) -> list[Any]:
             if check(driver.cuGraphNodeGetType(n), "cuGraphNodeGetType") == kernel]
 
 
-def _kernel(node: Any, _read: _Read | None = None
+def _kernel(node: Any, read: _Read | None = None
             ) -> tuple[dict[str, Any], tuple[RawGraph, ...]]:
     p = check(driver.cuGraphKernelNodeGetParams(node), "cuGraphKernelNodeGetParams")
     func = p.func
     name = None
     sizes: list[int] | None = None
+    kern = None
     if func is not None and int(func) != 0:
         name, sizes = function_identity(func)
     elif p.kern is not None and int(p.kern) != 0:
-        raw = check(driver.cuKernelGetName(p.kern), "cuKernelGetName")
+        kern = p.kern
+        raw = check(driver.cuKernelGetName(kern), "cuKernelGetName")
         name = raw.decode() if isinstance(raw, bytes) else str(raw)
+    values = param_attrs(p, func if name is not None and kern is None else None, kern,
+                         read.allocations if read is not None else None)
     return {
         "name": name,
         "grid": [int(p.gridDimX), int(p.gridDimY), int(p.gridDimZ)],
@@ -136,6 +143,7 @@ def _kernel(node: Any, _read: _Read | None = None
         "cooperative": _launch_attr(node, L.CU_LAUNCH_ATTRIBUTE_COOPERATIVE, "cooperative", bool),
         "cluster_dim": _cluster(node),
         "priority": _launch_attr(node, L.CU_LAUNCH_ATTRIBUTE_PRIORITY, "priority", int),
+        **values,
     }, ()
 
 
@@ -208,7 +216,15 @@ def _mem_alloc(node: Any, _read: _Read | None = None
 def _batch_mem_op(node: Any, _read: _Read | None = None
                   ) -> tuple[dict[str, Any], tuple[RawGraph, ...]]:
     p = check(driver.cuGraphBatchMemOpNodeGetParams(node), "cuGraphBatchMemOpNodeGetParams")
-    return {"count": int(p.count)}, ()
+    count = int(p.count)
+    # Which operations, in order (a value: not hashed; count is the shape).
+    ops = [_MEM_OPS.get(int(p.paramArray[i].operation), "unknown")
+           for i in range(min(count, len(p.paramArray or ())))]
+    return {"count": count, "ops": ops}, ()
+
+
+_MEM_OPS = {int(v): v.name.removeprefix("CU_STREAM_MEM_OP_").lower()
+            for v in driver.CUstreamBatchMemOpType}
 
 
 def _child_graph(node: Any, read: _Read) -> tuple[dict[str, Any], tuple[RawGraph, ...]]:

@@ -10,6 +10,7 @@ from typing import Any, Literal, NamedTuple
 from graphcert.model.align import align
 from graphcert.model.jsontext import short_hash
 from graphcert.model.kinds import KINDS, NodeKind
+from graphcert.model.params import PARAM_POINTERS, PARAM_VALUES, param_change_lines
 from graphcert.model.snapshot import EdgeData, GraphSnapshot, NodeRecord
 
 ChangeClass = Literal["parameters only", "launch shape", "topology"]
@@ -75,6 +76,12 @@ class SnapshotDiff:
                 continue  # listed in detail below
             at = (f"{prefix_a}{c.index_a}" if c.index_a == c.index_b and prefix_a == prefix_b
                   else f"{prefix_a}{c.index_a}->{prefix_b}{c.index_b}")
+            if c.field == PARAM_POINTERS:
+                continue  # which parameters were pointers: said by the values' lines
+            if c.field == PARAM_VALUES:
+                lines += [f"{at}: {line}"
+                          for line in param_change_lines(c.value_a, c.value_b)]
+                continue
             lines.append(f"{at}: {c.field} {_json(c.value_a)} -> {_json(c.value_b)}")
         for d in self.child_diffs:
             sub = "." if d.kind is NodeKind.GRAPH else f"[{d.position}]."

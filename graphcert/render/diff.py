@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.text import Text
 
 from graphcert.model import ChildDiff, NodeKind, NodeRecord, SnapshotDiff
+from graphcert.model.params import PARAM_POINTERS, PARAM_VALUES, format_param, param_changes
 from graphcert.render.inventory import (
     format_value,
     operation,
@@ -31,8 +32,13 @@ def _diff_rows(diff: SnapshotDiff, pa: str, pb: str) -> Iterator[tuple[str, ...]
         # Sort an added node near its neighbours in a: by its own index, after removals.
         events.append((n.index, 1, ("", f"{pb}{n.index}", "added", "", "", _describe(n))))
     for c in diff.changed:
-        if c.field == "children":
-            continue  # shown in detail below, by child_diffs
+        if c.field in ("children", PARAM_POINTERS):
+            continue  # children in detail below, by child_diffs; pointers by their values
+        if c.field == PARAM_VALUES:  # one row per parameter: "parameter 5  1000  1024"
+            events += [(c.index_a, 2, (f"{pa}{c.index_a}", f"{pb}{c.index_b}", "changed",
+                                       f"parameter {i}", format_param(x), format_param(y)))
+                       for i, x, y in param_changes(c.value_a, c.value_b)]
+            continue
         events.append((c.index_a, 2, (f"{pa}{c.index_a}", f"{pb}{c.index_b}", "changed",
                                       c.field, format_value(c.field, c.value_a),
                                       format_value(c.field, c.value_b))))
@@ -59,7 +65,7 @@ def diff_summary(diff: SnapshotDiff) -> str:
     """"launch shape: 0 removed, 0 added, 2 fields changed" (top level), or "no differences"."""
     if diff.identical:
         return "no differences: same topology, launch shape and recorded fields"
-    fields = sum(1 for c in diff.changed if c.field != "children")
+    fields = sum(1 for c in diff.changed if c.field not in ("children", PARAM_POINTERS))
     nested = len(diff.child_diffs)
     inner = f", {plural(nested, 'child graph')} changed" if nested else ""
     return (f"{diff.summary()}: {len(diff.removed)} removed, {len(diff.added)} added, "

@@ -20,6 +20,7 @@ from graphcert.model import (
     NodeRecord,
 )
 from graphcert.model.jsontext import short_hash
+from graphcert.model.params import PARAM_VALUES, format_param
 from graphcert.render.layout import Column, Grid
 from graphcert.render.names import demangle, short_name
 from graphcert.render.words import Outline
@@ -284,9 +285,24 @@ def _node_label(label: str, node: NodeRecord, deps: list[str]) -> str:
         parts.append(f"grid {grid} block {block} smem {smem}")
     if a.get("bytes") is not None:
         parts.append(format_bytes(a["bytes"]))
+    if isinstance(a.get(PARAM_VALUES), list):
+        parts.append(params_text(a[PARAM_VALUES]))
     if deps:
         parts.append(f"after {_deps_text(deps)}")
     return "  ".join(parts)
+
+
+MAX_PARAM_TEXT = 24
+
+
+def params_text(values: list[Any]) -> str:
+    """"params (0x7f0a00000000, 1024, hex:0a0b…)": each value as diff shows it, long byte
+    strings cut (the snapshot holds them whole)."""
+    shown = []
+    for v in values:
+        text = format_param(v)
+        shown.append(text if len(text) <= MAX_PARAM_TEXT else text[:MAX_PARAM_TEXT - 1] + "…")
+    return f"params ({', '.join(shown)})"
 
 
 def _add_nodes(tree: Outline, s: GraphSnapshot, prefix: str) -> None:
@@ -329,6 +345,7 @@ __all__ = [
     "format_value",
     "inventory_table",
     "inventory_tree",
+    "params_text",
     "meta_line",
     "operation",
     "plain_inventory_table",
