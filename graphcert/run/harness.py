@@ -10,7 +10,7 @@ import contextlib
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -82,6 +82,7 @@ class Harness:
         ctx, settings = self.ctx, self.settings
         self._events: list[Event] = []
         self._flush: DeviceBuffer | None = None
+        self._bank: float | None = None  # seconds the loops of measure_samples share
         self.settled_launches = 0
         self.share_loops(settings.placements)
         try:
@@ -147,13 +148,29 @@ class Harness:
 
     def _collect(self, one_round: Callable[[], list[float]], host_clock: bool) -> Sampled:
         """Sample until the stop rule (this loop's share of it) ends it; the samples and
-        how sampling ended. `host_clock`: the samples are read with the host's clock."""
+        how sampling ended. `host_clock`: the samples are read with the host's clock.
+
+        Inside measure_samples the loops share their time (`_bank`): a loop that meets its
+        target before its timeout leaves the rest, and a loop at its timeout short of its
+        target goes on with what the loops before it left, up to its own timeout again. So
+        the figures of one way of launching never take longer together than each one's
+        timeout, and the time the quick ones do not need goes to those that need it."""
         samples: list[float] = []
-        stopper = Stopper(self.loop_rule, host_clock)
+        rule = self.loop_rule
+        stopper = Stopper(rule, host_clock)
         t0 = time.perf_counter()
         while (ended := stopper.ended(samples, time.perf_counter() - t0)) is None:
             samples.extend(one_round())
-        rule = self.loop_rule
+        if self._bank is not None:
+            spent = time.perf_counter() - t0
+            if ended == Ended.TIMEOUT.value and self._bank > 0:
+                extra = min(self._bank, rule.timeout_s)
+                longer = Stopper(replace(rule, timeout_s=rule.timeout_s + extra), host_clock)
+                while (ended := longer.ended(samples, time.perf_counter() - t0)) is None:
+                    samples.extend(one_round())
+                self._bank -= min(extra, max(0.0, time.perf_counter() - t0 - spent))
+            elif ended != Ended.TIMEOUT.value:
+                self._bank += max(0.0, rule.timeout_s - spent)
         return Sampled(samples, Ended(ended),
                        rule.target(host_clock) if rule.stopping == "precision" else None)
 
@@ -283,13 +300,33 @@ class Harness:
         launches) its host samples as `bare_host`, taken alternately with host_enqueue's.
         `known`: queued figures already found unavailable for this way of launching (its
         call waits on the host, so the blocking kernel times out): given as they are, not
-        held to the blocker's timeout again."""
+        held to the blocker's timeout again.
+
+        The figures share their time (see _collect): the device-clock ones, which mostly
+        meet their target early, go first, so the host-clock ones, whose jitter is the host's,
+        can use what they leave."""
+        self._bank = 0.0
+        try:
+            return self._measure_samples(enqueue, ops, weight, bare, known)
+        finally:
+            self._bank = None
+
+    def _measure_samples(self, enqueue: Enqueue, ops: int, weight: int | None,
+                         bare: Enqueue | None, known: Mapping[str, Unavailable] | None
+                         ) -> dict[str, Sampled | Unavailable]:
         out: dict[str, Sampled | Unavailable] = {}
+        self._queued_samples(out, enqueue, ops, weight, known)
         if bare is None:
             out["host_enqueue"] = self.host_samples(enqueue, ops)
         else:
             out["host_enqueue"], out["bare_host"] = self.host_against(enqueue, bare, ops)
         out["end_to_end"] = self.end_to_end_samples(enqueue, ops)
+        return out
+
+    def _queued_samples(self, out: dict[str, Sampled | Unavailable], enqueue: Enqueue,
+                        ops: int, weight: int | None,
+                        known: Mapping[str, Unavailable] | None) -> None:
+        """measure_samples' device and hot figures, into `out`."""
         for key, take in (("device", lambda: self.device_samples(enqueue, ops)),
                           ("hot_device", lambda: self.hot_samples(enqueue, ops, weight)[0])):
             if key == "hot_device" and not self.settings.hot:
@@ -302,7 +339,6 @@ class Harness:
             except QueueUnavailable as exc:
                 out[key] = Unavailable(str(exc))
                 self.stream.synchronize()
-        return out
 
     def hot_batch(self, weight: int) -> int:
         """The batch hot_samples uses for launches of `weight` queued operations each: at
