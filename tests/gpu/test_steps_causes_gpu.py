@@ -1,9 +1,10 @@
 """Why a framework step's bucket fails, on the GPU with PyTorch (issue 33 items 1 and 2): the
-issue's three user cases (a closure float the eager path changes: stale capture, not padding;
-a `.item()` captured: one line and a count over vllm:64; one pad value for every input where
-slots need -1) and the padding-dependent example step; and each adapter's padding with the
-real rows repeated (the integer poison). The moved-memory cause is H4's (its check feeds
-run/step_causes.py's moved_memory hook). The CPU side is tests/test_steps_causes.py.
+issue's user cases (a closure float the eager path changes: stale capture, not padding; one
+pad value for every input where slots need -1; the `.item()` captured in every bucket, one
+line and a count, is tests/gpu/test_steps_gpu.py's synchronising step) and the
+padding-dependent example step; and each adapter's padding with the real rows repeated (the
+integer poison). The moved-memory cause is H4's (its check feeds run/step_causes.py's
+moved_memory hook). The CPU side is tests/test_steps_causes.py.
 
 Each test skips with its own reason when its framework cannot run (FrameworkMissing); the
 GPU itself skips only through the gpu_ctx fixture (no driver / no device)."""
@@ -76,30 +77,6 @@ def test_a_closure_float_the_eager_path_bumps_is_stale_capture(gpu_ctx: object) 
         assert "stale capture: " in cls.reasons[0], cls.reasons
     assert result.verdict.reasons[-1] == \
         "4 more class(es) fail the same way (stale capture): 2, 4, 8, 16"
-
-
-def test_a_captured_item_is_one_line_and_a_count_over_vllm_64(gpu_ctx: object) -> None:
-    """The issue's second case: the capture fails in every bucket; the verdict says it once
-    and counts the other ten buckets."""
-    _adapter("torch")
-    import torch
-
-    def syncs(x: Any) -> Any:
-        scale = float(x.abs().max().item())  # a host read: not capturable
-        return x / scale
-
-    def make(n: int) -> tuple[Any]:
-        return (torch.randn(n, 64, device="cuda", dtype=torch.float16),)
-
-    step = graphcert.step(syncs, make, framework="torch", name="syncs")
-    result = graphcert.verify_step(step, "vllm:64", samples=2)
-    assert len(result.classes) == 11
-    assert all(isinstance(c, ClassResult) and c.cause is Cause.CAPTURE
-               for c in result.classes), [c.reasons for c in result.classes]
-    first, count = result.verdict.reasons
-    assert first.startswith("class 1: step syncs, bucket 1: "), first
-    assert count.startswith("10 more class(es) fail the same way (capture refused): 2, 4, 8")
-    torch.cuda.synchronize()  # the device is still usable afterwards
 
 
 def _masked_step(pad: Any) -> Any:
