@@ -40,7 +40,7 @@ def bucket(ad: Any, step: Any, cap: int, n: int) -> None:
     c = ad.capture(step, static)
     vals = step.make_inputs(n)
     want = ad.eager(step, vals)[0]
-    ad.pad_into(static, vals, n, 0.0)
+    ad.pad_into(static, vals, n, (0.0,) * len(vals))
     c.launch()
     torch.cuda.synchronize()
     got = c.outputs[0]
@@ -74,7 +74,7 @@ def bucket(ad: Any, step: Any, cap: int, n: int) -> None:
         "after replay: eq.all.item": med(lambda: (gh == k).all().item(), 30, replay),
         "after replay: to_numpy": med(lambda: ad.to_numpy(gh), 30, replay),
         "snapshot": med(lambda: ad.snapshot(c, "x"), 20),
-        "pad_into": med(lambda: ad.pad_into(static, vals, n, 0.0)),
+        "pad_into": med(lambda: ad.pad_into(static, vals, n, (0.0,) * len(vals))),
         "graph_memory": med(ad.graph_memory, 20),
     }
     for key, v in r.items():

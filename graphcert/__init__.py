@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from graphcert.cert.results import VerifyResult
+    from graphcert.frameworks.padding import PadSpec
     from graphcert.frameworks.step import Step
     from graphcert.model import GraphSnapshot, SnapshotDiff
 
@@ -86,7 +87,8 @@ def diff(a: GraphSnapshot | PathLike, b: GraphSnapshot | PathLike) -> SnapshotDi
 def step(fn: Callable[..., Any], make_inputs: Callable[[int], Any], *,
          framework: str = "torch", rows: Callable[[np.ndarray, int], np.ndarray] | None = None,
          rtol: float = 1e-3, atol: float = 1e-3, name: str | None = None,
-         pad_value: float = 0.0, warmup: int = 3, description: str | None = None) -> Step:
+         pad_value: PadSpec = 0.0, warmup: int = 3, description: str | None = None,
+         poison: PadSpec | None = None) -> Step:
     """Declare a framework step that graphcert captures once per bucket with the framework's
     own capture ("torch": torch.cuda.graph with a private pool, "cupy": stream capture,
     "cuda.core": GraphBuilder), then replays with each sampled batch of n rows padded to the
@@ -95,7 +97,10 @@ def step(fn: Callable[..., Any], make_inputs: Callable[[int], Any], *,
     `fn(*inputs)` is the step (cuda.core: `fn(stream, *arrays)`); `make_inputs(n)` returns
     its inputs for batch size n, each batched along dim 0; `rows(output, n)` the part of a
     (numpy) output that belongs to n, by default its first n rows; padded rows hold
-    `pad_value`; outputs must match within `rtol`/`atol`. Name the returned object in a module
+    `pad_value` (one number, a tuple with one per input, or a dict {position: number});
+    outputs must match within `rtol`/`atol`. `poison` (same forms) is what verify pads with
+    to tell whether a failing bucket depends on its padding (default: NaN for floating
+    inputs, the real rows repeated for the others). Name the returned object in a module
     and `graphcert verify file.py:NAME --classes vllm:64` takes it, as do capture, inventory
     and bench; in tests use the `graphcert_verify` fixture."""
     from graphcert.apicheck import callable_arg, int_arg, number_arg, optional_text
@@ -104,13 +109,14 @@ def step(fn: Callable[..., Any], make_inputs: Callable[[int], Any], *,
     callable_arg(fn, "fn")
     callable_arg(make_inputs, "make_inputs")
     callable_arg(rows, "rows", optional=True)
-    for value, what in ((rtol, "rtol"), (atol, "atol"), (pad_value, "pad_value")):
-        number_arg(value, what)
+    for value, what in ((rtol, "rtol"), (atol, "atol")):
+        number_arg(value, what)  # pad_value and poison: checked by the declaration
     int_arg(warmup, "warmup", 0)
     optional_text(name, "name")
     optional_text(description, "description")
     return declare(fn, make_inputs, framework=framework, rows=rows, rtol=rtol, atol=atol,
-                   name=name, pad_value=pad_value, warmup=warmup, description=description)
+                   name=name, pad_value=pad_value, warmup=warmup, description=description,
+                   poison=poison)
 
 
 def verify_step(step: Step, classes: str = "vllm:64", *, samples: int = 4, seed: int = 0,

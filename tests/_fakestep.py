@@ -15,18 +15,36 @@ import numpy as np
 
 from graphcert.apicheck import as_tuple
 from graphcert.frameworks.adapters import register_adapter
+from graphcert.frameworks.padding import Fill, fill_rows
 from graphcert.frameworks.step import Step
 from graphcert.model import GraphSnapshot, NodeKind, RawGraph, RawNode, snapshot_from_raw
 
 FRAMEWORK = "synthetic"
 FRAMEWORK_DEVICE = "synthetic-device"  # the same, comparing "on the device"
-STATE = {"capturing": False, "captures": 0}
+# "recording": the host numbers a capture under way reads; "replaying": a replay's
+STATE: dict[str, Any] = {"capturing": False, "captures": 0, "recording": {},
+                         "replaying": None}
 
 
 def sync_in_step() -> None:
     """What a step calling the framework's synchronise does: refused while capturing."""
     if STATE["capturing"]:
         raise RuntimeError("synthetic: operation not permitted when stream is capturing")
+
+
+def host_number(key: str, live: float) -> float:
+    """A Python number the step reads, as a real graph holds it: recorded when captured and
+    replayed as recorded (a replay here re-runs the step, so it is told the frozen value)."""
+    if STATE["capturing"]:
+        STATE["recording"][key] = live
+    elif STATE["replaying"] is not None:
+        return float(STATE["replaying"][key])
+    return live
+
+
+def replaying() -> bool:
+    """Whether the step runs as a replay (no Python runs in a real graph's replay)."""
+    return STATE["replaying"] is not None
 
 
 def synthetic_snapshot(capacity: int, name: str) -> GraphSnapshot:
@@ -52,9 +70,15 @@ class FakeCaptured:
     instantiate_s: float | None = 0.0
     pool_bytes: int | None = 0
     released: list[bool] = field(default_factory=list)
+    frozen: dict[str, float] = field(default_factory=dict)  # host numbers read in capture
 
     def launch(self) -> None:
-        for dst, src in zip(self.outputs, as_tuple(self.step.fn(*self.static)), strict=True):
+        STATE["replaying"] = self.frozen
+        try:
+            outs = as_tuple(self.step.fn(*self.static))
+        finally:
+            STATE["replaying"] = None
+        for dst, src in zip(self.outputs, outs, strict=True):
             dst[...] = src
 
     def release(self) -> None:
@@ -86,10 +110,10 @@ class FakeAdapter:
         return tuple(np.array(v, copy=True) for v in values)
 
     def pad_into(self, static: Sequence[Any], values: Sequence[Any], n: int,
-                 pad_value: float) -> None:
-        for dst, src in zip(static, values, strict=True):
+                 fills: Sequence[Fill]) -> None:
+        for dst, src, fill in zip(static, values, fills, strict=True):
             dst[:n] = src
-            dst[n:] = pad_value
+            fill_rows(dst, n, fill)
 
     def call(self, step: Step, values: Sequence[Any]) -> None:
         step.fn(*values)
@@ -100,7 +124,8 @@ class FakeAdapter:
     def capture(self, step: Step, static: Sequence[Any]) -> FakeCaptured:
         for _ in range(step.warmup):
             step.fn(*static)
-        STATE["capturing"] = True
+        frozen: dict[str, float] = {}
+        STATE["capturing"], STATE["recording"] = True, frozen
         t0 = time.perf_counter()
         try:
             outputs = tuple(np.array(o, copy=True) for o in as_tuple(step.fn(*static)))
@@ -108,7 +133,7 @@ class FakeAdapter:
             STATE["capturing"] = False
         STATE["captures"] += 1
         return FakeCaptured(step, static, outputs, len(static[0]) if static else 0,
-                            time.perf_counter() - t0)
+                            time.perf_counter() - t0, frozen=frozen)
 
     def to_numpy(self, array: Any) -> np.ndarray:
         self.host_copies += 1

@@ -52,7 +52,10 @@ METHOD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
     "step": (("pkg", "frameworks/step.py"), ("pkg", "frameworks/adapters.py"),
              ("pkg", "frameworks/array_adapter.py"), ("pkg", "frameworks/torch_adapter.py"),
              ("pkg", "frameworks/cupy_adapter.py"), ("pkg", "frameworks/cuda_core_adapter.py"),
-             ("pkg", "frameworks/compare.py"), ("pkg", "run/steps.py")),
+             ("pkg", "frameworks/compare.py"), ("pkg", "run/steps.py"),
+             # issue 33: pad values per input, and why a bucket fails (its causes' words)
+             ("pkg", "frameworks/padding.py"), ("pkg", "run/step_causes.py"),
+             ("pkg", "cert/results/causes.py")),
     "step:bench": (("pkg", "run/steps_bench.py"),),
 }
 # A sweep is bench runs plus the fit over them.

@@ -17,6 +17,7 @@ from graphcert.errors import InputError
 if TYPE_CHECKING:
     import numpy as np
 
+    from graphcert.frameworks.padding import Fill
     from graphcert.frameworks.step import Step
     from graphcert.model import GraphSnapshot
 
@@ -53,8 +54,9 @@ class Adapter(Protocol):
         """Buffers the graph reads, filled with the bucket-sized inputs."""
 
     def pad_into(self, static: Sequence[Any], values: Sequence[Any], n: int,
-                 pad_value: float) -> None:
-        """Copy the n-row inputs into the first n rows of `static`, the rest `pad_value`."""
+                 fills: Sequence[Fill]) -> None:
+        """Copy the n-row inputs into the first n rows of `static`; the rest of input i
+        holds fills[i] (None: the n real rows repeated; graphcert.frameworks.padding)."""
 
     def call(self, step: Step, values: Sequence[Any]) -> None:
         """Call the step eagerly without waiting (static inputs: what bench times)."""

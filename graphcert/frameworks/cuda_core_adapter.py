@@ -20,6 +20,7 @@ from graphcert.cuda.device import device_count
 from graphcert.cuda.memory import DeviceBuffer
 from graphcert.errors import FrameworkMissing, NoDriverError, first_line
 from graphcert.frameworks.adapters import check_device, graph_memory
+from graphcert.frameworks.padding import Fill, padded_host
 
 
 @dataclass
@@ -107,12 +108,10 @@ class CudaCoreAdapter:
         return tuple(DeviceArray.of(np.asarray(v)) for v in values)
 
     def pad_into(self, static: Sequence[Any], values: Sequence[Any], n: int,
-                 pad_value: float) -> None:
+                 fills: Sequence[Fill]) -> None:
         self.stream.sync()
-        for dst, src in zip(static, values, strict=True):
-            padded = np.full(dst.shape, pad_value, dtype=dst.dtype)
-            padded[:n] = np.asarray(src)
-            dst.buffer.upload(padded)
+        for dst, src, fill in zip(static, values, fills, strict=True):
+            dst.buffer.upload(padded_host(dst.shape, dst.dtype, src, n, fill))
 
     def call(self, step: Any, values: Sequence[Any]) -> None:
         step.fn(self.stream, *values)

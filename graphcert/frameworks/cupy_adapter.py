@@ -15,6 +15,7 @@ from graphcert.apicheck import as_tuple
 from graphcert.errors import FrameworkMissing
 from graphcert.frameworks.adapters import check_device
 from graphcert.frameworks.array_adapter import ArrayAdapter
+from graphcert.frameworks.padding import Fill, fill_rows
 from graphcert.frameworks.step import Step
 
 
@@ -90,10 +91,10 @@ class CupyAdapter(ArrayAdapter):
         return tuple(v.copy() for v in values)
 
     def pad_into(self, static: Sequence[Any], values: Sequence[Any], n: int,
-                 pad_value: float) -> None:
-        for dst, src in zip(static, values, strict=True):
+                 fills: Sequence[Fill]) -> None:
+        for dst, src, fill in zip(static, values, fills, strict=True):
             dst[:n] = src
-            dst[n:] = pad_value
+            fill_rows(dst, n, fill, self.cp.arange)
         self.cp.cuda.Device().synchronize()
 
     def call(self, step: Step, values: Sequence[Any]) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphcert.errors import InputError
 from graphcert.frameworks.adapters import FRAMEWORKS, registered
+from graphcert.frameworks.padding import PadSpec, check_spec
 
 if TYPE_CHECKING:
     import numpy as np
@@ -40,25 +41,32 @@ class Step:
     rtol: float = 1e-3
     atol: float = 1e-3
     name: str = "step"
-    pad_value: float = 0.0
+    pad_value: PadSpec = 0.0
     warmup: int = 3
     description: str = "framework step"
     kernel_files: tuple[str, ...] = field(default=())
+    # What verify pads with to tell whether a failing bucket depends on its padding (None:
+    # NaN for floating inputs, the real rows repeated for the others).
+    poison: PadSpec | None = None
 
 
 def step(fn: Callable[..., Any], make_inputs: Callable[[int], Any], *,
          framework: str = "torch", rows: Rows | None = None, rtol: float = 1e-3,
-         atol: float = 1e-3, name: str | None = None, pad_value: float = 0.0,
-         warmup: int = 3, description: str | None = None) -> Step:
+         atol: float = 1e-3, name: str | None = None, pad_value: PadSpec = 0.0,
+         warmup: int = 3, description: str | None = None,
+         poison: PadSpec | None = None) -> Step:
     """Declare a step graphcert captures per bucket with the framework's own capture.
 
     `fn(*inputs)` runs the step (cuda.core: `fn(stream, *arrays)`, launching on `stream`, a
     cuda.core Stream or GraphBuilder, and returning the arrays it wrote). `make_inputs(n)` returns
     the inputs for batch size n (a tuple, or one array), each batched along dim 0; weights
     belong in fn's closure. `rows(output, n)` picks the part of an output (as numpy) that
-    belongs to n (default: its first n rows). Padded rows hold `pad_value`. The replayed graph
-    must match the eager call at n within `rtol`/`atol`. `warmup` eager calls at the bucket's
-    size precede each capture (on a side stream, as PyTorch requires)."""
+    belongs to n (default: its first n rows). Padded rows hold `pad_value`: one number, a
+    tuple with one per input, or a dict {input position: number} (others 0.0). The replayed
+    graph must match the eager call at n within `rtol`/`atol`. `warmup` eager calls at the
+    bucket's size precede each capture (on a side stream, as PyTorch requires). `poison`
+    (same forms; default NaN for floating inputs, the real rows repeated for the others) is
+    what verify pads with to tell whether a failing bucket depends on its padding."""
     if framework not in FRAMEWORKS and framework not in registered():
         raise InputError(f"step framework {framework!r} is not one graphcert captures",
                          hint=f"use one of {', '.join(FRAMEWORKS)}")
@@ -68,10 +76,13 @@ def step(fn: Callable[..., Any], make_inputs: Callable[[int], Any], *,
     if not all(math.isfinite(t) and t >= 0 for t in (rtol, atol)) or warmup < 0:
         raise InputError(f"rtol and atol must be finite numbers >= 0 and warmup >= 0 (got "
                          f"rtol={rtol!r}, atol={atol!r}, warmup={warmup!r})")
+    pad = check_spec(pad_value, "pad_value")
+    bad = check_spec(poison, "poison", finite=False) if poison is not None else None
     label = name or getattr(fn, "__name__", None) or "step"
     return Step(fn, make_inputs, framework, rows or first_rows, float(rtol), float(atol),
-                str(label), float(pad_value), int(warmup),
-                description or f"{framework} step {label}, captured per bucket and padded")
+                str(label), pad, int(warmup),
+                description or f"{framework} step {label}, captured per bucket and padded",
+                poison=bad)
 
 
 def is_step(obj: Any) -> bool:

@@ -19,6 +19,7 @@ from graphcert.apicheck import as_tuple
 from graphcert.errors import FrameworkMissing
 from graphcert.frameworks.adapters import check_device
 from graphcert.frameworks.array_adapter import ArrayAdapter
+from graphcert.frameworks.padding import Fill
 from graphcert.frameworks.step import Step
 
 
@@ -113,11 +114,18 @@ class TorchAdapter(ArrayAdapter):
         return array.narrow(0, 0, n)
 
     def pad_into(self, static: Sequence[Any], values: Sequence[Any], n: int,
-                 pad_value: float) -> None:
-        for dst, src in zip(static, values, strict=True):
+                 fills: Sequence[Fill]) -> None:
+        for dst, src, fill in zip(static, values, fills, strict=True):
             self.head(dst, n).copy_(src)
-            if n < dst.shape[0]:
-                dst.narrow(0, n, dst.shape[0] - n).fill_(pad_value)
+            rest = dst.shape[0] - n
+            if rest <= 0:
+                continue
+            tail = dst.narrow(0, n, rest)
+            if fill is None and n > 0:  # the real rows repeated
+                rows = self.torch.arange(rest, device=dst.device) % n
+                tail.copy_(dst.narrow(0, 0, n).index_select(0, rows))
+            else:
+                tail.fill_(0 if fill is None else fill)
 
     def call(self, step: Step, values: Sequence[Any]) -> None:
         with self.torch.no_grad():

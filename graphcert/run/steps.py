@@ -29,12 +29,15 @@ from graphcert.cert.results import (
     VerifySettings,
     cache_key,
 )
+from graphcert.cert.results.causes import Cause
 from graphcert.errors import FrameworkMissing, GraphcertError, InputError, first_line
 from graphcert.frameworks.adapters import Adapter, Captured, adapter_for
 from graphcert.frameworks.compare import RowCompare
+from graphcert.frameworks.padding import Fill, PadValueError, recorded, resolve
 from graphcert.frameworks.step import Step
 from graphcert.model.io import SNAPSHOT_SCHEMA_VERSION
 from graphcert.render.dot import snapshot_to_dot
+from graphcert.run.step_causes import NO_MOVED_MEMORY, CauseFinder, MovedMemory
 from graphcert.run.verify import transitions
 from graphcert.workloads.registry import parse_ref
 
@@ -81,7 +84,8 @@ class Phases:
 class StepVerifier:
     """Captures and checks one step over its buckets."""
 
-    def __init__(self, step: Step, ref: str, adapter: Adapter, samples: int, seed: int):
+    def __init__(self, step: Step, ref: str, adapter: Adapter, samples: int, seed: int,
+                 moved_memory: MovedMemory = NO_MOVED_MEMORY):
         self.step = step
         self.ref = ref
         self.adapter = adapter
@@ -91,6 +95,10 @@ class StepVerifier:
         self.phases = Phases()
         self.on_progress: Callable[..., None] | None = None
         self._prepared = False
+        # why a sample failed; `moved_memory` checks a captured graph's kernel pointers
+        self.causes = CauseFinder(step, adapter, self.rows, self.phases.timed, moved_memory)
+        self.inputs: int | None = None  # how many inputs make_inputs returns (once made)
+        self.pads: tuple[Fill, ...] = ()  # one pad value per input
 
     def prepare(self) -> None:
         """graphcert's one-time set-up (the reader's imports and driver bindings, the first
@@ -118,6 +126,8 @@ class StepVerifier:
         the step, the bucket and the fix."""
         self.prepare()
         values = self.phases.timed("inputs", lambda: as_tuple(self.step.make_inputs(capacity)))
+        self.inputs = len(values)
+        self.pads = resolve(self.step.pad_value, len(values), "pad_value", 0.0)  # or refused
         static = self.phases.timed("pad", lambda: self.adapter.static_inputs(values))
         t0 = time.perf_counter()
         try:
@@ -140,10 +150,13 @@ class StepVerifier:
         self.prepare()
         try:
             captured, static = self.capture(capacity)
+        except PadValueError:
+            raise  # the declaration does not fit the inputs: no bucket's failure
         except GraphcertError as exc:
             return ClassResult(capacity, False, (exc.one_line(),),
-                               padding_waste=padding_waste(capacity, sizes))
-        failures: list[str] = []
+                               padding_waste=padding_waste(capacity, sizes),
+                               cause=Cause.CAPTURE if isinstance(exc, StepCaptureError)
+                               else None)
         rows: list[SampleResult] = []
         try:
             snap = self.phases.timed("snapshot", lambda: self.adapter.snapshot(
@@ -153,8 +166,6 @@ class StepVerifier:
             for n in sizes:
                 row = self._sample(captured, static, capacity, n)
                 rows.append(row)
-                if row.error:
-                    failures.append(row.error)
                 if self.on_progress:
                     self.on_progress(1, f"{self.ref} bucket {capacity:,}")
         finally:
@@ -163,13 +174,11 @@ class StepVerifier:
                            captured.pool_bytes, memory, replay_s, eager_s,
                            cache_key(self.ref, self._options, capacity, snap.topology_hash,
                                      SNAPSHOT_SCHEMA_VERSION))
-        if len(failures) > 1:  # the first wrong size names the row; the rest are counted
-            failures[1:] = [f"{len(failures) - 1} more sampled size(s) of bucket "
-                            f"{capacity:,} fail the same way"]
-        return ClassResult(capacity, not failures, tuple(failures), snap.topology_hash,
-                           snap.shape_hash, snap.node_count, snap.counts(), None,
-                           padding_waste(capacity, sizes), tuple(rows), snapshot=snap,
-                           bucket=facts)
+        failed = [r for r in rows if r.error]
+        return ClassResult(capacity, not failed, _collapsed(failed, capacity),
+                           snap.topology_hash, snap.shape_hash, snap.node_count, snap.counts(),
+                           None, padding_waste(capacity, sizes), tuple(rows), snapshot=snap,
+                           bucket=facts, cause=failed[0].cause if failed else None)
 
     def _time_both(self, captured: Captured, static: Sequence[Any]) -> tuple[float, float]:
         """Median seconds of a replay and of an eager call, each waited for, at the bucket.
@@ -198,7 +207,7 @@ class StepVerifier:
             want = self.phases.timed("eager", lambda: self.adapter.eager(self.step, values))
             kept = self.phases.timed("compare", lambda: self.rows.keep(want, n))
             self.phases.timed("pad", lambda: self.adapter.pad_into(static, values, n,
-                                                                   self.step.pad_value))
+                                                                   self.pads))
 
             def replay() -> None:
                 captured.launch()
@@ -211,14 +220,31 @@ class StepVerifier:
             raise
         except Exception as exc:  # the step's own code failed at this size
             raised = first_line(exc, typed=True)
-            return SampleResult(n, error=f"{where}: the step raised {raised}")
+            return SampleResult(n, error=f"{where}: the step raised {raised}",
+                                cause=Cause.RAISED)
         if problem is None:
             return SampleResult(n, output_equal=True)
-        pad = capacity - n
-        cause = (f"; its result depends on the {pad:,} padded rows (e.g. a reduction over "
-                 "the whole padded batch): make each row depend only on its own inputs, or "
-                 "mask the padding" if pad else "")
-        return SampleResult(n, output_equal=False, error=f"{where}: {problem}{cause}")
+        why = self.causes.explain(captured, static, capacity, n, values, kept, self.pads)
+        return SampleResult(n, output_equal=False, error=f"{where}: {problem}; {why.text}",
+                            cause=why.cause)
+
+
+def _collapsed(failed: Sequence[SampleResult], capacity: int) -> tuple[str, ...]:
+    """The failing samples' errors: each cause's first in full, then one line counting the
+    rest of that cause."""
+    first: dict[Cause | None, SampleResult] = {}
+    more: dict[Cause | None, int] = {}
+    for row in failed:
+        more[row.cause] = more.get(row.cause, -1) + 1
+        first.setdefault(row.cause, row)
+    out: list[str] = []
+    for cause, row in first.items():  # in the order the causes first failed
+        out.append(row.error or "")
+        if more[cause]:
+            label = f" ({cause.label})" if cause is not None else ""
+            out.append(f"{more[cause]} more sampled size(s) of bucket {capacity:,} fail the "
+                       f"same way{label}")
+    return tuple(out)
 
 
 def open_adapter(step: Step, device: int = 0) -> Adapter:
@@ -258,9 +284,13 @@ def verify_step(step: Step, ref: str, capacities: Sequence[int], *, samples: int
     spec = classes_spec if classes_spec is not None else ",".join(map(str, capacities))
     settings = VerifySettings(samples, seed, f"{step.framework} capture", spec,
                               framework=step.framework, rtol=step.rtol, atol=step.atol,
-                              pad_value=step.pad_value)
+                              pad_value=_as_setting(recorded(step.pad_value, verifier.inputs)))
     return VerifyResult(tuple(classes), transitions(classes), dict(verifier.phases.seconds),
                         settings, verdict=VerifyResult.judge(classes))
+
+
+def _as_setting(pads: float | list[float]) -> float | tuple[float, ...]:
+    return tuple(pads) if isinstance(pads, list) else pads
 
 
 def capture_step(step: Step, ref: str, sizes: Sequence[int],

@@ -270,9 +270,9 @@ def test_torch_head_and_padding_match_indexing(gpu_ctx: object) -> None:
     assert adapter.head(base, 12) is base and adapter.head(base, 99) is base
     assert adapter.head(base[0, 0], 3).ndim == 0
     static = (torch.full((6, 3), 9.0, device="cuda"),)
-    adapter.pad_into(static, (torch.ones(4, 3, device="cuda"),), 4, -1.0)
+    adapter.pad_into(static, (torch.ones(4, 3, device="cuda"),), 4, (-1.0,))
     assert static[0][:4].eq(1).all() and static[0][4:].eq(-1).all()
-    adapter.pad_into(static, (torch.zeros(6, 3, device="cuda"),), 6, -1.0)
+    adapter.pad_into(static, (torch.zeros(6, 3, device="cuda"),), 6, (-1.0,))
     assert static[0].eq(0).all()
 
 

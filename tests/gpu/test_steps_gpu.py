@@ -151,11 +151,21 @@ def test_torch_step_that_synchronises_in_capture_is_one_line(gpu_ctx: object) ->
         return (torch.randn(n, 64, device="cuda", dtype=torch.float16),)
 
     step = graphcert.step(syncs, make, framework="torch", name="syncs")
-    result = graphcert.verify_step(step, "8", samples=2)
+    result = graphcert.verify_step(step, "vllm:64", samples=2)
     assert result.verdict.status is Status.FAIL
-    (why,) = result.classes[0].reasons
+    (why,) = result.classes[3].reasons
     assert why.startswith("step syncs, bucket 8: "), why
     assert "\n" not in why
+    # issue 33: the capture fails in all 11 buckets; the verdict says it once and counts the
+    # other ten (each class keeps its own reason)
+    from graphcert.cert.results import Cause
+
+    assert len(result.classes) == 11
+    assert all(isinstance(c, ClassResult) and c.cause is Cause.CAPTURE
+               for c in result.classes), [c.reasons for c in result.classes]
+    first, count = result.verdict.reasons
+    assert first.startswith("class 1: step syncs, bucket 1: "), first
+    assert count.startswith("10 more class(es) fail the same way (capture refused): 2, 4, 8")
     torch.cuda.synchronize()  # the device is still usable afterwards
 
 

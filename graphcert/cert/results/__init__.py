@@ -19,6 +19,7 @@ from graphcert.cert.results.bench import (
     WayTimings,
 )
 from graphcert.cert.results.capture import CaptureResult
+from graphcert.cert.results.causes import Cause
 from graphcert.cert.results.measure import (
     Context,
     HotTimings,
@@ -42,7 +43,8 @@ from graphcert.cert.results.verify import (
 )
 
 __all__ = [
-    "QUANTITIES", "SIDES", "AnyClass", "BenchResult", "CaptureResult", "ClassResult", "Context",
+    "QUANTITIES", "SIDES", "AnyClass", "BenchResult", "CaptureResult", "Cause", "ClassResult",
+    "Context",
     "Ended", "HotTimings", "PlacementContexts", "PlacementSpread", "Telemetry",
     "Interval", "LineFit", "SampleResult", "SizeResult", "SkippedClass", "Status",
     "StepBucket", "SweepFit",

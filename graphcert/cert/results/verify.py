@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from graphcert.cert.results.causes import Cause
 from graphcert.cert.results.steps import StepBucket
 from graphcert.cert.results.verdict import Verdict
 
@@ -45,6 +46,7 @@ class SampleResult:
     param_update_output_equal: bool | None = None
     node_count_matches_prediction: bool | None = None
     error: str | None = None
+    cause: Cause | None = None  # why it failed (framework steps; None: passed, or a workload)
 
     # The yes/no checks, in the order the certificate and the views list them.
     CHECKS = ("topology_equal", "shape_equal", "output_equal", "param_update_output_equal",
@@ -62,13 +64,25 @@ class SampleResult:
                 "output_equal": self.output_equal,
                 "param_update_output_equal": self.param_update_output_equal,
                 "node_count_matches_prediction": self.node_count_matches_prediction,
-                "error": self.error}
+                "error": self.error, **_cause_json(self.cause)}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> SampleResult:
         update = doc.get("update")
         return cls(int(doc["n"]), update=UpdateOutcome.from_json(update) if update else None,
-                   error=doc.get("error"), **{c: doc.get(c) for c in cls.CHECKS})
+                   error=doc.get("error"), cause=_cause_of(doc),
+                   **{c: doc.get(c) for c in cls.CHECKS})
+
+
+def _cause_json(cause: Cause | None) -> dict[str, str]:
+    """`cause` where a step's class or sample failed; no key where it passed, for a
+    workload, and in certificates older graphcert wrote (which then read back exactly)."""
+    return {"cause": cause.value} if cause is not None else {}
+
+
+def _cause_of(doc: Mapping[str, Any]) -> Cause | None:
+    value = doc.get("cause")
+    return Cause(value) if value is not None else None
 
 
 @dataclass(frozen=True)
@@ -94,6 +108,14 @@ class ClassResult:
     embedded_snapshot: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
     # A framework step's bucket: capture cost, pool and graph memory, cache key (else None).
     bucket: StepBucket | None = None
+    cause: Cause | None = None  # why a step's bucket failed: its first failure's cause
+
+    @property
+    def one_cause(self) -> Cause | None:
+        """The cause every failure of this class shares (its own and its samples'), or None
+        where there is none or they differ (verify's verdict then lists the class apart)."""
+        seen = {s.cause for s in self.samples if not s.ok}
+        return self.cause if self.cause is not None and seen <= {self.cause} else None
 
     @property
     def status(self) -> str:
@@ -111,6 +133,7 @@ class ClassResult:
                 "padding_waste": dict(self.padding_waste),
                 "samples": [s.to_json() for s in self.samples],
                 **({"bucket": self.bucket.to_json()} if self.bucket is not None else {}),
+                **_cause_json(self.cause),
                 **({"snapshot": self.embedded_snapshot} if self.embedded_snapshot else {})}
 
 
@@ -171,7 +194,8 @@ def class_from_json(doc: Mapping[str, Any]) -> AnyClass:
         dict(doc.get("counts") or {}), doc.get("predicted"), dict(doc.get("padding_waste") or {}),
         tuple(SampleResult.from_json(s) for s in doc.get("samples", ())),
         embedded_snapshot=doc.get("snapshot"),
-        bucket=StepBucket.from_json(doc["bucket"]) if doc.get("bucket") else None)
+        bucket=StepBucket.from_json(doc["bucket"]) if doc.get("bucket") else None,
+        cause=_cause_of(doc))
 
 
 @dataclass(frozen=True)
@@ -193,8 +217,9 @@ class Transition:
 @dataclass(frozen=True)
 class VerifySettings:
     """How verify ran: sizes sampled per class, their seed, the capture mode and the classes
-    as the user wrote them; a framework step's also its framework, tolerances and pad value
-    (None for a workload, and left out of the certificate)."""
+    as the user wrote them; a framework step's also its framework, tolerances and pad values
+    (one number for every input, or a list with one per input) (None for a workload, and
+    left out of the certificate)."""
 
     samples: int
     seed: int
@@ -203,7 +228,7 @@ class VerifySettings:
     framework: str | None = None
     rtol: float | None = None
     atol: float | None = None
-    pad_value: float | None = None
+    pad_value: float | tuple[float, ...] | None = None
 
     _STEP = ("framework", "rtol", "atol", "pad_value")
 
@@ -211,12 +236,16 @@ class VerifySettings:
         doc: dict[str, Any] = {"samples": self.samples, "seed": self.seed, "mode": self.mode,
                                "classes": self.classes}
         doc.update({k: getattr(self, k) for k in self._STEP if getattr(self, k) is not None})
+        if isinstance(self.pad_value, tuple):
+            doc["pad_value"] = list(self.pad_value)
         return doc
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> VerifySettings:
+        pad = doc.get("pad_value")
         return cls(int(doc["samples"]), int(doc["seed"]), str(doc["mode"]), str(doc["classes"]),
-                   doc.get("framework"), doc.get("rtol"), doc.get("atol"), doc.get("pad_value"))
+                   doc.get("framework"), doc.get("rtol"), doc.get("atol"),
+                   tuple(pad) if isinstance(pad, list) else pad)
 
 
 @dataclass(frozen=True)
@@ -233,9 +262,10 @@ class VerifyResult:
     @staticmethod
     def judge(classes: Sequence[AnyClass]) -> Verdict:
         """The verdict of verify, the one rule run/, the commands and the gate use: failed
-        classes fail it; a skipped class makes it incomplete, never a pass."""
-        failures = [f"class {c.capacity:,}: {why}" for c in classes
-                    if isinstance(c, ClassResult) and not c.passed for why in c.reasons]
+        classes fail it; a skipped class makes it incomplete, never a pass. Classes that fail
+        with one cause (a step's capture refused in every bucket) are one class's reasons and
+        one line counting the rest."""
+        failures = _failures([c for c in classes if isinstance(c, ClassResult) and not c.passed])
         missing = [f"class {c.capacity:,} not verified: {c.reason}" for c in classes
                    if isinstance(c, SkippedClass)]
         return Verdict.of(failures, missing)
@@ -259,3 +289,31 @@ class VerifyResult:
                    VerifySettings.from_json(settings) if settings else None,
                    verdict=Verdict.from_json(verdict) if verdict is not None
                    else cls.judge(classes))
+
+
+def _failures(failed: Sequence[ClassResult]) -> list[str]:
+    """Each failed class's reasons, led by its class; a class failing with the cause of an
+    earlier one is counted on one line after that one's reasons instead."""
+    lines: list[str | Cause] = []  # a Cause: where that cause's count line goes
+    same: dict[Cause, list[int]] = {}
+    for c in failed:
+        cause = c.one_cause
+        if cause is not None and cause in same:
+            same[cause].append(c.capacity)
+            continue
+        lines += [f"class {c.capacity:,}: {why}" for why in c.reasons]
+        if cause is not None:
+            same[cause] = []
+            lines.append(cause)
+    out: list[str] = []
+    for line in lines:
+        if isinstance(line, Cause):
+            more = same[line]
+            if more:
+                shown = ", ".join(f"{x:,}" for x in more[:8]) + (", ..." if len(more) > 8
+                                                                 else "")
+                out.append(f"{len(more)} more class(es) fail the same way ({line.label}): "
+                           f"{shown}")
+        else:
+            out.append(line)
+    return out
