@@ -316,3 +316,28 @@ def test_a_step_with_the_default_pad_records_one_number() -> None:
     result = graphcert.verify_step(fake.SAFE, "4", samples=2)
     assert result.settings is not None and result.settings.to_json()["pad_value"] == 0.0
 
+
+
+def test_the_pointer_check_reads_the_pointers_recorded_at_capture(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Synthetic snapshot: verify's default moved-memory check (run.step_causes.PointerCheck)
+    asks nothing of the driver until a bucket's snapshot with recorded pointers is set, then
+    names the first dangling one's node and parameter."""
+    from graphcert.model import NodeKind, snapshot_from_raw
+    from graphcert.model.params import DanglingPointer
+    from graphcert.model.snapshot import RawGraph, RawNode
+    from graphcert.run import step_causes
+
+    check = step_causes.PointerCheck()
+    asked: list[object] = []
+    monkeypatch.setattr(step_causes, "dangling_pointers_in",
+                        lambda snap: asked.append(snap) or (DanglingPointer(
+                            0, "0", "k_synthetic", 1, 0x7F0000100010, "freed"),))
+    assert check(object()) is None and asked == []  # nothing read yet
+    bare = {"name": "k_synthetic", "grid": [1, 1, 1], "block": [1, 1, 1],
+            "shared_mem_bytes": 0, "param_sizes": [8, 8]}
+    check.snapshot = snapshot_from_raw(RawGraph((RawNode(0, NodeKind.KERNEL, bare),), ()))
+    assert check(object()) is None and asked == []  # no pointer recorded: nothing to ask
+    pointed = {**bare, "param_values": [7, 0x7F0000100010], "param_pointers": [[1, 16, 4096]]}
+    check.snapshot = snapshot_from_raw(RawGraph((RawNode(0, NodeKind.KERNEL, pointed),), ()))
+    assert check(object()) == (0, 1) and asked == [check.snapshot]

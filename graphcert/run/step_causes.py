@@ -30,9 +30,12 @@ from graphcert.cert.results.causes import (
     stale_reason,
     unexplained_reason,
 )
+from graphcert.cuda.handles import dangling_pointers_in
 from graphcert.errors import GraphcertError, first_line
 from graphcert.frameworks.compare import Kept, RowCompare, first_mismatch
 from graphcert.frameworks.padding import Fill, describe, resolve
+from graphcert.model import GraphSnapshot
+from graphcert.model.params import recorded_pointers
 
 if TYPE_CHECKING:
     from graphcert.frameworks.adapters import Adapter, Captured
@@ -45,13 +48,27 @@ MovedMemory = Callable[["Captured"], "Dangling | None"]
 
 
 def no_moved_memory(captured: Captured) -> Dangling | None:
-    """The moved-memory check until the kernel parameter reader is wired in (issue 33 item
-    3): it finds nothing. Its replacement reads the captured graph's kernel parameters and
-    returns the first pointer outside every live allocation (cuMemGetAddressRange)."""
+    """A moved-memory check that finds nothing (tests of the other causes)."""
     return None
 
 
 NO_MOVED_MEMORY: MovedMemory = no_moved_memory
+
+
+class PointerCheck:
+    """The moved-memory check: the kernel pointers recorded when the bucket's graph was read
+    (its snapshot, set by verify right after the capture, while every buffer was alive),
+    each checked against the live allocations (cuMemGetAddressRange) when a replay that
+    differs is explained; the first that no longer points where it did, as (node, param)."""
+
+    def __init__(self) -> None:
+        self.snapshot: GraphSnapshot | None = None
+
+    def __call__(self, captured: Captured) -> Dangling | None:
+        if self.snapshot is None or next(recorded_pointers(self.snapshot), None) is None:
+            return None  # no pointer was recorded (a synthetic graph): nothing to ask
+        found = dangling_pointers_in(self.snapshot)  # the framework's context, current
+        return (found[0].node, found[0].param) if found else None
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from graphcert.frameworks.padding import Fill, PadValueError, recorded, resolve
 from graphcert.frameworks.step import Step
 from graphcert.model.io import SNAPSHOT_SCHEMA_VERSION
 from graphcert.render.dot import snapshot_to_dot
-from graphcert.run.step_causes import NO_MOVED_MEMORY, CauseFinder, MovedMemory
+from graphcert.run.step_causes import CauseFinder, MovedMemory, PointerCheck
 from graphcert.run.verify import transitions
 from graphcert.workloads.registry import parse_ref
 
@@ -85,7 +85,7 @@ class StepVerifier:
     """Captures and checks one step over its buckets."""
 
     def __init__(self, step: Step, ref: str, adapter: Adapter, samples: int, seed: int,
-                 moved_memory: MovedMemory = NO_MOVED_MEMORY):
+                 moved_memory: MovedMemory | None = None):
         self.step = step
         self.ref = ref
         self.adapter = adapter
@@ -95,8 +95,11 @@ class StepVerifier:
         self.phases = Phases()
         self.on_progress: Callable[..., None] | None = None
         self._prepared = False
-        # why a sample failed; `moved_memory` checks a captured graph's kernel pointers
-        self.causes = CauseFinder(step, adapter, self.rows, self.phases.timed, moved_memory)
+        # why a sample failed; `moved_memory` checks a captured graph's kernel pointers (by
+        # default those read right after each bucket's capture: self.pointers)
+        self.pointers = PointerCheck()
+        self.causes = CauseFinder(step, adapter, self.rows, self.phases.timed,
+                                  self.pointers if moved_memory is None else moved_memory)
         self.inputs: int | None = None  # how many inputs make_inputs returns (once made)
         self.pads: tuple[Fill, ...] = ()  # one pad value per input
 
@@ -161,6 +164,7 @@ class StepVerifier:
         try:
             snap = self.phases.timed("snapshot", lambda: self.adapter.snapshot(
                 captured, f"{self.step.name}-b{capacity}"))
+            self.pointers.snapshot = snap  # the pointers as captured, for moved memory
             memory = self.phases.timed("memory", self.adapter.graph_memory)  # graph alive
             replay_s, eager_s = self._time_both(captured, static)
             for n in sizes:
