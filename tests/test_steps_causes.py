@@ -341,3 +341,15 @@ def test_the_pointer_check_reads_the_pointers_recorded_at_capture(
     pointed = {**bare, "param_values": [7, 0x7F0000100010], "param_pointers": [[1, 16, 4096]]}
     check.snapshot = snapshot_from_raw(RawGraph((RawNode(0, NodeKind.KERNEL, pointed),), ()))
     assert check(object()) == (0, 1) and asked == [check.snapshot]
+
+
+def test_a_dangling_pointer_fails_a_sample_before_its_replay_even_of_a_safe_step() -> None:
+    """A replay that reads freed memory may still match by luck: the pointer check runs
+    before every replay, so a safe step (synthetic) whose pointer moved still fails."""
+    adapter = fake.FakeAdapter()
+    verifier = StepVerifier(fake.SAFE, "rowwise", adapter, 3, 0,
+                            moved_memory=lambda captured: (2, 0))
+    cls = verifier.verify_bucket(8, 4)
+    assert isinstance(cls, ClassResult) and not cls.passed
+    assert _causes(cls) == {Cause.MOVED_MEMORY}
+    assert "kernel node 2 parameter 0" in cls.reasons[0]

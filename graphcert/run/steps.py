@@ -29,7 +29,7 @@ from graphcert.cert.results import (
     VerifySettings,
     cache_key,
 )
-from graphcert.cert.results.causes import Cause
+from graphcert.cert.results.causes import Cause, moved_memory_reason
 from graphcert.errors import FrameworkMissing, GraphcertError, InputError, first_line
 from graphcert.frameworks.adapters import Adapter, Captured, adapter_for
 from graphcert.frameworks.compare import RowCompare
@@ -212,6 +212,12 @@ class StepVerifier:
             kept = self.phases.timed("compare", lambda: self.rows.keep(want, n))
             self.phases.timed("pad", lambda: self.adapter.pad_into(static, values, n,
                                                                    self.pads))
+            # before the replay: a kernel pointer that no longer points where it did would
+            # read freed memory, and a replay that happens to match would hide it
+            moved = self.phases.timed("snapshot", lambda: self.causes.moved_memory(captured))
+            if moved is not None:
+                return SampleResult(n, output_equal=False, cause=Cause.MOVED_MEMORY,
+                                    error=f"{where}: {moved_memory_reason(*moved)}")
 
             def replay() -> None:
                 captured.launch()
