@@ -32,7 +32,7 @@ from graphcert.cuda.graph import GraphExec
 from graphcert.cuda.snapshot import read_snapshot_indexed
 from graphcert.cuda.stream import Stream
 from graphcert.errors import GraphcertError
-from graphcert.model import GraphSnapshot, diff_snapshots
+from graphcert.model import GraphSnapshot, attr_class, diff_snapshots
 from graphcert.outputs import mismatches
 from graphcert.run.session import WorkloadSession
 from graphcert.workloads.loaded import NativeWorkload
@@ -74,7 +74,10 @@ def _describe_shape_change(ref: GraphSnapshot, got: GraphSnapshot, n: int) -> st
                     f"(kernel {node.attrs.get('name')}) has {change.field} "
                     f"{change.value_b} at n={n:,} but {change.value_a} at the class capacity; "
                     f"size launches from the class capacity and pass n as a parameter")
-    first = d.changed[0] if d.changed else None
+    # the first change of a shape attribute (a parameter's value may differ first, but values
+    # are outside the shape hash that differed)
+    first = next((c for c in d.changed if attr_class(ref.nodes[c.index_a].kind, c.field)
+                  != "value"), None)
     where = f": node {first.index_a} {first.field}" if first else ""
     return f"launch shape at n={n:,} differs from the class reference{where}"
 
