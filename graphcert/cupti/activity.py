@@ -115,11 +115,13 @@ class Activity:
         self.ignored = 0  # records of other kinds CUPTI delivered (e.g. another client's)
 
     def __enter__(self) -> Activity:
+        global _SINK
         cupti = self._cupti = load()
-        try:
-            cupti.activity_register_callbacks(self._requested, self._completed)
-        except Exception as exc:  # cuptiError, or a library that cannot start at all
-            raise refusal("registering the activity buffer callbacks", exc) from None
+        if _SINK is not None:
+            raise GraphcertError("CUPTI activity is already being collected in this process",
+                                 hint="finish the other `with Activity()` block first")
+        _register(cupti)
+        _SINK = self
         for name in self._kinds:
             kind = getattr(cupti.ActivityKind, name)
             try:
@@ -167,9 +169,6 @@ class Activity:
         with self._lock:
             return tuple(self._markers)
 
-    def _requested(self) -> tuple[int, int]:
-        return self._buffer_bytes, 0  # 0: as many records as fit
-
     def _completed(self, activities: list[object]) -> None:
         assert self._cupti is not None
         devices: list[DeviceRecord] = []
@@ -200,7 +199,10 @@ class Activity:
         return int(count.value)
 
     def _disable(self) -> None:
+        global _SINK
         cupti, kinds, self._enabled = self._cupti, self._enabled, []
+        if _SINK is self:
+            _SINK = None
         if cupti is None:
             return
         for kind in reversed(kinds):
@@ -208,6 +210,33 @@ class Activity:
                 cupti.activity_disable(kind)
             except Exception:  # noqa: BLE001 (disabling is best effort on the way out)
                 pass
+
+
+# CUPTI's buffer callbacks are registered once per process (and per loaded cupti module) and
+# hand records to the Activity being collected; records delivered outside one are dropped.
+_SINK: Activity | None = None
+_REGISTERED_WITH: list[ModuleType] = []  # the cupti module the callbacks are registered with
+
+
+def _register(cupti: ModuleType) -> None:
+    if _REGISTERED_WITH and _REGISTERED_WITH[0] is cupti:
+        return
+    try:
+        cupti.activity_register_callbacks(_requested, _completed)
+    except Exception as exc:  # cuptiError, or a library that cannot start at all
+        raise refusal("registering the activity buffer callbacks", exc) from None
+    _REGISTERED_WITH[:] = [cupti]
+
+
+def _requested() -> tuple[int, int]:
+    sink = _SINK
+    return (sink._buffer_bytes if sink is not None else BUFFER_BYTES), 0  # 0: as many as fit
+
+
+def _completed(activities: list[object]) -> None:
+    sink = _SINK
+    if sink is not None:
+        sink._completed(activities)
 
 
 def ensure_available() -> None:
