@@ -68,11 +68,21 @@ def test_trace_joins_analyses_and_measures_overhead(monkeypatch: pytest.MonkeyPa
                             lambda launch, stream, count: [launch() or t for t in next(timings)])
         read = _read(fork())
         fake.pending.append(fc.kernel("eager", 1, 2, graph_id=0, node=0))  # not of the graph
-        cls = run_profile.trace(read, _replayer(fake, read), FakeStream(),  # type: ignore[arg-type]
+        replay = _replayer(fake, read)
+        kernel = next(n for n in read.graph.nodes if n.kind is NodeKind.KERNEL)
+
+        def with_body() -> None:  # a child graph's kernels, with a top-level node's low bits
+            replay()
+            if fake.enabled:
+                fake.pending += [fc.kernel("body", 5, 6, node=(11 << 32) | kernel.node_id,
+                                           corr=77) for _ in range(3)]
+
+        cls = run_profile.trace(read, with_body, FakeStream(),  # type: ignore[arg-type]
                                 3, label="c8", size=8, warmup=2)
     p = cls.profile
     assert (cls.label, cls.size, cls.topology_hash) == ("c8", 8, read.snapshot.topology_hash)
     assert p.replays == 3 and p.dropped == 0 and p.incomplete_replays == 0
+    assert p.unmatched == 9 and p.duplicates == 0  # the body's records joined nothing
     timed = [n.index for n in read.snapshot.nodes if n.kind is not NodeKind.GRAPH]
     assert [n.index for n in p.nodes] == timed
     assert [u.kind for u in p.untimed] == [NodeKind.GRAPH]
@@ -135,3 +145,23 @@ def test_cli_without_cupti_is_one_line_exit_2(monkeypatch: pytest.MonkeyPatch) -
     line = one_line(CliRunner().invoke(cli, ["profile", "chain", "--size", "8",
                                              "--no-certificate"]))
     assert "CUPTI is not installed" in line and "pip install" in line
+
+
+def test_instance_of_prefers_the_top_level_graph() -> None:
+    """Low 32 bits number nodes within their own graph, so a WHILE body's kernels (instance 3,
+    three runs per replay) carry the top level's low bits (instance 2, once per replay)."""
+    from graphcert.profile import ActivityRecord
+
+    g = graphcert.profile.graph_of(snapshot_from_raw(RawGraph(
+        (kern(0, "k_a"), kern(1, "k_b")), ((0, 1),))), [0, 1])
+
+    def rec(instance: int, node: int, corr: int) -> ActivityRecord:
+        return ActivityRecord((instance << 32) | node, 0, 1, NodeKind.KERNEL, "k", corr)
+
+    top = [rec(2, n, c) for c in range(4) for n in (0, 1)]
+    body = [rec(3, n, c) for c in range(4) for n in (0, 1) for _ in range(3)]
+    assert run_profile.instance_of(body + top, g) == 2
+    assert run_profile.instance_of([rec(3, 0, 1)] + top, g) == 2  # covers fewer nodes
+    assert run_profile.instance_of([], g) is None
+    joined = graphcert.profile.join(body + top, g, graph_instance=2)
+    assert joined.duplicates == 0 and len(joined.unmatched) == len(body)

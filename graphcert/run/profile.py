@@ -34,7 +34,7 @@ from graphcert.cupti.nodes import node_id
 from graphcert.errors import InputError
 from graphcert.model import GraphSnapshot
 from graphcert.options import Options
-from graphcert.profile import ProfileGraph, analyse, graph_of, join
+from graphcert.profile import ActivityRecord, ProfileGraph, analyse, graph_of, join
 
 DEFAULT_REPLAYS = 200
 MAX_REPLAYS = 100_000
@@ -104,9 +104,29 @@ def trace(read: ReadGraph, launch: Callable[[], None], stream: Stream, replays: 
         traced = time_replays(launch, stream, replays)
         stream.synchronize()
     records = [r.activity() for r in activity.records if r.in_graph]
-    profile = analyse(join(records, read.graph, dropped=activity.dropped))
+    profile = analyse(join(records, read.graph, dropped=activity.dropped,
+                           graph_instance=instance_of(records, read.graph)))
     overhead = ReplayOverhead(statistics.median(traced), statistics.median(untraced), replays)
     return ProfiledClass(label, size, read.snapshot.topology_hash, profile, overhead)
+
+
+def instance_of(records: Sequence[ActivityRecord], graph: ProfileGraph) -> int | None:
+    """The graph instance (high 32 bits of graph_node_id) of the profiled graph's own nodes.
+
+    The low 32 bits number a node within its graph (0, 1, ...: DEVICE_FACTS.md), so records of
+    a child graph's or a conditional body's nodes can carry a top-level node's low bits. The
+    instance whose records cover the most timed nodes (right kind) wins; on a tie the one with
+    fewer records (a WHILE body runs once per iteration, the top level once per replay)."""
+    kinds = {n.node_id: n.kind for n in graph.nodes if n.timed}
+    covered: dict[int, set[int]] = {}
+    counts: dict[int, int] = {}
+    for rec in records:
+        counts[rec.graph_instance] = counts.get(rec.graph_instance, 0) + 1
+        if kinds.get(rec.node_id) == rec.kind:
+            covered.setdefault(rec.graph_instance, set()).add(rec.node_id)
+    if not covered:
+        return None
+    return max(covered, key=lambda h: (len(covered[h]), -counts[h], -h))
 
 
 def profile_built_in(ctx: Any, ref: str, workload: Any, sizes: Sequence[int], replays: int, *,
@@ -289,6 +309,6 @@ def profile_workloads(refs: Sequence[str], sizes: Sequence[int], replays: int, *
     return done
 
 
-__all__ = ["DEFAULT_REPLAYS", "ProfiledRun", "ReadGraph", "check_replays", "profile_built_in",
-           "profile_captured", "profile_object", "profile_ref", "profile_step",
-           "profile_workloads", "read_graph", "time_replays", "trace"]
+__all__ = ["DEFAULT_REPLAYS", "ProfiledRun", "ReadGraph", "check_replays", "instance_of",
+           "profile_built_in", "profile_captured", "profile_object", "profile_ref",
+           "profile_step", "profile_workloads", "read_graph", "time_replays", "trace"]
