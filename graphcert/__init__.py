@@ -168,3 +168,31 @@ def __getattr__(name: str) -> Any:
 
         return importlib.import_module("graphcert.profile")
     raise AttributeError(f"module 'graphcert' has no attribute {name!r}")
+
+
+def record(out: PathLike | None = None, *, device: int = 0) -> Any:
+    """Record the CUDA graphs made and launched inside a `with` block (issue 32), as
+    `graphcert record` does for a whole program:
+
+        with graphcert.record() as rec:
+            serve()
+        rec.result.recorded.steady   # coverage in steady state; rec.result: a RecordResult
+
+    With `out` (a folder) the record certificate and its snapshots are written there on
+    exit. CuptiUnavailable (one line) when CUPTI cannot trace here or another profiler
+    holds it."""
+    import sys
+
+    from graphcert.apicheck import int_arg, path_arg
+
+    int_arg(device, "device", 0)
+    folder = None if out is None else path_arg(out, "out")
+    from graphcert.fileio import ensure_writable_dir
+    from graphcert.options import Options
+    from graphcert.run.record import RecordSession
+
+    if folder is not None:
+        ensure_writable_dir(folder)
+    program = [sys.argv[0] or "python"] if sys.argv else ["python"]
+    return RecordSession(program, out_dir=folder, options=Options.from_environ(os.environ),
+                         device=device, auto_finish=True)

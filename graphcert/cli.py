@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "show": ("graphcert.commands.show", "Render one certificate."),
     "diff": ("graphcert.commands.diff", "Compare two snapshots or certificates."),
     "report": ("graphcert.commands.report", "One self-contained HTML report of certificates."),
+    "record": ("graphcert.commands.record", "A running program's graphs: coverage and churn."),
 }
 
 

@@ -5,6 +5,8 @@ GPU tier has recorded examples/record/serve_torch.py."""
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -177,3 +179,25 @@ def test_views_name_coverage_and_churn() -> None:
     assert lines["churn"].startswith("1 topology")
     html = record_html(result)
     assert "fallback_kernel" in html and "churn" in html
+
+
+def test_gate_and_show_read_a_record_certificate_end_to_end(tmp_path: Path) -> None:
+    """The gate command over a synthetic record certificate of the example (its real source
+    digest, so it is not stale) with the example's policy: fallback fails, naming the
+    kernel; show prints the tables."""
+    from click.testing import CliRunner
+
+    from graphcert.cli import cli
+
+    ref = "examples/record/serve_torch.py:__main__"
+    doc = _doc(_result(synthetic_stream(eager_steady=2)))
+    doc["workload"]["source_digest"] = registry.source_digest(ref)
+    doc["digest"] = compute_digest(doc)
+    (tmp_path / "record-synthetic.json").write_text(json.dumps(doc))
+    gate = CliRunner().invoke(cli, ["gate", str(tmp_path), "--policy",
+                                    "examples/record/policy.toml", "--json"])
+    assert gate.exit_code == 1, gate.output
+    assert "fallback_kernel" in gate.output and "min_graph_coverage" in gate.output
+    show = CliRunner().invoke(cli, ["show", str(tmp_path / "record-synthetic.json")])
+    assert show.exit_code == 0, show.output
+    assert "eager kernels in steady state" in show.output
