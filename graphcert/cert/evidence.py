@@ -42,6 +42,10 @@ def contradictions(cert: Doc) -> list[str]:
         return list(_bench(results, verdict, "results"))
     if cert["kind"] == "plan":
         return list(plan_contradictions(results, verdict, _RANK))
+    if cert["kind"] == "profile":  # issue 31
+        from graphcert.cert.profileevidence import profile_contradictions
+
+        return list(profile_contradictions(results, verdict, _RANK))
     return list(_sweep(results, verdict))
 
 

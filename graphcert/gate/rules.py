@@ -30,6 +30,7 @@ from graphcert.cert.results import (
 )
 from graphcert.cert.results import Status as VStatus
 from graphcert.cert.results.plan import CURRENT, PlanResult
+from graphcert.cert.results.profile import ProfileResult
 from graphcert.gate.policy import Policy
 
 
@@ -47,6 +48,9 @@ class Rule(str, Enum):
     BASELINE = "baseline"
     METHOD = "method_change"
     PLAN_REGRET = "max_plan_regret"
+    # a profile certificate's keys (issue 31; graphcert.gate.profile)
+    NODE_REGRESSION = "max_node_regression"
+    PATH_REGRESSION = "max_critical_path_regression"
 
 
 class RuleStatus(str, Enum):
@@ -120,6 +124,8 @@ def certificate_rules(cert: Certificate, policy: Policy, *,
                                 (f"re-run {PRODUCER[cert.kind]} {cert.workload.ref} "
                                  f"to refresh it",)))
     limit = policy.for_workload(policy.max_nodes, name, cert.workload.ref)
+    if isinstance(result, ProfileResult):  # issue 31: gated against its baseline only
+        return rules
     if limit is not None and not isinstance(result, PlanResult):  # a plan has no graph
         rows: list[tuple[str, int | None]] = (
             [(f"class {c.capacity}", c.node_count) for c in result.classes]
@@ -245,6 +251,11 @@ def baseline_rules(cert: Certificate, base: Loaded | None, policy: Policy, *,
         return [RuleResult(rule, RuleStatus.WARN, "no baseline certificate to compare with",
                            why)]
     current, baseline = cert.result, base.cert.result
+    if isinstance(current, ProfileResult) and isinstance(baseline, ProfileResult):
+        from graphcert.gate.profile import profile_baseline_rules
+
+        return profile_baseline_rules(current, baseline, str(base.path), policy,
+                                      cert.workload.name, cert.workload.ref)
     if isinstance(current, SweepFit):  # its runs' own bench certificates are compared
         return [RuleResult(rule, RuleStatus.PASS, "a sweep's fit is shown, not compared "
                                               "(its runs' bench certificates are)")]

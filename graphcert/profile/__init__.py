@@ -4,7 +4,8 @@ numpy and the standard library, no CUDA, no CUPTI (graphcert.cupti will make the
 
 - `records`: a timed activity record (`ActivityRecord`), the profiled graph (`ProfileGraph`, from
   a snapshot and its node ids with `graph_of`), the untimed kinds and why;
-- `joining`: `join`, records to nodes, one row per replay (launch), with what did not join (`Joined`);
+- `joining`: `join`, records to nodes, one row per replay (launch), with what did not
+  join (`Joined`);
 - `figures`: the figures as values (`Profile`, with `to_json`/`from_json`) and `critical_path`
   (no numpy: certificate readers load them);
 - `analysis`: `analyse`, the figures of joined records (numpy).
