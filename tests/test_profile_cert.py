@@ -10,20 +10,24 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphcert.cert.certificate import Certificate
 from graphcert.cert.document import make_certificate
 from graphcert.cert.evidence import contradictions
 from graphcert.cert.results import Status
-from graphcert.cert.results.profile import ProfileResult
+from graphcert.cert.results.profile import ProfiledClass, ProfileResult, ReplayOverhead
 from graphcert.cert.schemas import load_schema, validate
 from graphcert.errors import InputError
+from graphcert.profile import ProfileGraph, analyse, join
 from tests._profilecerts import (
     SYNTHETIC_REPLAYS,
     profile_certificate,
     synthetic_class,
     synthetic_result,
 )
+from tests._profiles import dags, records
 
 
 def resealed(cert: dict[str, Any]) -> dict[str, Any]:
@@ -115,3 +119,18 @@ def test_the_profile_schema_shares_the_common_definitions() -> None:
         assert profile["$defs"][name] == bench["$defs"][name], name
     assert {k: v for k, v in profile["properties"].items() if k not in ("kind", "results")} \
         == {k: v for k, v in bench["properties"].items() if k not in ("kind", "results")}
+
+
+@settings(max_examples=60, deadline=None)
+@given(dags(max_nodes=6), st.integers(0, 200))
+def test_evidence_finds_nothing_wrong_in_any_analysed_profile(
+        case: tuple[ProfileGraph, list[list[int]]], gap: int) -> None:
+    """Whatever the synthetic DAG, the figures analyse derives are the ones evidence
+    recomputes from the per-node figures, through the certificate's JSON."""
+    g, durations = case
+    profile = analyse(join(records(g, durations, gap=gap), g))
+    cls = ProfiledClass("n=1", 1, "synthetic", profile, ReplayOverhead(1.0, 1.0, 1))
+    result = ProfileResult("synthetic", len(durations), (cls,), 1)
+    cert = profile_certificate(result)
+    assert validate(cert, "profile") == []
+    assert contradictions(json.loads(json.dumps(cert))) == []

@@ -51,7 +51,8 @@ def class_lines(c: ProfiledClass) -> list[tuple[str, str]]:
     over = (f"{c.overhead.ratio:.3f}x (traced {ns(c.overhead.traced_ns)}, untraced "
             f"{ns(c.overhead.untraced_ns)}, {c.overhead.samples} replays each)"
             if c.overhead is not None else f"not measured: {c.overhead_reason}")
-    return [("class", f"{c.label} (n={c.size:,}, topology {c.topology_hash[:12]})"),
+    return [("class", f"{c.label} (captured for n={c.size:,}, topology "
+                      f"{c.topology_hash[:12]})"),
             ("replay", f"span {ns(p.span_ns)}, node sum {ns(p.sum_ns)}, parallelism "
                        f"{p.parallelism:.2f}, {p.replays} replays ({p.incomplete_replays} "
                        f"incomplete, {p.dropped} records dropped)"),
