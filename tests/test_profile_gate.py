@@ -11,16 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from test_cli_gate import clean_env, run  # noqa: F401 (clean_env: the same autouse fixture)
 
 from graphcert.cert.document import write_certificate
 from graphcert.cert.profilecompare import TopologyMismatch, compare_profiles
-from graphcert.cli import cli
 from graphcert.gate.policy import parse_policy
 from graphcert.model import NodeKind
 from graphcert.render.profilehtml import branches, profile_html, timeline_svg
-from graphcert.workloads import registry
-from tests._certfactory import fake_digest
 from tests._profilecerts import (
     SYNTHETIC_EDGES,
     SYNTHETIC_KINDS,
@@ -29,19 +26,6 @@ from tests._profilecerts import (
     synthetic_graph,
     synthetic_result,
 )
-
-
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(registry, "source_digest", lambda ref, *a: fake_digest(ref))
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    monkeypatch.setenv("COLUMNS", "200")
-    monkeypatch.setenv("NO_COLOR", "1")
-    monkeypatch.chdir(tmp_path)
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
 def put(path: str, cert: dict[str, Any]) -> None:
