@@ -215,8 +215,13 @@ def parse_policy(table: Mapping[str, Any], source: str) -> Policy:
         raise PolicyError(f"policy {source}: expected a table")
     unknown = sorted(set(table) - set(POLICY_KEYS))
     if unknown:
+        longest = max(map(len, POLICY_KEYS))
+        # a key far longer than any known one is no typo of one: the list would only make
+        # the line long (issue 31 made the list longer)
         raise PolicyError(f"policy {source}: unknown key {clip_repr(unknown[0])}",
-                          hint=f"known keys: {', '.join(POLICY_KEYS)}")
+                          hint=f"known keys: {', '.join(POLICY_KEYS)}"
+                          if len(str(unknown[0])) <= 2 * longest else
+                          f"no known key is longer than {longest} characters")
 
     def bad(key: str, wanted: str) -> PolicyError:
         return PolicyError(f"policy {source}: {key} must be {wanted}, not {table[key]!r:.60}")
