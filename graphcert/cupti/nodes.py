@@ -8,13 +8,17 @@ from collections.abc import Iterable
 from graphcert.cupti.library import load, refusal
 
 
-def node_id(node: int) -> int:
-    """cupti.get_graph_node_id of a CUgraphNode handle (as an int address)."""
+def _ask(call: str, handle: int, what: str) -> int:
     cupti = load()
     try:
-        return int(cupti.get_graph_node_id(int(node)))
+        return int(getattr(cupti, call)(int(handle)))
     except Exception as exc:
-        raise refusal("reading a graph node's id", exc) from None
+        raise refusal(f"reading {what}", exc) from None
+
+
+def node_id(node: int) -> int:
+    """cupti.get_graph_node_id of a CUgraphNode handle (as an int address)."""
+    return _ask("get_graph_node_id", node, "a graph node's id")
 
 
 def node_ids(nodes: Iterable[int]) -> tuple[int, ...]:
@@ -24,8 +28,4 @@ def node_ids(nodes: Iterable[int]) -> tuple[int, ...]:
 
 def graph_id(graph: int) -> int:
     """cupti.get_graph_id of a CUgraph handle (as an int address)."""
-    cupti = load()
-    try:
-        return int(cupti.get_graph_id(int(graph)))
-    except Exception as exc:
-        raise refusal("reading a graph's id", exc) from None
+    return _ask("get_graph_id", graph, "a graph's id")
