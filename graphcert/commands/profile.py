@@ -54,6 +54,7 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None, r
     index = resolve_device(device, options)
 
     from graphcert.render.console import print_json, stderr_console, stdout_console
+    from graphcert.render.profile import profile_view
     from graphcert.run.profile import ProfiledRun, profile_workloads
 
     out, err = stdout_console(), stderr_console()
@@ -61,8 +62,8 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None, r
     def show(run: ProfiledRun) -> None:
         if as_json:
             return
-        for line in _view(run.ref, run.result):
-            out.print(line, markup=False, highlight=False)
+        for part in profile_view(run.ref, run.result):
+            out.print(part)
         if run.certificate is not None:
             err.print(f"certificate: {run.certificate}", markup=False, highlight=False)
 
@@ -80,34 +81,3 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None, r
 def _json(ref: str, result: ProfileResult, certificate: Path | None) -> dict[str, Any]:
     return {"ref": ref, "results": result.to_json(), "verdict": result.verdict.to_json(),
             "certificate": None if certificate is None else str(certificate)}
-
-
-def _view(ref: str, result: ProfileResult) -> list[Any]:
-    """H2's rich view (graphcert.render.profile) where it exists, a plain table otherwise.
-    TODO(H1/H2): drop the fallback once render/profile.py is merged."""
-    try:
-        from graphcert.render.profile import profile_view  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return _plain(ref, result)
-    return list(profile_view(ref, result))
-
-
-def _plain(ref: str, result: ProfileResult) -> list[str]:
-    lines = [f"{ref}: {result.replays} replays per class, verdict {result.verdict.status}"]
-    for cls in result.classes:
-        p = cls.profile
-        over = (f"{cls.overhead.ratio:.3f}x" if cls.overhead is not None
-                else f"not measured ({cls.overhead_reason})")
-        lines.append(f"  {cls.label} (n={cls.size:,}): span {p.span_ns / 1e3:.2f} us, sum "
-                     f"{p.sum_ns / 1e3:.2f} us, critical path {p.critical_path_ns / 1e3:.2f} "
-                     f"us, parallelism {p.parallelism:.2f}, overhead {over}, "
-                     f"{p.replays} replays, {p.dropped} dropped")
-        lines.append(f"    {'node':>5} {'kind':<8} {'median us':>10} {'min':>9} {'max':>9} "
-                     f"{'start':>9} {'share':>6}  name")
-        for n in sorted(p.nodes, key=lambda f: -f.share)[:20]:
-            lines.append(f"    {n.index:>5} {n.kind.value:<8} {n.median_ns / 1e3:>10.2f} "
-                         f"{n.min_ns / 1e3:>9.2f} {n.max_ns / 1e3:>9.2f} "
-                         f"{n.start_offset_ns / 1e3:>9.2f} {n.share:>6.1%}  {n.name or ''}")
-        for u in p.untimed:
-            lines.append(f"    {u.index:>5} {u.kind.value:<8} untimed: {u.reason}")
-    return lines
