@@ -146,9 +146,10 @@ def test_the_last_predecessor_to_end_starts_its_dependent_after_the_gap(
         case: tuple[ProfileGraph, list[list[int]]], gap: int) -> None:
     """Synthetic schedules start a node `gap` after its last timed predecessor ends: on
     direct edges between timed nodes, each dependent's smallest gap is the gap, and no gap
-    on a direct edge is smaller."""
+    on a direct edge is smaller. One replay: over several, the last predecessor to end may
+    change from replay to replay, and a median of gaps is then no single replay's."""
     g, durations = case
-    profile = analyse(join(records(g, durations, gap=gap), g))
+    profile = analyse(join(records(g, durations[:1], gap=gap), g))
     preds = g.predecessors()
     direct: dict[int, list[float]] = {}
     for e in profile.gaps:
@@ -172,3 +173,14 @@ def test_each_node_median_lies_in_its_interval_and_the_longest_path_agrees(
     weight = node_medians(g, durations)
     assert longest_path(len(g.nodes), profile.edges, weight) == \
         (profile.critical_path, profile.critical_path_ns)
+
+
+def test_the_profile_and_bench_median_intervals_are_one_function() -> None:
+    """graphcert.orderstats copies graphcert.stats.median_interval (its module says why):
+    the copies must not drift apart."""
+    import inspect
+
+    from graphcert import orderstats, stats
+
+    assert inspect.getsource(orderstats.median_interval) == \
+        inspect.getsource(stats.median_interval)

@@ -63,10 +63,6 @@ METHOD_FILES["plan"] = (
     *(("pkg", f"plan/{name}.py") for name in
       ("__init__", "costs", "engines", "evaluate", "optimise", "traffic")),
     ("pkg", "cert/results/plan.py"), ("pkg", "run/plan.py"))
-# The median's interval moved from stats.py to orderstats.py (issue 31: the profile analysis
-# shares it), so bench's method names both.
-METHOD_FILES["bench"] = (*METHOD_FILES["bench"], ("pkg", "orderstats.py"))
-METHOD_FILES["sweep"] = (*METHOD_FILES["sweep"], ("pkg", "orderstats.py"))
 # A profile is CUPTI's records of a replayed graph joined to its nodes (issue 31).
 METHOD_FILES["profile"] = (
     ("pkg", "run/profile.py"), ("pkg", "cert/results/profile.py"), ("pkg", "orderstats.py"),
