@@ -151,3 +151,12 @@ def test_the_html_timeline_is_inline_svg_with_the_critical_path_marked() -> None
     page = profile_html(synthetic_result(c))
     assert "<svg" in page and "<script" not in page
     assert not re.search(r"(src|href)=['\"]?https?:", page)  # no external resource
+
+
+def test_the_report_page_holds_the_profile_and_its_timeline() -> None:
+    put("r/profile-scan.json", profile_certificate())
+    result = run("report", "r", "-o", "r.html")
+    assert result.exit_code == 0, result.output
+    page = Path("r.html").read_text()
+    assert "<h3>Profile</h3>" in page and "class='timeline'" in page
+    assert page.count("class='critical'") == 4
