@@ -35,6 +35,9 @@ TOOL_NAME = "graphcert"
 PRODUCER: dict[str, str] = {"topology": "graphcert verify", "bench": "graphcert bench",
                             "sweep": "graphcert bench --sweep", "plan": "graphcert plan",
                             "profile": "graphcert profile"}
+# issue 32: a program's run observed by `graphcert record` (graphcert.cert.results.record)
+CERT_KINDS = (*CERT_KINDS, "record")
+PRODUCER["record"] = "graphcert record"
 
 
 class CertificateError(GraphcertError):

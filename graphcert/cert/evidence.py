@@ -46,6 +46,10 @@ def contradictions(cert: Doc) -> list[str]:
         from graphcert.cert.profileevidence import profile_contradictions
 
         return list(profile_contradictions(results, verdict, _RANK))
+    if cert["kind"] == "record":  # issue 32
+        from graphcert.cert.results.record import record_contradictions
+
+        return record_contradictions(results, verdict)
     return list(_sweep(results, verdict))
 
 

@@ -10,6 +10,7 @@ from graphcert.cert.compare import CertificateDiff, Change, hash_change
 from graphcert.cert.results import SweepFit, VerifyResult
 from graphcert.cert.results.plan import PlanResult
 from graphcert.cert.results.profile import ProfileResult
+from graphcert.cert.results.record import RecordResult
 from graphcert.errors import clip
 from graphcert.model.jsontext import short_hash
 from graphcert.render.layout import Column, Grid
@@ -90,6 +91,10 @@ def show_renderables(cert: Certificate, path: str, staleness: str) -> list[Rende
         from graphcert.render.profile import profile_view
 
         out += profile_view(ref, result)
+    elif isinstance(result, RecordResult):  # issue 32
+        from graphcert.render.record import record_view
+
+        out += record_view(result)
     else:
         out += bench_view(ref, result)
     return out

@@ -17,6 +17,7 @@ from graphcert.cert.certificate import Certificate
 from graphcert.cert.results import SweepFit, VerifyResult
 from graphcert.cert.results.plan import PlanResult
 from graphcert.cert.results.profile import ProfileResult
+from graphcert.cert.results.record import RecordResult
 from graphcert.gate import GateReport, RuleStatus
 from graphcert.model import GraphSnapshot
 from graphcert.model.jsontext import short_hash
@@ -136,6 +137,10 @@ def _results(cert: Certificate, figures: Mapping[str, str] | None = None) -> str
         from graphcert.render.profilehtml import profile_html
 
         return profile_html(result)
+    if isinstance(result, RecordResult):  # issue 32
+        from graphcert.render.record import record_html
+
+        return record_html(result)
     return bench_view(result)
 
 
