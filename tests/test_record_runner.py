@@ -125,3 +125,15 @@ def test_cli_passes_the_exit_code_on(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert "from the program" in result.output
     missing = CliRunner().invoke(cli, ["record", "--", "python", str(tmp_path / "gone.py")])
     assert missing.exit_code == 2 and "gone.py: no such script" in missing.output
+
+
+def test_launches_whose_kernels_never_arrived_mean_cupti_was_taken_over() -> None:
+    """Synthetic: 20 launches, no graph kernel record (torch.profiler took the records)."""
+    from graphcert.cupti.library import CuptiUnavailable
+    from graphcert.recording import KernelRun, Launched
+
+    launches = tuple(Launched(0, i, i + 1) for i in range(20))
+    with pytest.raises(CuptiUnavailable, match="took CUPTI over"):
+        run_record.check_not_taken(Recording(launched=launches))
+    kept = tuple(KernelRun("k", i, i + 1, 7, 10_000 + i) for i in range(20))  # other ids
+    run_record.check_not_taken(Recording(launched=launches, kernels=kept))  # no error
