@@ -137,3 +137,20 @@ def test_launches_whose_kernels_never_arrived_mean_cupti_was_taken_over() -> Non
         run_record.check_not_taken(Recording(launched=launches))
     kept = tuple(KernelRun("k", i, i + 1, 7, 10_000 + i) for i in range(20))  # other ids
     run_record.check_not_taken(Recording(launched=launches, kernels=kept))  # no error
+
+
+def test_graphcert_record_as_a_context_manager_gives_the_result(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import graphcert
+
+    monkeypatch.setattr(cupti_record, "Recorder", FakeRecorder)
+    monkeypatch.setattr(run_record, "graph_reader", lambda device: None)
+    with graphcert.record() as rec:
+        pass
+    assert rec.result is not None and rec.result.ended is Ended.EXIT
+    assert rec.certificate is None  # no folder given
+    with pytest.raises(ValueError), graphcert.record() as failed:
+        raise ValueError("the body's own error propagates")
+    assert failed.result.ended is Ended.EXCEPTION and "ValueError" in failed.result.detail
+    with pytest.raises(InputError):
+        graphcert.record(device=-1)
