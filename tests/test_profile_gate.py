@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_cli_gate import clean_env, run  # noqa: F401 (clean_env: the same autouse fixture)
 
 from graphcert.cert.document import write_certificate
@@ -160,3 +162,41 @@ def test_the_report_page_holds_the_profile_and_its_timeline() -> None:
     page = Path("r.html").read_text()
     assert "<h3>Profile</h3>" in page and "class='timeline'" in page
     assert page.count("class='critical'") == 4
+
+
+def test_show_refuses_a_profile_whose_derived_figures_were_edited() -> None:
+    from graphcert.cert.document import make_certificate
+
+    cert = profile_certificate()
+    cert["results"]["classes"][0]["profile"]["critical_path_ns"] = 1.0  # synthetic edit
+    put("bad.json", make_certificate("profile", workload=cert["workload"],
+                                     environment=cert["environment"],
+                                     results=cert["results"], verdict=cert["verdict"]))
+    result = run("show", "bad.json")
+    assert result.exit_code == 2
+    assert "critical_path_ns is 1 but the longest path by node medians is 6500" in \
+        result.stderr
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 4), st.floats(0.5, 3.0), st.floats(0.01, 0.3))
+def test_a_node_is_slower_exactly_when_it_grew_past_the_limit(node: int, factor: float,
+                                                             limit: float) -> None:
+    """Synthetic nodes with narrow intervals (jitter 1 ns): one node scaled by `factor`
+    is slower beyond the limit, faster below it, the same within; the others stay same."""
+    index = [0, 1, 2, 3, 5][node]  # the timed nodes (4 is empty)
+    scale = [1.0] * 6
+    scale[index] = factor
+    base = synthetic_result(synthetic_class(jitter=1))
+    cur = synthetic_result(synthetic_class(jitter=1, scale=scale))
+    comps, notes = compare_profiles(base, cur, node_limit=limit, path_limit=limit)
+    assert not notes
+    moved = next(c for c in comps if c.index == index)
+    if moved.diff > limit:
+        assert moved.change.value == "slower"
+    elif moved.diff < -limit:
+        assert moved.change.value == "faster"
+    else:
+        assert moved.change.value == "same"
+    assert all(c.change.value == "same" for c in comps
+               if c.index is not None and c.index != index)
