@@ -10,6 +10,7 @@ invoke callbacks for them), and a guard per thread keeps this code from re-enter
 from __future__ import annotations
 
 import ctypes
+import importlib
 import threading
 import time
 from collections.abc import Callable
@@ -77,12 +78,20 @@ class Subscriber:
 
     def __enter__(self) -> Subscriber:
         cupti = self._cupti = load()
-        self._params = __import__("cupti.cuda_driver_api_params", fromlist=["_"])
-        params = cupti.SubscriberParams()
-        params.struct_size = cupti.SUBSCRIBER_PARAMS_SIZE
-        params.subscriber_name = "graphcert record"
+        try:  # the typed parameters of driver calls (cupti-python 13.4 has them)
+            self._params = importlib.import_module("cupti.cuda_driver_api_params")
+        except ImportError:
+            raise CuptiUnavailable("this cupti-python has no cuda_driver_api_params module",
+                                   hint="pip install 'cupti-python>=13.4,<14'") from None
+        params = None
         try:
-            self._handle = cupti.subscribe_v2(self._dispatch, None, params.ptr)
+            if hasattr(cupti, "subscribe_v2"):  # names the holder when CUPTI is taken
+                params = cupti.SubscriberParams()
+                params.struct_size = cupti.SUBSCRIBER_PARAMS_SIZE
+                params.subscriber_name = "graphcert record"
+                self._handle = cupti.subscribe_v2(self._dispatch, None, params.ptr)
+            else:
+                self._handle = cupti.subscribe(self._dispatch, None)
         except Exception as exc:  # cuptiError
             holder = str(getattr(params, "old_subscriber_name", "") or "").strip()
             raise CuptiUnavailable(
