@@ -45,8 +45,10 @@ def synthetic_stream(*, eager_steady: int = 0, recaptures: int = 0) -> Recording
     first graph launch. Times are made up."""
     inst = [Instantiated(0, (100, 10), Made.CAPTURE, 1_000, 500, 2_000, synthetic_snapshot("a")),
             Instantiated(1, (101, 11), Made.CAPTURE, 2_000, 600, 2_500, synthetic_snapshot("b"))]
-    inst += [Instantiated(2 + i, (102 + i, 12 + i), Made.CAPTURE, 5_000 + i, 400, 1_000,
+    # each recapture destroys the executable before it (llama.cpp's warm-up reset)
+    inst += [Instantiated(2 + i, (102 + i, 12 + i), Made.CAPTURE, 5_000 + 10 * i, 400, 1_000,
                           synthetic_snapshot("a")) for i in range(recaptures)]
+    gone = [Destroyed(0 if i == 0 else 1 + i, 4_999 + 10 * i) for i in range(recaptures)]
     launched, kernels, corr, t = [], [KernelRun("warmup_eager", 0, 10, 0)], 1, 100
     for key, gid in ((0, 100), (1, 101)):
         for _ in range(3):
@@ -57,7 +59,7 @@ def synthetic_stream(*, eager_steady: int = 0, recaptures: int = 0) -> Recording
     kernels += [KernelRun("fallback_kernel", t + 10 * i, t + 10 * i + 5, 0)
                 for i in range(eager_steady)]
     return Recording(tuple(inst), tuple(launched), (Updated(0, 900, False, "CUresult 910"),),
-                     (Destroyed(1, 9_000),), tuple(kernels))
+                     (*gone, Destroyed(1, 9_000)), tuple(kernels))
 
 
 def test_coverage_counts_graph_and_eager_kernels_overall_and_in_steady_state() -> None:
@@ -83,7 +85,19 @@ def test_churn_names_a_topology_instantiated_again_with_rows_and_times() -> None
     assert analyse(synthetic_stream()).churn == ()
     (churn,) = analyse(synthetic_stream(recaptures=2)).churn
     assert churn.topology_hash == "a" * 64 and churn.instantiations == 3
-    assert churn.rows == (0, 2, 3) and churn.at_ns == (1_000, 5_000, 5_001)
+    assert churn.peak_alive == 1 and churn.per_graph == 3
+    assert churn.rows == (0, 2, 3) and churn.at_ns == (1_000, 5_000, 5_010)
+
+
+def test_buckets_sharing_a_shape_alive_together_are_not_churn() -> None:
+    """Synthetic: three executables of one graph made and kept (vLLM's buckets can share a
+    launch shape); then one destroyed and made again: that one is churn (3 slots, 4 made)."""
+    same = [Instantiated(i, (i,), Made.CAPTURE, 100 * i, 1, None, synthetic_snapshot("c"))
+            for i in range(3)]
+    assert analyse(Recording(tuple(same))).churn == ()
+    again = Instantiated(3, (3,), Made.CAPTURE, 900, 1, None, synthetic_snapshot("c"))
+    (churn,) = analyse(Recording((*same, again), destroyed=(Destroyed(1, 800),))).churn
+    assert (churn.instantiations, churn.peak_alive, churn.per_graph) == (4, 3, 2)
 
 
 def test_no_graph_launch_means_no_steady_state() -> None:
@@ -153,7 +167,7 @@ def test_gate_keys_pass_a_good_run_and_fail_fallback_and_churn_naming_them() -> 
     assert any("fallback_kernel" in d for d in cov.details + eager.details)
     _, inst, _ = _rules(_result(synthetic_stream(recaptures=2)), table)
     assert inst.status is RuleStatus.FAIL and "a" * 12 in inst.details[0]
-    assert "3 times" in inst.details[0]
+    assert "3 times, at most 1 alive at once" in inst.details[0]
 
 
 def test_baseline_names_topologies_that_appeared_and_disappeared() -> None:
@@ -176,7 +190,7 @@ def test_views_name_coverage_and_churn() -> None:
     result = _result(synthetic_stream(eager_steady=2, recaptures=1))
     lines = dict(summary_lines(result))
     assert "12 of" not in lines["coverage"] and "kernel launches by graphs" in lines["coverage"]
-    assert lines["churn"].startswith("1 topology")
+    assert lines["churn"].startswith("1 graph(s) instantiated again")
     html = record_html(result)
     assert "fallback_kernel" in html and "churn" in html
 

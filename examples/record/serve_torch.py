@@ -41,7 +41,8 @@ class Bucket:
 
     def __init__(self, net: torch.nn.Module, size: int, pool: object) -> None:
         self.size = size
-        self.x = torch.zeros(size, HIDDEN, device="cuda", dtype=torch.float16)
+        # empty, not zeros: a recapture in steady state launches no fill kernel
+        self.x = torch.empty(size, HIDDEN, device="cuda", dtype=torch.float16)
         self.graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(self.graph, pool=pool):
             self.y = net(self.x)
@@ -81,7 +82,9 @@ def main() -> None:
         print("serve_torch: serving", flush=True)  # graphs are captured (a test waits for this)
         for step, n in enumerate(sizes):
             if args.recapture and step and step % args.recapture == 0:
-                table[RECAPTURED] = Bucket(net, RECAPTURED, pool)  # the old one is freed
+                table.pop(RECAPTURED, None)  # freed first (its executable destroyed), as a
+                entry = None  # warm-up reset does, then captured and instantiated again
+                table[RECAPTURED] = Bucket(net, RECAPTURED, pool)
             bucket = next(b for b in BUCKETS if b >= n)
             entry = table.get(bucket)
             if entry is None:  # no graph for this bucket: run the model eagerly

@@ -44,17 +44,17 @@ def record_rules(result: RecordResult, policy: Policy, name: str, ref: str | Non
                 () if ok else _listed(eager)))
     most = policy.for_workload(policy.max_instantiations_per_topology, name, ref)
     if most is not None:
-        counts = result.topologies()
-        over = [c for c in rec.churn if c.instantiations > int(most)]
-        top = max(counts.values(), default=0)
-        details = [f"topology {_short(c.topology_hash)} instantiated {c.instantiations} times "
-                   f"(graphs {', '.join(map(str, c.rows[:SHOWN]))}) at "
+        over = [c for c in rec.churn if c.per_graph > int(most)]
+        top = max((c.per_graph for c in rec.churn), default=1 if rec.graphs else 0)
+        details = [f"topology {_short(c.topology_hash)} (shape {c.shape_hash[:8]}) instantiated "
+                   f"{c.instantiations} times, at most {c.peak_alive} alive at once (graphs "
+                   f"{', '.join(map(str, c.rows[:SHOWN]))}) at "
                    f"{', '.join(f'{t / 1e9:.3f}s' for t in c.at_ns[:SHOWN])}" for c in over]
         rules.append(RuleResult(
             Rule.INSTANTIATIONS, RuleStatus.FAIL if over else RuleStatus.PASS,
-            f"{len(over)} topolog{'y' if len(over) == 1 else 'ies'} instantiated more than "
-            f"{int(most)} times" if over else
-            f"at most {top} instantiation(s) per topology (limit {int(most)})",
+            f"{len(over)} graph(s) instantiated more than {int(most)} times per executable "
+            "(churn)" if over else
+            f"at most {top} instantiation(s) per graph (limit {int(most)})",
             _listed(details)))
     cap = policy.for_workload(policy.max_steady_eager_launches, name, ref)
     if cap is not None:

@@ -75,12 +75,21 @@ class GraphRow:
 
 @dataclass(frozen=True)
 class Churn:
-    """One topology instantiated more than once: how often, when, and which rows."""
+    """One graph (same topology and launch shape) instantiated more often than executables of
+    it were ever alive at once: made again after one like it was destroyed (or beside it).
+    Buckets whose graphs share a shape are alive together, so they are not churn."""
 
     topology_hash: str
+    shape_hash: str
     instantiations: int
+    peak_alive: int  # the most executables of this graph alive at one time
     at_ns: tuple[int, ...]
     rows: tuple[int, ...]
+
+    @property
+    def per_graph(self) -> int:
+        """Instantiations per executable slot: ceil(instantiations / peak_alive)."""
+        return -(-self.instantiations // max(1, self.peak_alive))
 
 
 @dataclass(frozen=True)
@@ -131,14 +140,31 @@ def _spans(kernels: Sequence[KernelRun]) -> dict[int, int]:
     return {c: last[c] - first[c] for c in first}
 
 
+def _peak_alive(rows: Sequence[GraphRow]) -> int:
+    """The most of `rows` alive at one time (a destroy at the same instant comes first)."""
+    events = sorted([(r.at_ns, 1) for r in rows]
+                    + [(r.destroyed_at_ns, -1) for r in rows if r.destroyed_at_ns is not None])
+    alive = peak = 0
+    for _, step in events:
+        alive += step
+        peak = max(peak, alive)
+    return peak
+
+
 def churn_of(rows: Sequence[GraphRow]) -> tuple[Churn, ...]:
-    """Topologies instantiated more than once, in order of first instantiation."""
-    by_topology: dict[str, list[GraphRow]] = defaultdict(list)
+    """Graphs (topology and launch shape) instantiated more often than they were ever alive
+    at once, in order of first instantiation."""
+    same: dict[tuple[str, str], list[GraphRow]] = defaultdict(list)
     for r in rows:
         if r.topology_hash is not None:
-            by_topology[r.topology_hash].append(r)
-    return tuple(Churn(t, len(rs), tuple(r.at_ns for r in rs), tuple(r.index for r in rs))
-                 for t, rs in by_topology.items() if len(rs) > 1)
+            same[(r.topology_hash, r.shape_hash or "")].append(r)
+    out = []
+    for (topology, shape), rs in same.items():
+        peak = _peak_alive(rs)
+        if len(rs) > peak:
+            out.append(Churn(topology, shape, len(rs), peak, tuple(r.at_ns for r in rs),
+                             tuple(r.index for r in rs)))
+    return tuple(out)
 
 
 def analyse(rec: Recording) -> Recorded:

@@ -22,7 +22,8 @@ _GRAPHS = (Column("#", key=True, right=True), Column("topology"), Column("made")
            Column("updates", right=True), Column("fate"), Column("snapshot", wrap=True))
 _EAGER = (Column("eager kernel (steady state)", key=True, wrap=True),
           Column("launches", right=True), Column("device time", right=True))
-_CHURN = (Column("topology", key=True), Column("instantiations", right=True),
+_CHURN = (Column("topology", key=True), Column("shape"), Column("instantiations", right=True),
+          Column("alive at once", right=True),
           Column("graphs", wrap=True, sep=", "), Column("at", wrap=True, sep=", "))
 
 
@@ -62,8 +63,8 @@ def summary_lines(r: RecordResult) -> list[tuple[str, str]]:
                    f"{sum(g.launches for g in rec.graphs):,} launch(es)"),
         ("coverage", coverage_text(rec.overall)),
         ("steady state", coverage_text(rec.steady)),
-        ("churn", f"{len(rec.churn)} topolog{'y' if len(rec.churn) == 1 else 'ies'} "
-                  "instantiated more than once" if rec.churn else "none"),
+        ("churn", f"{len(rec.churn)} graph(s) instantiated again (more often than alive at "
+                  "once)" if rec.churn else "none"),
         ("graph memory", f"used {format_bytes(mem.used_current)} (high "
                          f"{format_bytes(mem.used_high)}), reserved "
                          f"{format_bytes(mem.reserved_current)}" if mem is not None
@@ -89,7 +90,8 @@ def record_rows(r: RecordResult) -> tuple[list[tuple[str, ...]], list[tuple[str,
     graphs = [_graph_row(g) for g in rec.graphs]
     eager: list[tuple[str, ...]] = [(e.name, f"{e.count:,}", _ms(e.total_ns))
                                     for e in rec.steady_eager]
-    churn: list[tuple[str, ...]] = [(c.topology_hash[:12], str(c.instantiations),
+    churn: list[tuple[str, ...]] = [(c.topology_hash[:12], c.shape_hash[:8],
+                                     str(c.instantiations), str(c.peak_alive),
                                      ", ".join(map(str, c.rows)),
                                      ", ".join(_s(t) for t in c.at_ns)) for c in rec.churn]
     return graphs, eager, churn
@@ -104,7 +106,7 @@ def record_view(r: RecordResult) -> list[RenderableType]:
     if eager:
         out.append(Grid(_EAGER, eager, title="eager kernels in steady state"))
     if churn:
-        out.append(Grid(_CHURN, churn, title="churn: one topology instantiated again"))
+        out.append(Grid(_CHURN, churn, title="churn: one graph instantiated again"))
     return out
 
 
@@ -117,7 +119,7 @@ def record_html(r: RecordResult) -> str:
     for title, cols, rows, right in (
             ("graph executables", _GRAPHS, graphs, frozenset({0, 3, 4, 5, 6, 7, 8, 9})),
             ("eager kernels in steady state", _EAGER, eager, frozenset({1, 2})),
-            ("churn", _CHURN, churn, frozenset({1}))):
+            ("churn", _CHURN, churn, frozenset({2, 3}))):
         if rows:
             out += [para(title), table([c.header for c in cols], rows, right)]
     return "".join(out)

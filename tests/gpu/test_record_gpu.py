@@ -54,7 +54,9 @@ def test_good_run_passes_the_coverage_policy(tmp_path: Path) -> None:
     assert len(results["graphs"]) == 9 and all(g["topology_hash"] for g in results["graphs"])
     assert all(g["made"] == "capture" and g["launches"] > 0 for g in results["graphs"])
     snapshots = list(tmp_path.glob("record-*.snapshots/*.json"))
-    assert len(snapshots) == 9
+    assert 1 <= len(snapshots) <= 9  # one per topology and shape (buckets may share one)
+    assert all(g["snapshot_file"] for g in results["graphs"])
+    assert results["churn"] == []  # buckets alive together are not churn
     inv = _graphcert("inventory", str(snapshots[0]))
     assert inv.returncode == 0, inv.stderr
     gate = _gate(tmp_path)
@@ -74,7 +76,8 @@ def test_fallback_fails_the_gate_naming_the_eager_kernels(tmp_path: Path) -> Non
 def test_recapture_fails_the_gate_naming_the_churned_topology(tmp_path: Path) -> None:
     doc, _ = _record(tmp_path, "--recapture", "100")
     (churn,) = doc["results"]["churn"]
-    assert churn["instantiations"] == 6  # at 0, then steps 100..500
+    # captured at the start, then again at steps 100..500, each after the old one was freed
+    assert churn["instantiations"] - churn["peak_alive"] == 5
     gate = _gate(tmp_path)
     print(gate.stdout[-2500:])
     assert gate.returncode == 1 and churn["topology_hash"][:12] in gate.stdout

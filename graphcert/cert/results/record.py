@@ -92,7 +92,8 @@ class RecordResult:
                          "steady": None if r.steady is None else _cov_to_json(r.steady),
                          "steady_eager": [{"name": e.name, "count": e.count,
                                            "total_ns": e.total_ns} for e in r.steady_eager]},
-            "churn": [{"topology_hash": c.topology_hash, "instantiations": c.instantiations,
+            "churn": [{"topology_hash": c.topology_hash, "shape_hash": c.shape_hash,
+                       "instantiations": c.instantiations, "peak_alive": c.peak_alive,
                        "at_ns": list(c.at_ns), "rows": list(c.rows)} for c in r.churn],
             "dropped_records": r.dropped_records,
             "graph_memory": None if mem is None else {
@@ -110,7 +111,8 @@ class RecordResult:
             None if steady is None else _cov_from_json(steady),
             tuple(EagerGroup(str(e["name"]), int(e["count"]), int(e["total_ns"]))
                   for e in cov["steady_eager"]),
-            tuple(Churn(str(c["topology_hash"]), int(c["instantiations"]),
+            tuple(Churn(str(c["topology_hash"]), str(c["shape_hash"]), int(c["instantiations"]),
+                        int(c["peak_alive"]),
                         tuple(int(t) for t in c["at_ns"]), tuple(int(i) for i in c["rows"]))
                   for c in doc["churn"]),
             int(doc.get("dropped_records", 0)))
@@ -172,7 +174,7 @@ def record_contradictions(results: Mapping[str, Any], verdict: Mapping[str, Any]
     result = RecordResult.from_json(results, verdict)
     out = []
     if churn_of(result.recorded.graphs) != result.recorded.churn:
-        out.append("results.churn: does not match the topologies of results.graphs")
+        out.append("results.churn: does not match the graphs of results.graphs")
     again = result.rejudged()
     if again.status is not result.verdict.status:
         out.append(f"verdict: says {result.verdict.status.value}, the results give "
