@@ -31,11 +31,13 @@ if TYPE_CHECKING:
     import numpy as np
 
     from graphcert.cert.results import VerifyResult
+    from graphcert.cert.results.profile import ProfileResult
     from graphcert.frameworks.padding import PadSpec
     from graphcert.frameworks.step import Step
     from graphcert.model import GraphSnapshot, SnapshotDiff
 
-__all__ = ["__version__", "diff", "load", "save", "snapshot", "step", "verify_step"]
+__all__ = ["__version__", "diff", "load", "profile", "profile_graph", "save", "snapshot", "step",
+           "verify_step"]
 
 if TYPE_CHECKING:
     PathLike = str | os.PathLike[str]
@@ -142,3 +144,61 @@ def verify_step(step: Step, classes: str = "vllm:64", *, samples: int = 4, seed:
 
     return run(step, ref or step.name, buckets, samples=samples, seed=seed,
                classes_spec=classes, device=device)
+
+
+def profile_graph(graph: Any, replay: Callable[[], object], replays: int = 200, *,
+                  stream: Any = None, name: str = "graph") -> ProfileResult:
+    """Profile a graph you hold (what `snapshot` takes: a torch CUDAGraph with
+    keep_graph=True, CuPy, cuda.core, a CUgraph): `replay()` replays it once (e.g. g.replay),
+    on `stream` (a CUstream address, a torch.cuda.Stream or an object with __cuda_stream__;
+    None: the legacy default stream). It is replayed `replays` times untraced and as many
+    traced (CUPTI); the result holds per node the median, min and max device time and start
+    offset, the critical path, the gaps and the tracing overhead. Also callable as
+    `graphcert.profile(...)`. InputError for bad arguments or a graph with no kernel, copy
+    or set node; CuptiUnavailable (one line) where CUPTI cannot trace."""
+    from graphcert.apicheck import callable_arg, int_arg, text_arg
+
+    callable_arg(replay, "replay")
+    int_arg(replays, "replays", 1)
+    text_arg(name, "name")
+    from graphcert.run.profile import profile_object  # after the checks: it imports CUDA
+
+    return profile_object(graph, replay, replays, stream=stream, label=name)
+
+
+def __getattr__(name: str) -> Any:
+    """`graphcert.profile` before anything imported it: the package graphcert.profile, which
+    is callable (graphcert.profile(g, replay=g.replay) is profile_graph)."""
+    if name == "profile":
+        import importlib
+
+        return importlib.import_module("graphcert.profile")
+    raise AttributeError(f"module 'graphcert' has no attribute {name!r}")
+
+
+def record(out: PathLike | None = None, *, device: int = 0) -> Any:
+    """Record the CUDA graphs made and launched inside a `with` block (issue 32), as
+    `graphcert record` does for a whole program:
+
+        with graphcert.record() as rec:
+            serve()
+        rec.result.recorded.steady   # coverage in steady state; rec.result: a RecordResult
+
+    With `out` (a folder) the record certificate and its snapshots are written there on
+    exit. CuptiUnavailable (one line) when CUPTI cannot trace here or another profiler
+    holds it."""
+    import sys
+
+    from graphcert.apicheck import int_arg, path_arg
+
+    int_arg(device, "device", 0)
+    folder = None if out is None else path_arg(out, "out")
+    from graphcert.fileio import ensure_writable_dir
+    from graphcert.options import Options
+    from graphcert.run.record import RecordSession
+
+    if folder is not None:
+        ensure_writable_dir(folder)
+    program = [sys.argv[0] or "python"] if sys.argv else ["python"]
+    return RecordSession(program, out_dir=folder, options=Options.from_environ(os.environ),
+                         device=device, auto_finish=True)

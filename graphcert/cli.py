@@ -21,10 +21,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("graphcert.commands.verify", "Prove topology stability and update correctness."),
     "bench": ("graphcert.commands.bench", "Time graph launch against per-kernel launch."),
     "plan": ("graphcert.commands.plan", "Choose the capture sizes for a traffic mix."),
+    "profile": ("graphcert.commands.profile", "Device time of every node of a replayed graph."),
     "gate": ("graphcert.commands.gate", "CI gate over certificates: policy and baseline."),
     "show": ("graphcert.commands.show", "Render one certificate."),
     "diff": ("graphcert.commands.diff", "Compare two snapshots or certificates."),
     "report": ("graphcert.commands.report", "One self-contained HTML report of certificates."),
+    "record": ("graphcert.commands.record", "A running program's graphs: coverage and churn."),
 }
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hypothesis import strategies as st
+
 from graphcert.model import NodeKind
 from graphcert.profile import ActivityRecord, GraphNode, ProfileGraph
 
@@ -54,3 +56,21 @@ def records(g: ProfileGraph, per_replay: Sequence[Sequence[int]],
                 out.append(ActivityRecord((INSTANCE << 32) | node.node_id, start, end, node.kind,
                                       node.name or node.kind.value, 100 + r))
     return out
+
+
+@st.composite
+def dags(draw: st.DrawFn, max_nodes: int = 7) -> tuple[ProfileGraph, list[list[int]]]:
+    """A random DAG (edges from a random order), some nodes untimed, at least one timed, and
+    each node's duration in 1 to 3 replays."""
+    n = draw(st.integers(1, max_nodes))
+    k = NodeKind
+    kinds = draw(st.lists(st.sampled_from([k.KERNEL, k.KERNEL, k.MEMSET, k.MEMCPY, k.EMPTY,
+                                           k.HOST]), min_size=n, max_size=n))
+    if not any(x in (k.KERNEL, k.MEMSET, k.MEMCPY) for x in kinds):
+        kinds[draw(st.integers(0, n - 1))] = k.KERNEL
+    order = draw(st.permutations(range(n)))  # edges go forward in this order, not by index
+    edges = [(order[i], order[j]) for i in range(n) for j in range(i + 1, n)
+             if draw(st.booleans())]
+    replays = draw(st.integers(1, 3))
+    durations = [[draw(st.integers(1, 1000)) for _ in range(n)] for _ in range(replays)]
+    return graph(kinds, edges), durations

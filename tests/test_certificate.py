@@ -83,7 +83,7 @@ def test_unknown_kind_is_refused() -> None:
 
 
 def test_schemas_ship_for_every_kind_and_are_valid_json_schemas() -> None:
-    assert schema_kinds() == ("bench", "plan", "sweep", "topology")
+    assert schema_kinds() == ("bench", "plan", "profile", "record", "sweep", "topology")
     for kind in schema_kinds():
         jsonschema.Draft202012Validator.check_schema(load_schema(kind))
 

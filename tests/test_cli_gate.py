@@ -155,10 +155,13 @@ def test_policy_file_option_and_bad_policy(tmp_path: Path) -> None:
     assert error_lines(result) == ["graphcert: error: policy gate.toml: unknown key "
                                    "'min_speedups' (known keys: require, require_kinds, "
                                    "min_speedup, speedup_metric, max_nodes, max_plan_regret, "
+                                   "min_graph_coverage, max_instantiations_per_topology, "
+                                   "max_steady_eager_launches, "
                                    "allow_topology_change, allow_cross_gpu_topology, "
                                    "allow_incomplete, max_regression, "
                                    "min_noise, method_change, require_signature, "
-                                   "allow_empty_baseline)"]
+                                   "allow_empty_baseline, max_node_regression, "
+                                   "max_critical_path_regression)"]
 
 
 def test_baseline_regression_junit_and_summary(tmp_path: Path,

@@ -97,7 +97,8 @@ def test_every_device_option_says_the_same() -> None:
         for param in command.params:
             if isinstance(param, click.Option) and "--device" in param.opts:
                 seen[name] = (param.help or "", param.show_default)
-    assert set(seen) == {"capture", "inventory", "verify", "bench", "plan"}
+    assert set(seen) == {"capture", "inventory", "verify", "bench", "plan", "profile",
+                         "record"}
     for text, default in seen.values():
         assert text.startswith("CUDA device index (see `graphcert env`)")
         assert default == "$GRAPHCERT_DEVICE or 0"

@@ -12,27 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graphcert.model import NodeKind
-from graphcert.profile import Profile, ProfileGraph, analyse, critical_path, join
-from tests._profiles import chain_graph, graph, records
+from graphcert.profile import Profile, ProfileGraph, analyse, critical_path, join, longest_path
+from tests._profiles import chain_graph, dags, graph, records
 
 K = NodeKind
-
-
-@st.composite
-def dags(draw: st.DrawFn, max_nodes: int = 7) -> tuple[ProfileGraph, list[list[int]]]:
-    """A random DAG (edges from a random order), some nodes untimed, at least one timed, and
-    each node's duration in 1 to 3 replays."""
-    n = draw(st.integers(1, max_nodes))
-    kinds = draw(st.lists(st.sampled_from([K.KERNEL, K.KERNEL, K.MEMSET, K.MEMCPY, K.EMPTY,
-                                           K.HOST]), min_size=n, max_size=n))
-    if not any(k in (K.KERNEL, K.MEMSET, K.MEMCPY) for k in kinds):
-        kinds[draw(st.integers(0, n - 1))] = K.KERNEL
-    order = draw(st.permutations(range(n)))  # edges go forward in this order, not by index
-    edges = [(order[i], order[j]) for i in range(n) for j in range(i + 1, n)
-             if draw(st.booleans())]
-    replays = draw(st.integers(1, 3))
-    durations = [[draw(st.integers(1, 1000)) for _ in range(n)] for _ in range(replays)]
-    return graph(kinds, edges), durations
 
 
 def brute_force_longest(g: ProfileGraph, weight: list[float]) -> float:
@@ -155,3 +138,49 @@ def test_record_order_does_not_matter_and_json_round_trips(
     assert analyse(join(recs, g)) == profile
     text = json.dumps(profile.to_json())
     assert Profile.from_json(json.loads(text)) == profile
+
+
+@settings(max_examples=100, deadline=None)
+@given(dags(), st.integers(0, 500))
+def test_the_last_predecessor_to_end_starts_its_dependent_after_the_gap(
+        case: tuple[ProfileGraph, list[list[int]]], gap: int) -> None:
+    """Synthetic schedules start a node `gap` after its last timed predecessor ends: on
+    direct edges between timed nodes, each dependent's smallest gap is the gap, and no gap
+    on a direct edge is smaller. One replay: over several, the last predecessor to end may
+    change from replay to replay, and a median of gaps is then no single replay's."""
+    g, durations = case
+    profile = analyse(join(records(g, durations[:1], gap=gap), g))
+    preds = g.predecessors()
+    direct: dict[int, list[float]] = {}
+    for e in profile.gaps:
+        if not e.through_untimed:
+            direct.setdefault(e.to_index, []).append(e.median_ns)
+            assert e.median_ns >= gap
+    for v, found in direct.items():
+        if all(g.nodes[p].timed for p in preds[v]):  # no untimed way in
+            assert min(found) == gap
+
+
+@settings(max_examples=100, deadline=None)
+@given(dags())
+def test_each_node_median_lies_in_its_interval_and_the_longest_path_agrees(
+        case: tuple[ProfileGraph, list[list[int]]]) -> None:
+    g, durations = case
+    profile = analyse(join(records(g, durations), g))
+    for node in profile.nodes:
+        assert node.min_ns <= node.low_ns <= node.median_ns <= node.high_ns <= node.max_ns
+    assert profile.edges == tuple(sorted(set(g.edges)))
+    weight = node_medians(g, durations)
+    assert longest_path(len(g.nodes), profile.edges, weight) == \
+        (profile.critical_path, profile.critical_path_ns)
+
+
+def test_the_profile_and_bench_median_intervals_are_one_function() -> None:
+    """graphcert.orderstats copies graphcert.stats.median_interval (its module says why):
+    the copies must not drift apart."""
+    import inspect
+
+    from graphcert import orderstats, stats
+
+    assert inspect.getsource(orderstats.median_interval) == \
+        inspect.getsource(stats.median_interval)

@@ -16,10 +16,12 @@ from typing import Any, Literal, cast
 from graphcert.cert.method import method_kind
 from graphcert.cert.results import BenchResult, Status, SweepFit, Verdict, VerifyResult
 from graphcert.cert.results.plan import PlanResult
+from graphcert.cert.results.profile import ProfileResult
+from graphcert.cert.results.record import RecordResult
 
 Scalar = str | int | float | bool | None  # what the schema allows a producer to add
-CertKind = Literal["topology", "bench", "sweep", "plan"]
-TypedResult = VerifyResult | BenchResult | SweepFit | PlanResult
+CertKind = Literal["topology", "bench", "sweep", "plan", "profile", "record"]
+TypedResult = VerifyResult | BenchResult | SweepFit | PlanResult | ProfileResult | RecordResult
 
 
 def _extra(doc: Mapping[str, Any], known: tuple[str, ...]) -> dict[str, Scalar]:
@@ -158,6 +160,10 @@ def _result_of(kind: CertKind, results: Mapping[str, Any],
         return SweepFit.from_json(results, verdict)
     if kind == "plan":
         return PlanResult.from_json(results, verdict)
+    if kind == "profile":
+        return ProfileResult.from_json(results, verdict)
+    if kind == "record":
+        return RecordResult.from_json(results, verdict)
     if kind == "topology":
         return VerifyResult.from_json(results, verdict)
     return BenchResult.from_json(results, verdict)

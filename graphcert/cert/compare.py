@@ -21,6 +21,7 @@ from graphcert.errors import GraphcertError, InputError
 from graphcert.model.jsontext import short_hash
 
 if TYPE_CHECKING:
+    from graphcert.cert.profilecompare import NodeComparison
     from graphcert.model import SnapshotDiff
 
 MIN_SAMPLES = 10  # fewer samples than this: the noise estimate is not trusted
@@ -240,6 +241,7 @@ class CertificateDiff:
     timings: tuple[TimingComparison, ...] = ()
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()  # what makes the comparison doubtful (printed on stderr)
+    nodes: tuple[NodeComparison, ...] = ()  # profiles: by canonical index (issue 31)
 
     @property
     def graphs_differ(self) -> bool:
@@ -266,6 +268,10 @@ class CertificateDiff:
                          "threshold": t.threshold, "change": t.change.value,
                          "reason": t.reason} for t in self.timings],
             "notes": list(self.notes),
+            **({"nodes": [{"class": c.label, "index": c.index, "name": c.name,
+                           "a_ns": c.baseline_ns, "b_ns": c.current_ns, "diff": c.diff,
+                           "change": c.change.value} for c in self.nodes]}
+               if self.kind == "profile" else {}),
         }
 
 
@@ -300,6 +306,19 @@ def diff_certificates(a: Certificate, b: Certificate, *,
         warnings.append(f"these certificates are of different workloads ({a.workload.name} "
                         f"and {b.workload.name}); the comparison is across workloads")
     ra, rb = a.result, b.result
+    nodes: tuple[NodeComparison, ...] = ()
+    if a.kind == "profile":  # nodes lined up by canonical index; another topology refused
+        from graphcert.cert.profilecompare import compare_profiles
+        from graphcert.cert.results.profile import ProfileResult
+
+        assert isinstance(ra, ProfileResult) and isinstance(rb, ProfileResult)
+        found_nodes, found_notes = compare_profiles(ra, rb, node_limit=min_noise,
+                                                    path_limit=min_noise)
+        nodes, notes = tuple(found_nodes), tuple(found_notes)
+        models = across_models(a, b)
+        if models is not None:
+            warnings.append(f"these profile certificates are {models} (the gate would not "
+                            f"compare them)")
     if isinstance(ra, VerifyResult) and isinstance(rb, VerifyResult):
         classes = tuple(compare_topology(ra, rb))
     elif isinstance(ra, BenchResult) and isinstance(rb, BenchResult):
@@ -313,7 +332,7 @@ def diff_certificates(a: Certificate, b: Certificate, *,
         kind=a.kind, environment=changed(a.environment.to_json(), b.environment.to_json()),
         workload=changed(a.workload.to_json(), b.workload.to_json()),
         verdict=(a.recorded_verdict.passed, b.recorded_verdict.passed),
-        classes=classes, timings=timings, notes=notes, warnings=tuple(warnings))
+        classes=classes, timings=timings, notes=notes, warnings=tuple(warnings), nodes=nodes)
 
 
 def fmt_seconds(seconds: float) -> str:

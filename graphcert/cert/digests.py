@@ -66,6 +66,16 @@ METHOD_FILES["plan"] = (
     *(("pkg", f"plan/{name}.py") for name in
       ("__init__", "costs", "engines", "evaluate", "optimise", "traffic")),
     ("pkg", "cert/results/plan.py"), ("pkg", "run/plan.py"))
+# A profile is CUPTI's records of a replayed graph joined to its nodes (issue 31).
+METHOD_FILES["profile"] = (
+    ("pkg", "run/profile.py"), ("pkg", "cert/results/profile.py"), ("pkg", "orderstats.py"),
+    *(("pkg", f"{d}/{p.name}") for d in ("profile", "cupti")
+      for p in sorted((PACKAGE_DIR / d).glob("*.py"))))
+# A record is a program observed through CUPTI's callbacks and kernel records (issue 32).
+METHOD_FILES["record"] = (
+    ("pkg", "cupti/callbacks.py"), ("pkg", "cupti/record.py"), ("pkg", "run/record.py"),
+    ("pkg", "recording/events.py"), ("pkg", "recording/analysis.py"),
+    ("pkg", "cert/results/record.py"))
 
 
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)

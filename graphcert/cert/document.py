@@ -24,15 +24,20 @@ from graphcert.model.jsontext import canonical_json, sha256_text
 if TYPE_CHECKING:
     from graphcert.cert.results import BenchResult, VerifyResult
     from graphcert.cert.results.plan import PlanResult
+    from graphcert.cert.results.profile import ProfileResult
 
 # 2: the workload block carries method_digest, the source digest follows imports and
 # includes, and a certificate may carry an HMAC signature.
 SCHEMA_VERSION = 2
-CERT_KINDS: tuple[str, ...] = ("topology", "bench", "sweep", "plan")
+CERT_KINDS: tuple[str, ...] = ("topology", "bench", "sweep", "plan", "profile")
 TOOL_NAME = "graphcert"
 # What regenerates a certificate of each kind, for "re-run" hints.
 PRODUCER: dict[str, str] = {"topology": "graphcert verify", "bench": "graphcert bench",
-                            "sweep": "graphcert bench --sweep", "plan": "graphcert plan"}
+                            "sweep": "graphcert bench --sweep", "plan": "graphcert plan",
+                            "profile": "graphcert profile"}
+# issue 32: a program's run observed by `graphcert record` (graphcert.cert.results.record)
+CERT_KINDS = (*CERT_KINDS, "record")
+PRODUCER["record"] = "graphcert record"
 
 
 class CertificateError(GraphcertError):
@@ -89,16 +94,18 @@ def make_certificate(kind: str, *, workload: dict[str, Any], environment: dict[s
     return cert
 
 
-def certificate_of(result: VerifyResult | BenchResult | PlanResult, *,
+def certificate_of(result: VerifyResult | BenchResult | PlanResult | ProfileResult, *,
                    workload: dict[str, Any], environment: dict[str, Any],
                    created: str | None = None) -> dict[str, Any]:
     """The sealed certificate of a typed result: topology for verify, bench for bench,
-    plan for a plan."""
+    plan for a plan, profile for a profile."""
     from graphcert.cert.results import VerifyResult
     from graphcert.cert.results.plan import PlanResult
+    from graphcert.cert.results.profile import ProfileResult
 
     kind = ("topology" if isinstance(result, VerifyResult) else
-            "plan" if isinstance(result, PlanResult) else "bench")
+            "plan" if isinstance(result, PlanResult) else
+            "profile" if isinstance(result, ProfileResult) else "bench")
     return make_certificate(kind, workload=workload, environment=environment,
                             results=result.to_json(), verdict=result.verdict.to_json(),
                             created=created)

@@ -42,6 +42,14 @@ def contradictions(cert: Doc) -> list[str]:
         return list(_bench(results, verdict, "results"))
     if cert["kind"] == "plan":
         return list(plan_contradictions(results, verdict, _RANK))
+    if cert["kind"] == "profile":  # issue 31
+        from graphcert.cert.profileevidence import profile_contradictions
+
+        return list(profile_contradictions(results, verdict, _RANK))
+    if cert["kind"] == "record":  # issue 32
+        from graphcert.cert.results.record import record_contradictions
+
+        return record_contradictions(results, verdict)
     return list(_sweep(results, verdict))
 
 

@@ -32,6 +32,15 @@ class Policy:
     # a plan certificate's committed list may be at most this fraction slower per step than
     # the plan's optimum (0.05: 5%)
     max_plan_regret: float | Mapping[str, float] | None = None
+    # a record certificate's (issue 32): steady-state share of kernel launches made by graphs,
+    # instantiations of one topology, eager kernel launches in steady state
+    min_graph_coverage: float | Mapping[str, float] | None = None
+    max_instantiations_per_topology: int | Mapping[str, int] | None = None
+    max_steady_eager_launches: int | Mapping[str, int] | None = None
+    # a profile certificate's (issue 31), against its baseline: a node's median, the critical
+    # path's length, slower by more than this fraction (unset: max_regression)
+    max_node_regression: float | Mapping[str, float] | None = None
+    max_critical_path_regression: float | Mapping[str, float] | None = None
     allow_topology_change: bool = False
     # topology of one workload and class differing between GPUs warns instead of failing
     allow_cross_gpu_topology: bool = False
@@ -62,6 +71,8 @@ class Policy:
             "speedup_metric": self.speedup_metric,
             "max_nodes": _plain(self.max_nodes),
             "max_plan_regret": _plain(self.max_plan_regret),
+            **{k: _plain(getattr(self, k)) for k in RECORD_KEYS},
+            **{k: _plain(getattr(self, k)) for k in PROFILE_KEYS},
             "allow_topology_change": self.allow_topology_change,
             "allow_cross_gpu_topology": self.allow_cross_gpu_topology,
             "allow_incomplete": self.allow_incomplete,
@@ -77,16 +88,20 @@ def _plain(value: Any) -> Any:
     return dict(value) if isinstance(value, Mapping) else value
 
 
+RECORD_KEYS = ("min_graph_coverage", "max_instantiations_per_topology",
+               "max_steady_eager_launches")  # a record certificate's keys (issue 32)
+PROFILE_KEYS = ("max_node_regression", "max_critical_path_regression")  # issue 31
 POLICY_KEYS = ("require", "require_kinds", "min_speedup", "speedup_metric", "max_nodes",
-               "max_plan_regret",
+               "max_plan_regret", *RECORD_KEYS,
                "allow_topology_change", "allow_cross_gpu_topology", "allow_incomplete",
                "max_regression", "min_noise", "method_change", "require_signature",
-               "allow_empty_baseline")
+               "allow_empty_baseline", *PROFILE_KEYS)
 METHOD_CHANGE = ("stale", "warn")
 # Keys whose value may be a table keyed by workload name ('*' for every workload). `require`
 # is per-workload too, but a workload it names with no certificate is a FAIL (required,
 # missing), never a typo to refuse.
-PER_WORKLOAD_KEYS = ("min_speedup", "max_nodes", "max_plan_regret")
+PER_WORKLOAD_KEYS = ("min_speedup", "max_nodes", "max_plan_regret", *RECORD_KEYS,
+                     *PROFILE_KEYS)
 # A file whose gate table is nested may be a pyproject.toml: these top-level keys belong to
 # it (PEP 518, 621, 735); any other top-level key would be ignored, so it is refused.
 PYPROJECT_KEYS = ("build-system", "project", "tool", "dependency-groups")
@@ -209,8 +224,13 @@ def parse_policy(table: Mapping[str, Any], source: str) -> Policy:
         raise PolicyError(f"policy {source}: expected a table")
     unknown = sorted(set(table) - set(POLICY_KEYS))
     if unknown:
+        longest = max(map(len, POLICY_KEYS))
+        # a key far longer than any known one is no typo of one: the list would only make
+        # the line long (issue 31 made the list longer)
         raise PolicyError(f"policy {source}: unknown key {clip_repr(unknown[0])}",
-                          hint=f"known keys: {', '.join(POLICY_KEYS)}")
+                          hint=f"known keys: {', '.join(POLICY_KEYS)}"
+                          if len(str(unknown[0])) <= 2 * longest else
+                          f"no known key is longer than {longest} characters")
 
     def bad(key: str, wanted: str) -> PolicyError:
         return PolicyError(f"policy {source}: {key} must be {wanted}, not {table[key]!r:.60}")
@@ -258,6 +278,12 @@ def parse_policy(table: Mapping[str, Any], source: str) -> Policy:
         speedup_metric=metric,
         max_nodes=per_workload("max_nodes", integer=True),
         max_plan_regret=per_workload("max_plan_regret"),
+        min_graph_coverage=per_workload("min_graph_coverage"),
+        max_instantiations_per_topology=per_workload("max_instantiations_per_topology",
+                                                     integer=True),
+        max_steady_eager_launches=per_workload("max_steady_eager_launches", integer=True),
+        max_node_regression=per_workload("max_node_regression"),
+        max_critical_path_regression=per_workload("max_critical_path_regression"),
         allow_topology_change=flag("allow_topology_change"),
         allow_cross_gpu_topology=flag("allow_cross_gpu_topology"),
         allow_incomplete=flag("allow_incomplete"),

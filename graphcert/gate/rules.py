@@ -30,6 +30,8 @@ from graphcert.cert.results import (
 )
 from graphcert.cert.results import Status as VStatus
 from graphcert.cert.results.plan import CURRENT, PlanResult
+from graphcert.cert.results.profile import ProfileResult
+from graphcert.cert.results.record import RecordResult
 from graphcert.gate.policy import Policy
 
 
@@ -47,6 +49,13 @@ class Rule(str, Enum):
     BASELINE = "baseline"
     METHOD = "method_change"
     PLAN_REGRET = "max_plan_regret"
+    # a record certificate's keys (issue 32; graphcert.gate.record)
+    GRAPH_COVERAGE = "min_graph_coverage"
+    INSTANTIATIONS = "max_instantiations_per_topology"
+    STEADY_EAGER = "max_steady_eager_launches"
+    # a profile certificate's keys (issue 31; graphcert.gate.profile)
+    NODE_REGRESSION = "max_node_regression"
+    PATH_REGRESSION = "max_critical_path_regression"
 
 
 class RuleStatus(str, Enum):
@@ -120,6 +129,12 @@ def certificate_rules(cert: Certificate, policy: Policy, *,
                                 (f"re-run {PRODUCER[cert.kind]} {cert.workload.ref} "
                                  f"to refresh it",)))
     limit = policy.for_workload(policy.max_nodes, name, cert.workload.ref)
+    if isinstance(result, RecordResult):  # issue 32: its own keys (graphcert.gate.record)
+        from graphcert.gate.record import record_rules
+
+        return rules + record_rules(result, policy, name, cert.workload.ref)
+    if isinstance(result, ProfileResult):  # issue 31: gated against its baseline only
+        return rules
     if limit is not None and not isinstance(result, PlanResult):  # a plan has no graph
         rows: list[tuple[str, int | None]] = (
             [(f"class {c.capacity}", c.node_count) for c in result.classes]
@@ -245,6 +260,15 @@ def baseline_rules(cert: Certificate, base: Loaded | None, policy: Policy, *,
         return [RuleResult(rule, RuleStatus.WARN, "no baseline certificate to compare with",
                            why)]
     current, baseline = cert.result, base.cert.result
+    if isinstance(current, RecordResult) and isinstance(baseline, RecordResult):
+        from graphcert.gate.record import record_baseline_rule
+
+        return [record_baseline_rule(current, baseline, str(base.path), policy)]
+    if isinstance(current, ProfileResult) and isinstance(baseline, ProfileResult):
+        from graphcert.gate.profile import profile_baseline_rules
+
+        return profile_baseline_rules(current, baseline, str(base.path), policy,
+                                      cert.workload.name, cert.workload.ref)
     if isinstance(current, SweepFit):  # its runs' own bench certificates are compared
         return [RuleResult(rule, RuleStatus.PASS, "a sweep's fit is shown, not compared "
                                               "(its runs' bench certificates are)")]

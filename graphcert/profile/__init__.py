@@ -4,12 +4,24 @@ numpy and the standard library, no CUDA, no CUPTI (graphcert.cupti will make the
 
 - `records`: a timed activity record (`ActivityRecord`), the profiled graph (`ProfileGraph`, from
   a snapshot and its node ids with `graph_of`), the untimed kinds and why;
-- `join`: records to nodes, one row per replay (launch), with what did not join (`Joined`);
-- `analysis`: the figures (`Profile`, with `to_json`/`from_json`) and `critical_path`.
+- `joining`: `join`, records to nodes, one row per replay (launch), with what did not
+  join (`Joined`);
+- `figures`: the figures as values (`Profile`, with `to_json`/`from_json`) and `critical_path`
+  (no numpy: certificate readers load them);
+- `analysis`: `analyse`, the figures of joined records (numpy).
+
+`join` and `analyse` (numpy) load on first use, so reading a profile certificate stays light.
 """
 
-from graphcert.profile.analysis import EdgeGap, NodeFigures, Profile, analyse, critical_path
-from graphcert.profile.join import Joined, Unmatched, join
+from typing import TYPE_CHECKING, Any
+
+from graphcert.profile.figures import (
+    EdgeGap,
+    NodeFigures,
+    Profile,
+    critical_path,
+    longest_path,
+)
 from graphcert.profile.records import (
     TIMED_KINDS,
     ActivityRecord,
@@ -19,6 +31,37 @@ from graphcert.profile.records import (
     graph_of,
 )
 
+if TYPE_CHECKING:
+    from graphcert.profile.analysis import analyse
+    from graphcert.profile.joining import Joined, Unmatched, join
+
+_LAZY = {"analyse": "graphcert.profile.analysis", "join": "graphcert.profile.joining",
+         "Joined": "graphcert.profile.joining", "Unmatched": "graphcert.profile.joining"}
+
+
+def __getattr__(name: str) -> Any:
+    """The numpy half (`join`, `analyse`), imported when first named."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'graphcert.profile' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
 __all__ = ["TIMED_KINDS", "EdgeGap", "GraphNode", "Joined", "NodeFigures", "ActivityRecord",
            "Profile", "ProfileGraph", "Unmatched", "UntimedNode", "analyse", "critical_path",
-           "graph_of", "join"]
+           "graph_of", "join", "longest_path"]
+
+
+# `graphcert.profile(g, replay=g.replay)` (issue 31's API): this package is callable; the call
+# is graphcert.profile_graph, the public API's, looked up by name when called (this pure
+# package imports nothing of the run side).
+class _CallablePackage(type(__import__("sys"))):  # type: ignore[misc]
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        import importlib
+
+        return importlib.import_module("graphcert").profile_graph(*args, **kwargs)
+
+
+__import__("sys").modules[__name__].__class__ = _CallablePackage

@@ -9,6 +9,8 @@ from graphcert.cert.certificate import Certificate
 from graphcert.cert.compare import CertificateDiff, Change, hash_change
 from graphcert.cert.results import SweepFit, VerifyResult
 from graphcert.cert.results.plan import PlanResult
+from graphcert.cert.results.profile import ProfileResult
+from graphcert.cert.results.record import RecordResult
 from graphcert.errors import clip
 from graphcert.model.jsontext import short_hash
 from graphcert.render.layout import Column, Grid
@@ -27,6 +29,9 @@ _TIMING_COLUMNS = (Column("n", right=True, key=True), Column("side", key=True),
                    Column("quantity", key=True), Column("a", right=True),
                    Column("b", right=True), Column("diff", right=True),
                    Column("noise", right=True), Column("change", wrap=True))
+_NODE_COLUMNS = (Column("class", key=True), Column("node", right=True, key=True),
+                 Column("kernel", wrap=True), Column("a", right=True), Column("b", right=True),
+                 Column("diff", right=True), Column("change"))
 _CHANGE_STYLE = {Change.SAME: "", Change.FASTER: "green", Change.SLOWER: "bold red",
                  Change.AMBIGUOUS: "yellow"}
 
@@ -82,6 +87,14 @@ def show_renderables(cert: Certificate, path: str, staleness: str) -> list[Rende
         out += sweep_view(result)
     elif isinstance(result, PlanResult):
         out += plan_view(result)
+    elif isinstance(result, ProfileResult):
+        from graphcert.render.profile import profile_view
+
+        out += profile_view(ref, result)
+    elif isinstance(result, RecordResult):  # issue 32
+        from graphcert.render.record import record_view
+
+        out += record_view(result)
     else:
         out += bench_view(ref, result)
     return out
@@ -114,6 +127,11 @@ def diff_renderables(diff: CertificateDiff, a: str, b: str) -> list[RenderableTy
         out.append(Grid(_CLASS_COLUMNS, classes))
         for c in diff.classes:
             out += [Text(f"  class {size(c.capacity)}: {line}") for line in c.node_diff]
+    elif diff.kind == "profile":  # nodes by canonical index (issue 31)
+        out.append(Grid(_NODE_COLUMNS, [
+            (n.label, "path" if n.index is None else str(n.index), n.name,
+             f"{n.baseline_ns / 1e3:,.2f} µs", f"{n.current_ns / 1e3:,.2f} µs", f"{n.diff:+.1%}",
+             Text(n.change.value, style=_CHANGE_STYLE[n.change])) for n in diff.nodes]))
     else:
         out.append(Grid(_TIMING_COLUMNS, [
             (size(t.n), t.side, t.quantity, us(t.baseline_s), us(t.current_s),

@@ -16,6 +16,8 @@ from graphcert._version import __version__
 from graphcert.cert.certificate import Certificate
 from graphcert.cert.results import SweepFit, VerifyResult
 from graphcert.cert.results.plan import PlanResult
+from graphcert.cert.results.profile import ProfileResult
+from graphcert.cert.results.record import RecordResult
 from graphcert.gate import GateReport, RuleStatus
 from graphcert.model import GraphSnapshot
 from graphcert.model.jsontext import short_hash
@@ -131,6 +133,14 @@ def _results(cert: Certificate, figures: Mapping[str, str] | None = None) -> str
         return sweep_view(result)
     if isinstance(result, PlanResult):
         return plan_html(result)
+    if isinstance(result, ProfileResult):  # issue 31
+        from graphcert.render.profilehtml import profile_html
+
+        return profile_html(result)
+    if isinstance(result, RecordResult):  # issue 32
+        from graphcert.render.record import record_html
+
+        return record_html(result)
     return bench_view(result)
 
 

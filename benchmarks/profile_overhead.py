@@ -1,0 +1,65 @@
+"""What CUPTI tracing costs a replay (issue 31: traced / untraced <= 1.01).
+
+    python benchmarks/profile_overhead.py                 # the built-ins and the PyTorch step
+    python benchmarks/profile_overhead.py --replays 500 chain scan
+
+Per workload, in one process: `graphcert profile`'s own measurement (graphcert.run.profile):
+WARMUP replays, then R replays untraced and R traced, each between CUDA events on the replay
+stream, medians compared. Prints one line per workload and class: untraced and traced
+median replay time, their ratio and whether it is within the bound. Nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+BOUND = 1.01
+BUILT_INS = ("chain", "chain[kernels=1000]", "scan", "converge", "join", "fixpoint", "decode",
+             "resident")
+STEP = str(ROOT / "examples/steps/torch_decode.py") + ":DECODE"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("workloads", nargs="*", default=[*BUILT_INS, STEP])
+    parser.add_argument("--replays", type=int, default=200)
+    parser.add_argument("--size", type=int, default=1 << 12)
+    parser.add_argument("--device", type=int, default=0)
+    args = parser.parse_args()
+
+    from graphcert.errors import GraphcertError
+    from graphcert.options import Options
+    from graphcert.run.profile import profile_workloads
+
+    worst, failed = 0.0, 0
+    print(f"{'workload':<44} {'class':>8} {'untraced us':>12} {'traced us':>10} {'ratio':>7}")
+    for ref in args.workloads:
+        sizes = [8] if ref.endswith(":DECODE") else [args.size]
+        try:
+            (run,) = profile_workloads([ref], sizes, args.replays, device=args.device,
+                                       options=Options())
+        except GraphcertError as exc:  # one workload that cannot run is reported, not fatal
+            print(f"{ref:<44} error: {exc.one_line()}")
+            failed += 1
+            continue
+        for cls in run.result.classes:
+            o = cls.overhead
+            if o is None:
+                print(f"{ref:<44} {cls.label:>8} overhead not measured: {cls.overhead_reason}")
+                failed += 1
+                continue
+            worst = max(worst, o.ratio)
+            mark = "ok" if o.ratio <= BOUND else f"ABOVE {BOUND}"
+            print(f"{ref:<44} {cls.label:>8} {o.untraced_ns / 1e3:>12.2f} "
+                  f"{o.traced_ns / 1e3:>10.2f} {o.ratio:>7.4f} {mark}")
+    print(f"worst ratio {worst:.4f} (bound {BOUND}); {failed} workload(s) without a figure")
+    return 0 if worst <= BOUND and not failed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+"""Two profiles compared node by node (issue 31): nodes lined up by canonical index, each
+node's median judged with its 95% interval as bench timings are judged with their noise, and
+the critical path. Profiles of different topologies are refused, naming the first node that
+differs. Pure; used by the gate (max_node_regression, max_critical_path_regression) and diff.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from graphcert.cert.compare import Change
+from graphcert.cert.results.profile import ProfiledClass, ProfileResult
+from graphcert.errors import GraphcertError
+from graphcert.profile import Profile
+
+
+class TopologyMismatch(GraphcertError):
+    """Two profiles of different graphs: their nodes cannot be lined up."""
+
+
+@dataclass(frozen=True)
+class NodeComparison:
+    """One node (or the critical path: index None), baseline against current, in ns."""
+
+    label: str  # the class label
+    index: int | None  # canonical index; None for the critical path
+    name: str  # kernel name, or "critical path"
+    baseline_ns: float
+    current_ns: float
+    baseline_high_ns: float
+    current_low_ns: float
+    change: Change
+
+    @property
+    def diff(self) -> float:
+        """(current - baseline) / baseline."""
+        return (self.current_ns - self.baseline_ns) / self.baseline_ns \
+            if self.baseline_ns > 0 else 0.0
+
+    @property
+    def where(self) -> str:
+        node = "critical path" if self.index is None else f"node {self.index} ({self.name})"
+        return f"{self.label} {node}"
+
+    def describe(self) -> str:
+        return (f"{self.where}: {self.baseline_ns / 1e3:.3f} -> {self.current_ns / 1e3:.3f} us "
+                f"({self.diff:+.1%}): {self.change.value}")
+
+
+def _signature(p: Profile) -> list[tuple[int, str, str]]:
+    """(index, kind, name) of every node in canonical order."""
+    rows = [(n.index, n.kind.value, n.name or "") for n in p.nodes]
+    rows += [(u.index, u.kind.value, "") for u in p.untimed]
+    return sorted(rows)
+
+
+def first_difference(baseline: ProfiledClass, current: ProfiledClass) -> str | None:
+    """None when the two classes profile one topology; else what differs first."""
+    a, b = _signature(baseline.profile), _signature(current.profile)
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            return (f"node {x[0]} is {x[1]} {x[2] or '-'} in the baseline but {y[1]} "
+                    f"{y[2] or '-'} now")
+    if len(a) != len(b):
+        return f"the baseline has {len(a)} nodes, this profile {len(b)}"
+    if sorted(baseline.profile.edges) != sorted(current.profile.edges):
+        edge = next(iter(sorted(set(baseline.profile.edges) ^ set(current.profile.edges))))
+        return f"edge {edge[0]} -> {edge[1]} is in one profile only"
+    if baseline.topology_hash != current.topology_hash:
+        return f"the topology hash differs ({baseline.topology_hash[:12]} -> " \
+               f"{current.topology_hash[:12]}) though the nodes and edges agree"
+    return None
+
+
+def judge(base_ns: float, base_high: float, cur_ns: float, cur_low: float,
+          limit: float) -> Change:
+    """Within `limit` of the baseline: same. Beyond it: slower (or faster) only where the
+    two 95% intervals are apart, else ambiguous (reported, never failed)."""
+    diff = (cur_ns - base_ns) / base_ns if base_ns > 0 else 0.0
+    if abs(diff) <= limit:
+        return Change.SAME
+    if diff > 0:
+        return Change.SLOWER if cur_low > base_high else Change.AMBIGUOUS
+    return Change.FASTER
+
+
+def compare_profiles(baseline: ProfileResult, current: ProfileResult, *, node_limit: float,
+                     path_limit: float) -> tuple[list[NodeComparison], list[str]]:
+    """Every node and critical path of the classes both hold, and notes for classes in one
+    only. A class whose topology differs raises TopologyMismatch naming the first node."""
+    out: list[NodeComparison] = []
+    notes: list[str] = []
+    base = {c.label: c for c in baseline.classes}
+    for cur in current.classes:
+        b = base.get(cur.label)
+        if b is None:
+            notes.append(f"{cur.label}: only in the current profile")
+            continue
+        why = first_difference(b, cur)
+        if why is not None:
+            raise TopologyMismatch(
+                f"{cur.label}: the profiles are of different topologies ({why})",
+                hint="compare profiles of one graph; re-record the baseline after a "
+                     "topology change")
+        bn = {n.index: n for n in b.profile.nodes}
+        for n in cur.profile.nodes:
+            o = bn[n.index]
+            out.append(NodeComparison(cur.label, n.index, n.name or n.kind.value, o.median_ns,
+                                      n.median_ns, o.high_ns, n.low_ns,
+                                      judge(o.median_ns, o.high_ns, n.median_ns, n.low_ns,
+                                            node_limit)))
+        out.append(_path(cur.label, b.profile, cur.profile, path_limit))
+    notes += [f"{label}: only in the baseline" for label in base
+              if current.cls(label) is None]
+    return out, notes
+
+
+def _path(label: str, b: Profile, c: Profile, limit: float) -> NodeComparison:
+    """The critical path's length; its interval is the sum of its nodes' intervals."""
+    def bound(p: Profile, high: bool) -> float:
+        on = set(p.critical_path)
+        return sum(n.high_ns if high else n.low_ns for n in p.nodes if n.index in on)
+
+    b_high, c_low = bound(b, True), bound(c, False)
+    return NodeComparison(label, None, "critical path", b.critical_path_ns, c.critical_path_ns,
+                          b_high, c_low, judge(b.critical_path_ns, b_high, c.critical_path_ns,
+                                               c_low, limit))

@@ -1,0 +1,107 @@
+"""A profile certificate's claims held against its own evidence (graphcert.cert.evidence's part
+for kind "profile"). Pure: no numpy.
+
+Per class, every figure graphcert.profile.analyse derives is recomputed from the per-node
+figures the certificate stores: the sum of node medians, each node's share, parallelism (sum
+over span), the critical path and its length (from the recorded edges and node medians); the
+nodes and untimed nodes cover the graph's indices once each; each node's figures are ordered
+(min <= low <= median <= high <= max); the overhead's ratio, the notes and the verdict are
+what `ProfileResult` gives.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from graphcert.cert.results.profile import ProfiledClass, ProfileResult
+from graphcert.errors import InputError
+from graphcert.profile import Profile, longest_path
+
+REL = 1e-9  # float rounding between the way graphcert summed a figure and this
+
+Doc = Mapping[str, Any]
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=REL, abs_tol=1e-6)
+
+
+def profile_contradictions(results: Doc, verdict: Doc,
+                           status_of: Mapping[str, int]) -> Iterator[str]:
+    """Each way a schema-valid profile certificate's results disagree with themselves;
+    `status_of` ranks verdict statuses (pass < incomplete < fail)."""
+    try:
+        result = ProfileResult.from_json(results)
+    except InputError as exc:
+        yield f"results: {exc.message}"
+        return
+    for i, (cls, doc) in enumerate(zip(result.classes, results["classes"], strict=True)):
+        yield from _class(f"results.classes[{i}]", cls, doc)
+    labels = [c.label for c in result.classes]
+    if len(set(labels)) != len(labels):
+        yield f"results.classes: a label repeats ({labels})"
+    if list(results["notes"]) != list(result.notes):
+        yield f"results.notes are {list(results['notes'])} but the figures give " \
+              f"{list(result.notes)}"
+    judged = result.verdict
+    stored = str(verdict.get("status") or ("pass" if verdict["passed"] else "fail"))
+    if status_of[judged.status.value] != status_of[stored]:
+        why = judged.reasons[0] if judged.reasons else "nothing is missing"
+        yield (f"verdict.status says {stored!r} but the profile's figures give "
+               f"{judged.status.value!r} ({why})")
+
+
+def _class(where: str, cls: ProfiledClass, doc: Doc) -> Iterator[str]:
+    if cls.overhead is not None and not _close(float(doc["overhead"]["ratio"]),
+                                               cls.overhead.ratio):
+        yield (f"{where}.overhead.ratio is {doc['overhead']['ratio']:.6g} but traced / "
+               f"untraced is {cls.overhead.ratio:.6g}")
+    yield from derived_contradictions(f"{where}.profile", cls.profile)
+
+
+def derived_contradictions(where: str, p: Profile) -> Iterator[str]:
+    """A profile's derived figures against its per-node figures (see the module)."""
+    indices = sorted([n.index for n in p.nodes] + [u.index for u in p.untimed])
+    n = len(indices)
+    if indices != list(range(n)):
+        yield f"{where}: the nodes and untimed nodes do not cover indices 0..{n - 1} once each"
+        return
+    for node in p.nodes:
+        if not (node.min_ns <= node.low_ns <= node.median_ns <= node.high_ns <= node.max_ns):
+            yield (f"{where}: node {node.index}'s figures are out of order (min {node.min_ns}, "
+                   f"low {node.low_ns:.6g}, median {node.median_ns:.6g}, high "
+                   f"{node.high_ns:.6g}, max {node.max_ns})")
+    total = sum(node.median_ns for node in p.nodes)
+    if not _close(p.sum_ns, total):
+        yield f"{where}.sum_ns is {p.sum_ns:.6g} but the node medians sum to {total:.6g}"
+    for node in p.nodes:
+        share = node.median_ns / total if total > 0 else 0.0
+        if not _close(node.share, share):
+            yield f"{where}: node {node.index}'s share is {node.share:.6g}, not {share:.6g}"
+    parallelism = total / p.span_ns if p.span_ns > 0 else 0.0
+    if not _close(p.parallelism, parallelism):
+        yield (f"{where}.parallelism is {p.parallelism:.6g} but sum / span is "
+               f"{parallelism:.6g}")
+    weight = [0.0] * n
+    for node in p.nodes:
+        weight[node.index] = node.median_ns
+    try:
+        path, length = longest_path(n, p.edges, weight)
+    except InputError as exc:
+        yield f"{where}.edges: {exc.message}"
+        return
+    if not _close(p.critical_path_ns, length):
+        yield (f"{where}.critical_path_ns is {p.critical_path_ns:.6g} but the longest path "
+               f"by node medians is {length:.6g}")
+    elif tuple(p.critical_path) != path:
+        yield (f"{where}.critical_path is {list(p.critical_path)} but the node medians give "
+               f"{list(path)}")
+    edges = set(p.edges)
+    for gap in p.gaps:
+        if not (0 <= gap.from_index < n and 0 <= gap.to_index < n):
+            yield f"{where}: a gap joins {gap.from_index} -> {gap.to_index}, not graph nodes"
+        elif not gap.through_untimed and (gap.from_index, gap.to_index) not in edges:
+            yield (f"{where}: the gap {gap.from_index} -> {gap.to_index} is not an edge of "
+                   f"the graph")

@@ -1,0 +1,172 @@
+"""The profile result (issue 31): per class or bucket, the device time of every node of a
+replayed graph (graphcert.profile.Profile), the tracing overhead measured beside it, and the
+topology it belongs to. Written as a `profile` certificate the gate reads
+(`max_node_regression`, `max_critical_path_regression`). Pure: no CUDA, no CUPTI.
+
+The verdict (`ProfileResult.judge`):
+- nothing fails here: a graph with no timed node, replays=0 or CUPTI unavailable are refused
+  before a result exists (graphcert.profile.ProfileGraph, the run side); regressions are the
+  gate's, against a baseline;
+- incomplete (figures exist but something was lost): a class without its overhead figure;
+  records CUPTI dropped (full buffers); more than MAX_INCOMPLETE_FRACTION of the replays that
+  left records lacking a node's record; fewer replays with records than were asked for;
+- notes, never a fail (`ProfileResult.notes`): tracing overhead above OVERHEAD_NOTE (the
+  figures still hold, they are only slower by that much), records that joined no node, and
+  duplicate records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from graphcert.cert.results.verdict import Verdict
+from graphcert.errors import InputError
+from graphcert.profile import Profile
+
+MAX_INCOMPLETE_FRACTION = 0.05  # of replays with records: more missing a node is incomplete
+OVERHEAD_NOTE = 1.01  # traced / untraced replay time above this is noted (issue 31's bound)
+
+
+@dataclass(frozen=True)
+class ReplayOverhead:
+    """Tracing overhead measured in the same run: median device time of one whole replay
+    (CUDA events around cuGraphLaunch on the replay stream) with CUPTI activity on and off."""
+
+    traced_ns: float
+    untraced_ns: float
+    samples: int  # replays timed each way
+
+    @property
+    def ratio(self) -> float:
+        """traced / untraced (1.0 where the untraced time is not positive)."""
+        return self.traced_ns / self.untraced_ns if self.untraced_ns > 0 else 1.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"traced_ns": self.traced_ns, "untraced_ns": self.untraced_ns,
+                "samples": self.samples, "ratio": self.ratio}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> ReplayOverhead:
+        return cls(float(doc["traced_ns"]), float(doc["untraced_ns"]), int(doc["samples"]))
+
+
+@dataclass(frozen=True)
+class ProfiledClass:
+    """One class or bucket's profile: the graph captured for `size`, its topology
+    fingerprint, the figures and the overhead (None only with `overhead_reason`)."""
+
+    label: str  # the class or bucket label as verify/bench print it
+    size: int  # the n the graph was captured for
+    topology_hash: str  # the snapshot's topology fingerprint
+    profile: Profile
+    overhead: ReplayOverhead | None
+    overhead_reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.overhead is None and not self.overhead_reason:
+            raise InputError(f"class {self.label}: no overhead figure and no reason why",
+                             hint="measure the overhead, or say why it was not measured")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"label": self.label, "size": self.size, "topology_hash": self.topology_hash,
+                "profile": self.profile.to_json(),
+                "overhead": self.overhead.to_json() if self.overhead is not None else None,
+                "overhead_reason": self.overhead_reason}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> ProfiledClass:
+        over = doc.get("overhead")
+        return cls(str(doc["label"]), int(doc["size"]), str(doc["topology_hash"]),
+                   Profile.from_json(doc["profile"]),
+                   ReplayOverhead.from_json(over) if over is not None else None,
+                   doc.get("overhead_reason"))
+
+
+@dataclass(frozen=True)
+class ProfileResult:
+    """`graphcert profile` of one workload over its classes; `verdict` is `judge` of the
+    figures (derived, so a certificate's stored verdict is checked against it)."""
+
+    workload: str  # the workload ref as bench certificates name it
+    replays: int  # replays requested per class
+    classes: tuple[ProfiledClass, ...]
+    cupti_version: int  # cupti.get_version()
+    wall_s: float | None = None  # the run's wall time
+
+    @property
+    def verdict(self) -> Verdict:
+        return ProfileResult.judge(self.classes, self.replays)
+
+    def rejudged(self) -> Verdict:
+        return self.verdict
+
+    def cls(self, label: str) -> ProfiledClass | None:
+        """The class labelled `label`, None where there is none."""
+        return next((c for c in self.classes if c.label == label), None)
+
+    @staticmethod
+    def judge(classes: Sequence[ProfiledClass], replays: int) -> Verdict:
+        """The verdict of a profile (the module's docstring says what makes it incomplete);
+        the one rule the command, the certificate reader and the gate use."""
+        missing: list[str] = []
+        if not classes:
+            missing.append("no class was profiled")
+        for c in classes:
+            p = c.profile
+            seen = p.replays + p.incomplete_replays
+            if c.overhead is None:
+                missing.append(f"{c.label}: tracing overhead not measured ({c.overhead_reason})")
+            if p.dropped:
+                missing.append(f"{c.label}: CUPTI dropped {p.dropped} record(s) (buffers full)")
+            if seen and p.incomplete_replays > MAX_INCOMPLETE_FRACTION * seen:
+                missing.append(f"{c.label}: {p.incomplete_replays} of {seen} replays lack a "
+                               f"node's record (more than {MAX_INCOMPLETE_FRACTION:.0%})")
+            if seen < replays:
+                missing.append(f"{c.label}: {replays - seen} of {replays} replays left no "
+                               f"record")
+        return Verdict.of((), missing)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What a reader should know that is not a fail nor incomplete."""
+        out: list[str] = []
+        for c in self.classes:
+            p = c.profile
+            if c.overhead is not None and c.overhead.ratio > OVERHEAD_NOTE:
+                out.append(f"{c.label}: tracing overhead {c.overhead.ratio:.3f}x (above "
+                           f"{OVERHEAD_NOTE}x): node times may read slower than untraced")
+            if p.unmatched:
+                out.append(f"{c.label}: {p.unmatched} record(s) joined no node of the graph")
+            if p.duplicates:
+                out.append(f"{c.label}: {p.duplicates} duplicate record(s) ignored")
+        return tuple(out)
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"workload": self.workload, "replays": self.replays,
+                               "cupti_version": self.cupti_version,
+                               "classes": [c.to_json() for c in self.classes],
+                               "notes": list(self.notes)}
+        if self.wall_s is not None:
+            doc["wall_s"] = self.wall_s
+        return doc
+
+    @classmethod
+    def from_json(cls, results: Mapping[str, Any],
+                  verdict: Mapping[str, Any] | None = None) -> ProfileResult:
+        """The result a `to_json` document holds (`verdict`, the stored one, is not needed:
+        the verdict is judged from the figures; evidence checks the two agree)."""
+        del verdict
+        try:
+            wall = results.get("wall_s")
+            return cls(str(results["workload"]), int(results["replays"]),
+                       tuple(ProfiledClass.from_json(c) for c in results["classes"]),
+                       int(results["cupti_version"]),
+                       float(wall) if wall is not None else None)
+        except KeyError as exc:
+            raise InputError(f"profile results lack {exc.args[0]!r}",
+                             hint="pass a document ProfileResult.to_json wrote") from None
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"profile results have a bad value: {exc}",
+                             hint="pass a document ProfileResult.to_json wrote") from None

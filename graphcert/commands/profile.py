@@ -1,0 +1,83 @@
+"""`graphcert profile`: the device time of every node of a replayed graph, its critical path
+and the gaps between dependent nodes, from CUPTI activity records (issue 31)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from graphcert.commands._options import (
+    Bounded,
+    certificate_options,
+    cli_options,
+    json_option,
+    resolve_device,
+    signing_key_option,
+    single_device_option,
+)
+from graphcert.errors import ExitStatus
+
+if TYPE_CHECKING:
+    from graphcert.cert.results.profile import ProfileResult
+
+
+@click.command("profile")
+@click.argument("workloads", nargs=-1, required=True)
+@click.option("--size", "size", help="Profile the graph of one size N (default without "
+                                     "--classes: 65536).")
+@click.option("--classes", help="Each class capacity in LO..HI, or each bucket of a list "
+              "(1,2,4,8 or vllm:MAX / sglang:MAX).")
+@click.option("--replays", type=Bounded(int, 1, 100_000), default=200, show_default=True,
+              help="Traced replays per class (and as many untraced, for the overhead).")
+@certificate_options("Where the profile certificates go.",
+                     "Profile without writing certificates.")
+@single_device_option
+@signing_key_option
+@json_option
+def command(workloads: tuple[str, ...], size: str | None, classes: str | None, replays: int,
+            out_dir: Path, no_certificate: bool, device: int | None, as_json: bool) -> None:
+    """Replay each of WORKLOADS' graphs REPLAYS times with CUPTI tracing and report, per
+    node in canonical order, its median, min and max device time and start offset; the
+    replay's span, the critical path, parallelism, the gaps on dependent edges, and the
+    tracing overhead. Exits 1 if a verdict is incomplete (dropped records, missing
+    overhead)."""
+    from graphcert.buckets import parse_buckets, parse_size
+    from graphcert.errors import InputError
+
+    if size is not None and classes is not None:
+        raise InputError("give --size or --classes, not both")
+    sizes = (parse_buckets(classes) if classes is not None
+             else [parse_size(size if size is not None else 1 << 16)])
+    options = cli_options()
+    index = resolve_device(device, options)
+
+    from graphcert.render.console import print_json, stderr_console, stdout_console
+    from graphcert.render.profile import profile_view
+    from graphcert.run.profile import ProfiledRun, profile_workloads
+
+    out, err = stdout_console(), stderr_console()
+
+    def show(run: ProfiledRun) -> None:
+        if as_json:
+            return
+        for part in profile_view(run.ref, run.result):
+            out.print(part)
+        if run.certificate is not None:
+            err.print(f"certificate: {run.certificate}", markup=False, highlight=False)
+
+    done = profile_workloads(workloads, sizes, replays, device=index,
+                             out_dir=None if no_certificate else out_dir, options=options,
+                             on_result=show)
+    if as_json:
+        import json
+
+        print_json(json.dumps([_json(r.ref, r.result, r.certificate) for r in done], indent=2))
+    if not all(r.result.verdict.passed for r in done):
+        click.get_current_context().exit(ExitStatus.FAILED)
+
+
+def _json(ref: str, result: ProfileResult, certificate: Path | None) -> dict[str, Any]:
+    return {"ref": ref, "results": result.to_json(), "verdict": result.verdict.to_json(),
+            "certificate": None if certificate is None else str(certificate)}

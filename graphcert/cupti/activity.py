@@ -1,0 +1,248 @@
+"""CUPTI activity tracing as a context manager: device records (kernels, copies, sets and,
+where asked, NVTX markers) as pure values, and how many records CUPTI dropped.
+
+    with Activity() as act:
+        ... replay the graph ...
+    act.records   # DeviceRecord values, graph and eager ones alike
+    act.dropped   # cuptiActivityGetNumDroppedRecords on the global queue (context NULL)
+
+GRAPH_TRACE is never enabled: with it CUPTI gives one record per graph launch and no kernel
+records (measured on an H100, DEVICE_FACTS.md). Records are converted inside the
+buffer-completed callback, since the record objects view a buffer CUPTI reuses.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from dataclasses import dataclass
+from types import ModuleType, TracebackType
+
+from graphcert.cupti.library import CuptiUnavailable, load, refusal
+from graphcert.errors import GraphcertError, InputError
+from graphcert.model import NodeKind
+from graphcert.profile import ActivityRecord
+
+BUFFER_BYTES = 8 * 1024 * 1024
+KINDS = ("CONCURRENT_KERNEL", "MEMCPY", "MEMSET")
+
+
+@dataclass(frozen=True)
+class DeviceRecord:
+    """One kernel, memcpy or memset CUPTI timed, in a graph (graph_id != 0) or eager.
+
+    graph_node_id: CUPTI's 64-bit node id (0 for eager work); name: the kernel's (mangled)
+    name, or "memcpy HTOD" / "memset" for copies and sets."""
+
+    kind: NodeKind
+    name: str
+    start_ns: int
+    end_ns: int
+    graph_id: int
+    graph_node_id: int
+    correlation_id: int
+    stream_id: int
+    device_id: int
+    context_id: int
+
+    @property
+    def in_graph(self) -> bool:
+        return self.graph_id != 0
+
+    def activity(self) -> ActivityRecord:
+        """The record as graphcert.profile joins it to a graph's nodes."""
+        return ActivityRecord(self.graph_node_id, self.start_ns, self.end_ns, self.kind,
+                              self.name, self.correlation_id, self.stream_id)
+
+
+@dataclass(frozen=True)
+class MarkerRecord:
+    """One NVTX marker record (MARKER activity): a range's start or end, or an instant."""
+
+    name: str
+    marker_id: int
+    timestamp_ns: int
+    flags: int
+    domain: str
+    object_id: int
+
+
+def convert(cupti: ModuleType, rec: object) -> DeviceRecord | MarkerRecord | None:
+    """The pure value of one CUPTI activity record, or None for a kind we do not keep."""
+    kind = int(getattr(rec, "kind", -1))
+    ak = cupti.ActivityKind
+    if kind in (int(ak.CONCURRENT_KERNEL), int(ak.KERNEL)):
+        node_kind, name = NodeKind.KERNEL, str(getattr(rec, "name", "") or "")
+    elif kind == int(ak.MEMCPY):
+        copy = int(getattr(rec, "copy_kind", 0))
+        try:
+            label = cupti.ActivityMemcpyKind(copy).name
+        except ValueError:
+            label = str(copy)
+        node_kind, name = NodeKind.MEMCPY, f"memcpy {label}"
+    elif kind == int(ak.MEMSET):
+        node_kind, name = NodeKind.MEMSET, "memset"
+    elif kind == int(ak.MARKER):
+        return MarkerRecord(str(getattr(rec, "name", "") or ""), int(getattr(rec, "id", 0)),
+                            int(getattr(rec, "timestamp", 0)), int(getattr(rec, "flags_", 0)),
+                            str(getattr(rec, "domain", "") or ""),
+                            int(getattr(rec, "object_id", 0) or 0))
+    else:
+        return None
+    return DeviceRecord(node_kind, name, int(rec.start), int(rec.end),  # type: ignore[attr-defined]
+                        int(getattr(rec, "graph_id", 0)), int(getattr(rec, "graph_node_id", 0)),
+                        int(getattr(rec, "correlation_id", 0)), int(getattr(rec, "stream_id", 0)),
+                        int(getattr(rec, "device_id", 0)), int(getattr(rec, "context_id", 0)))
+
+
+class Activity:
+    """Enables CONCURRENT_KERNEL, MEMCPY and MEMSET activity (and MARKER with markers=True)
+    on entry; on exit flushes every buffer (forced), disables the kinds and reads the dropped
+    count. A failure to enable is a CuptiUnavailable with nothing left enabled."""
+
+    def __init__(self, *, markers: bool = False, buffer_bytes: int = BUFFER_BYTES) -> None:
+        if buffer_bytes < 64 * 1024:
+            raise InputError(f"activity buffer of {buffer_bytes} bytes is too small",
+                             hint="use at least 64 KiB")
+        self._kinds = KINDS + (("MARKER",) if markers else ())
+        self._buffer_bytes = buffer_bytes
+        self._lock = threading.Lock()
+        self._records: list[DeviceRecord] = []
+        self._markers: list[MarkerRecord] = []
+        self._enabled: list[object] = []
+        self._cupti: ModuleType | None = None
+        self.dropped = 0
+        self.ignored = 0  # records of other kinds CUPTI delivered (e.g. another client's)
+
+    def __enter__(self) -> Activity:
+        global _SINK
+        cupti = self._cupti = load()
+        if _SINK is not None:
+            raise GraphcertError("CUPTI activity is already being collected in this process",
+                                 hint="finish the other `with Activity()` block first")
+        _register(cupti)
+        _SINK = self
+        for name in self._kinds:
+            kind = getattr(cupti.ActivityKind, name)
+            try:
+                cupti.activity_enable(kind)
+            except Exception as exc:
+                self._disable()
+                raise refusal(f"enabling {name} activity", exc) from None
+            self._enabled.append(kind)
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        try:
+            self.flush()
+            self.dropped += self._read_dropped()
+        except GraphcertError:
+            if et is None:
+                raise  # an error of the body wins over one of the flush
+        finally:
+            self._disable()
+
+    def flush(self) -> None:
+        """Deliver every buffered record now (a forced flush: incomplete buffers too)."""
+        if self._cupti is None:
+            return
+        try:
+            self._cupti.activity_flush_all(1)  # CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
+        except Exception as exc:
+            raise refusal("flushing activity buffers", exc) from None
+
+    def take(self) -> tuple[DeviceRecord, ...]:
+        """Flush, and hand over (and forget) the device records collected so far."""
+        self.flush()
+        with self._lock:
+            out, self._records = tuple(self._records), []
+        return out
+
+    @property
+    def records(self) -> tuple[DeviceRecord, ...]:
+        with self._lock:
+            return tuple(self._records)
+
+    @property
+    def markers(self) -> tuple[MarkerRecord, ...]:
+        with self._lock:
+            return tuple(self._markers)
+
+    def _completed(self, activities: list[object]) -> None:
+        assert self._cupti is not None
+        devices: list[DeviceRecord] = []
+        markers: list[MarkerRecord] = []
+        ignored = 0
+        for rec in activities:
+            value = convert(self._cupti, rec)
+            if isinstance(value, DeviceRecord):
+                devices.append(value)
+            elif isinstance(value, MarkerRecord):
+                markers.append(value)
+            else:
+                ignored += 1
+        with self._lock:
+            self._records.extend(devices)
+            self._markers.extend(markers)
+            self.ignored += ignored
+
+    def _read_dropped(self) -> int:
+        """Records dropped for want of buffer space since the last call, from CUPTI's global
+        queue (context NULL, stream 0); 0 where this CUPTI cannot say."""
+        assert self._cupti is not None
+        count = ctypes.c_size_t(0)
+        try:
+            self._cupti.activity_get_num_dropped_records(0, 0, ctypes.addressof(count))
+        except Exception as exc:
+            raise refusal("reading the dropped-record count", exc) from None
+        return int(count.value)
+
+    def _disable(self) -> None:
+        global _SINK
+        cupti, kinds, self._enabled = self._cupti, self._enabled, []
+        if _SINK is self:
+            _SINK = None
+        if cupti is None:
+            return
+        for kind in reversed(kinds):
+            try:
+                cupti.activity_disable(kind)
+            except Exception:  # noqa: BLE001 (disabling is best effort on the way out)
+                pass
+
+
+# CUPTI's buffer callbacks are registered once per process (and per loaded cupti module) and
+# hand records to the Activity being collected; records delivered outside one are dropped.
+_SINK: Activity | None = None
+_REGISTERED_WITH: list[ModuleType] = []  # the cupti module the callbacks are registered with
+
+
+def _register(cupti: ModuleType) -> None:
+    if _REGISTERED_WITH and _REGISTERED_WITH[0] is cupti:
+        return
+    try:
+        cupti.activity_register_callbacks(_requested, _completed)
+    except Exception as exc:  # cuptiError, or a library that cannot start at all
+        raise refusal("registering the activity buffer callbacks", exc) from None
+    _REGISTERED_WITH[:] = [cupti]
+
+
+def _requested() -> tuple[int, int]:
+    sink = _SINK
+    return (sink._buffer_bytes if sink is not None else BUFFER_BYTES), 0  # 0: as many as fit
+
+
+def _completed(activities: list[object]) -> None:
+    sink = _SINK
+    if sink is not None:
+        sink._completed(activities)
+
+
+def ensure_available() -> None:
+    """CuptiUnavailable now, before any capture, where CUPTI cannot be loaded."""
+    load()
+
+
+__all__ = ["KINDS", "Activity", "CuptiUnavailable", "DeviceRecord", "MarkerRecord", "convert",
+           "ensure_available"]

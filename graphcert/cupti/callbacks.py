@@ -1,0 +1,199 @@
+"""graphcert record's one CUPTI subscriber (CUPTI allows one per process): the resource
+callbacks of graph executables and the driver API callbacks of instantiation, launch, update
+and stream capture, turned into calls on a `Sink` with plain ints (handles, times, ids).
+
+Nothing here raises into CUPTI: a callback's failure is kept (`Subscriber.errors`) and the
+recording goes on. CUDA calls made inside a callback are not traced again (CUPTI does not
+invoke callbacks for them), and a guard per thread keeps this code from re-entering anyway.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import threading
+import time
+from collections.abc import Callable
+from types import ModuleType, TracebackType
+from typing import Any, Protocol
+
+from graphcert.cupti.library import CuptiUnavailable, load, status_name
+
+DRIVER_CALLS = (
+    "cuGraphInstantiate", "cuGraphInstantiate_v2", "cuGraphInstantiateWithFlags",
+    "cuGraphInstantiateWithParams", "cuGraphInstantiateWithParams_ptsz",
+    "cuGraphLaunch", "cuGraphLaunch_ptsz", "cuGraphExecUpdate", "cuGraphExecUpdate_v2",
+    "cuStreamBeginCapture", "cuStreamBeginCapture_v2", "cuStreamBeginCapture_ptsz",
+    "cuStreamBeginCapture_v2_ptsz", "cuStreamBeginCaptureToGraph",
+    "cuStreamBeginCaptureToGraph_ptsz", "cuStreamEndCapture", "cuStreamEndCapture_ptsz")
+RESOURCES = ("GRAPHEXEC_CREATED", "GRAPHEXEC_DESTROY_STARTING")
+MAX_ERRORS = 20  # callback failures kept (the first ones say what went wrong)
+
+
+class Sink(Protocol):
+    """What the subscriber reports; times are time.perf_counter_ns() values."""
+
+    def instantiated(self, graph: int, graph_exec: int, start_ns: int, end_ns: int) -> None:
+        ...
+
+    def captured(self, graph: int, start_ns: int, end_ns: int) -> None: ...
+
+    def launched(self, graph_exec: int, correlation_id: int, at_ns: int) -> None: ...
+
+    def updated(self, graph_exec: int, ok: bool, result: str, at_ns: int) -> None: ...
+
+    def destroyed(self, graph_exec: int, at_ns: int) -> None: ...
+
+
+def params_class_name(call: str) -> str:
+    """cupti's params class of a driver call: cuGraphLaunch_ptsz -> CuGraphLaunchPtszParams."""
+    return "".join(p[:1].upper() + p[1:] for p in call.split("_")) + "Params"
+
+
+def _word(address: int) -> int:
+    """The 64-bit value at `address` (an out-parameter the driver has written)."""
+    return int(ctypes.c_uint64.from_address(address).value) if address else 0
+
+
+def _result(data: Any) -> int:
+    """The CUresult a driver call returned (at its API exit)."""
+    address = int(data.function_return_value or 0)
+    return int(ctypes.c_int.from_address(address).value) if address else 0
+
+
+class Subscriber:
+    """Subscribes on entry (CuptiUnavailable, naming the other client, when CUPTI is held)
+    and unsubscribes on exit; between the two, `sink` hears of every graph executable."""
+
+    def __init__(self, sink: Sink, clock: Callable[[], int] = time.perf_counter_ns) -> None:
+        self._sink = sink
+        self._clock = clock
+        self._cupti: ModuleType | None = None
+        self._params: Any = None
+        self._handle: int | None = None
+        self._names: dict[int, str] = {}
+        self._local = threading.local()
+        self._captures: dict[int, int] = {}  # stream -> capture begin
+        self.errors: list[str] = []
+
+    def __enter__(self) -> Subscriber:
+        cupti = self._cupti = load()
+        try:  # the typed parameters of driver calls (cupti-python 13.4 has them)
+            self._params = importlib.import_module("cupti.cuda_driver_api_params")
+        except ImportError:
+            raise CuptiUnavailable("this cupti-python has no cuda_driver_api_params module",
+                                   hint="pip install 'cupti-python>=13.4,<14'") from None
+        params = None
+        try:
+            if hasattr(cupti, "subscribe_v2"):  # names the holder when CUPTI is taken
+                params = cupti.SubscriberParams()
+                params.struct_size = cupti.SUBSCRIBER_PARAMS_SIZE
+                params.subscriber_name = "graphcert record"
+                self._handle = cupti.subscribe_v2(self._dispatch, None, params.ptr)
+            else:
+                self._handle = cupti.subscribe(self._dispatch, None)
+        except Exception as exc:  # cuptiError
+            holder = str(getattr(params, "old_subscriber_name", "") or "").strip()
+            raise CuptiUnavailable(
+                f"CUPTI is held by another profiler{f' ({holder})' if holder else ''}: "
+                f"subscribing failed with {status_name(exc)}",
+                hint="run graphcert record outside Nsight Systems / Nsight Compute and "
+                     "without another CUPTI client") from None
+        try:
+            for name in RESOURCES:
+                cupti.enable_callback(1, self._handle, cupti.CallbackDomain.RESOURCE,
+                                      getattr(cupti.CallbackIdResource, name))
+            for name in DRIVER_CALLS:
+                cbid = getattr(cupti.DriverApiTraceCbid, name, None)
+                if cbid is not None:
+                    self._names[int(cbid)] = name
+                    cupti.enable_callback(1, self._handle, cupti.CallbackDomain.DRIVER_API,
+                                          cbid)
+        except Exception as exc:
+            self._unsubscribe()
+            raise CuptiUnavailable(f"CUPTI refused a callback: {status_name(exc)}",
+                                   hint="check the driver with nvidia-smi") from None
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._unsubscribe()
+
+    def _unsubscribe(self) -> None:
+        if self._cupti is not None and self._handle is not None:
+            try:
+                self._cupti.unsubscribe(self._handle)
+            except Exception:  # noqa: BLE001 (best effort on the way out)
+                pass
+            self._handle = None
+
+    # ------------------------------------------------------------------ in CUPTI's thread
+
+    def _dispatch(self, _userdata: object, domain: int, cbid: int, data: Any) -> None:
+        if getattr(self._local, "busy", False):
+            return
+        self._local.busy = True
+        try:
+            cupti = self._cupti
+            assert cupti is not None
+            if domain == cupti.CallbackDomain.RESOURCE:
+                self._resource(cupti, cbid, data)
+            elif domain == cupti.CallbackDomain.DRIVER_API:
+                self._driver(cupti, self._names.get(int(cbid), ""), data)
+        except Exception as exc:  # noqa: BLE001 (never raise into the driver)
+            if len(self.errors) < MAX_ERRORS:
+                self.errors.append(f"{type(exc).__name__}: {exc}")
+        finally:
+            self._local.busy = False
+
+    def _resource(self, cupti: ModuleType, cbid: int, data: Any) -> None:
+        gd = cupti.GraphData.from_ptr(data.resource_descriptor)
+        if cbid == cupti.CallbackIdResource.GRAPHEXEC_CREATED:
+            pending = getattr(self._local, "pending", None)
+            if pending is None:
+                pending = self._local.pending = []
+            pending.append((int(gd.graph), int(gd.graph_exec)))
+        elif cbid == cupti.CallbackIdResource.GRAPHEXEC_DESTROY_STARTING:
+            self._sink.destroyed(int(gd.graph_exec), self._clock())
+
+    def _driver(self, cupti: ModuleType, name: str, data: Any) -> None:
+        enter = data.callback_site == cupti.ApiCallbackSite.API_ENTER
+        params = getattr(self._params, params_class_name(name)).from_ptr(data.function_params)
+        now = self._clock()
+        if name.startswith("cuGraphInstantiate"):
+            if enter:
+                self._local.pending = []
+                self._local.started = now
+            elif _result(data) == 0:  # a failed instantiation made no executable
+                self._instantiated(params, now)
+            else:
+                self._local.pending = []
+        elif name.startswith("cuGraphLaunch"):
+            if enter:
+                self._sink.launched(int(params.h_graph), int(data.correlation_id), now)
+        elif name.startswith("cuGraphExecUpdate"):
+            if not enter:
+                code = _result(data)
+                self._sink.updated(int(params.h_graph_exec), code == 0,
+                                   "CUDA_SUCCESS" if code == 0 else f"CUresult {code}", now)
+        elif name.startswith("cuStreamBeginCapture"):
+            if enter:
+                self._captures[int(params.h_stream)] = now
+        elif name.startswith("cuStreamEndCapture") and not enter:
+            began = self._captures.pop(int(params.h_stream), None)
+            graph = _word(int(params.ph_graph))
+            if graph and began is not None:
+                self._sink.captured(graph, began, now)
+
+    def _instantiated(self, params: Any, now: int) -> None:
+        started = getattr(self._local, "started", now)
+        made = getattr(self._local, "pending", None) or []
+        self._local.pending = []
+        if not made:  # no resource callback came: the out-parameter names the executable
+            exe = _word(int(params.ph_graph_exec))
+            made = [(int(params.h_graph), exe)] if exe else []
+        for graph, exe in made:
+            self._sink.instantiated(graph, exe, started, now)
+
+
+__all__ = ["DRIVER_CALLS", "RESOURCES", "Sink", "Subscriber", "params_class_name"]

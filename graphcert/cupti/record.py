@@ -1,0 +1,168 @@
+"""The collector behind `graphcert record` and `graphcert.record()`: one CUPTI subscriber
+(graphcert.cupti.callbacks) and kernel activity (graphcert.cupti.activity) turned into a
+pure `graphcert.recording.Recording`.
+
+Each executable's source graph is read when its cuGraphInstantiate* call returns (the API
+exit callback), not in the GRAPHEXEC_CREATED resource callback: at the API exit the driver
+has finished with the graph and holds no lock on it, and the graph is still alive (PyTorch
+frees its captured graph right after instantiating it unless keep_graph=True). The read
+calls only host-side graph queries (cuGraphGetNodes, cuGraphNodeGetType, cuGraph*NodeGetParams,
+cuGraphGetEdges): no stream work, no synchronisation, nothing that waits on the GPU.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from types import ModuleType, TracebackType
+
+from graphcert.cupti.activity import Activity
+from graphcert.cupti.callbacks import Subscriber
+from graphcert.cupti.library import load
+from graphcert.errors import GraphcertError
+from graphcert.model import GraphSnapshot, NodeKind
+from graphcert.recording import (
+    Destroyed,
+    Instantiated,
+    KernelRun,
+    Launched,
+    Made,
+    Recording,
+    Updated,
+)
+
+Reader = Callable[[int], GraphSnapshot]  # a CUgraph's address -> its snapshot
+
+
+class Recorder:
+    """Records from entry to exit; `recording()` then gives what was seen. `read` reads a
+    source graph (run/ passes graphcert's snapshot reader); None records no snapshots."""
+
+    def __init__(self, read: Reader | None, clock: Callable[[], int] = time.perf_counter_ns
+                 ) -> None:
+        self._read = read
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._t0 = clock()
+        self._keys: dict[int, int] = {}  # live executable handle -> its key
+        self._captured: dict[int, int] = {}  # graph handle -> capture ns
+        self._inst: list[Instantiated] = []
+        self._launched: list[Launched] = []
+        self._updated: list[Updated] = []
+        self._destroyed: list[Destroyed] = []
+        self._activity = Activity()
+        self._subscriber = Subscriber(self, clock)
+        self._cupti: ModuleType | None = None
+        self._kernels: tuple[KernelRun, ...] = ()
+        self._dropped = 0
+        self._open = False
+
+    def __enter__(self) -> Recorder:
+        self._cupti = load()
+        self._subscriber.__enter__()
+        try:
+            self._activity.__enter__()
+        except BaseException:
+            self._subscriber.__exit__(None, None, None)
+            raise
+        self._t0 = self._clock()
+        self._open = True
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Flush the activity records and unsubscribe (once; later calls do nothing)."""
+        if not self._open:
+            return
+        self._open = False
+        try:
+            self._activity.__exit__(None, None, None)
+        finally:
+            self._subscriber.__exit__(None, None, None)
+        self._kernels = tuple(KernelRun(r.name, r.start_ns, r.end_ns, r.graph_id,
+                                        r.correlation_id)
+                              for r in self._activity.records if r.kind is NodeKind.KERNEL)
+        self._dropped = self._activity.dropped
+
+    @property
+    def errors(self) -> tuple[str, ...]:
+        """Callback failures (the recording went on without what they would have given)."""
+        return tuple(self._subscriber.errors)
+
+    def recording(self) -> Recording:
+        with self._lock:
+            return Recording(tuple(self._inst), tuple(self._launched), tuple(self._updated),
+                             tuple(self._destroyed), self._kernels, self._dropped)
+
+    # ------------------------------------------------- the Sink (called in CUPTI's callbacks)
+
+    def _since(self, ns: int) -> int:
+        return max(0, ns - self._t0)
+
+    def instantiated(self, graph: int, graph_exec: int, start_ns: int, end_ns: int) -> None:
+        snapshot, why = None, None
+        if self._read is None:
+            why = "not read (snapshots off)"
+        else:
+            try:
+                snapshot = self._read(graph)
+            except GraphcertError as exc:
+                why = str(exc).splitlines()[0][:300]
+            except Exception as exc:  # noqa: BLE001 (a graph we cannot read is a value)
+                why = f"{type(exc).__name__}: {exc}"[:300]
+        ids = self._ids(graph, graph_exec)
+        with self._lock:
+            key = len(self._inst)
+            self._keys[graph_exec] = key
+            capture = self._captured.get(graph)
+            self._inst.append(Instantiated(
+                key, ids, Made.CAPTURE if capture is not None else Made.EXPLICIT,
+                self._since(start_ns), max(0, end_ns - start_ns), capture, snapshot, why))
+
+    def _ids(self, graph: int, graph_exec: int) -> tuple[int, ...]:
+        """CUPTI's ids of the executable and its source graph (a kernel record's graph_id is
+        one of them)."""
+        cupti = self._cupti
+        out = []
+        for fn, handle in (("get_graph_exec_id", graph_exec), ("get_graph_id", graph)):
+            try:
+                out.append(int(getattr(cupti, fn)(handle)))
+            except Exception:  # noqa: BLE001 (an id CUPTI cannot give is left out)
+                pass
+        return tuple(out)
+
+    def captured(self, graph: int, start_ns: int, end_ns: int) -> None:
+        with self._lock:
+            self._captured[graph] = max(0, end_ns - start_ns)
+
+    def launched(self, graph_exec: int, correlation_id: int, at_ns: int) -> None:
+        with self._lock:
+            key = self._keys.get(graph_exec)
+            if key is not None:
+                self._launched.append(Launched(key, self._since(at_ns), correlation_id))
+
+    def updated(self, graph_exec: int, ok: bool, result: str, at_ns: int) -> None:
+        with self._lock:
+            key = self._keys.get(graph_exec)
+            if key is not None:
+                self._updated.append(Updated(key, self._since(at_ns), ok, result))
+
+    def destroyed(self, graph_exec: int, at_ns: int) -> None:
+        with self._lock:
+            key = self._keys.pop(graph_exec, None)
+            if key is not None:
+                self._destroyed.append(Destroyed(key, self._since(at_ns)))
+
+
+def cupti_version() -> int:
+    """The CUPTI (cupti-python) version the recording ran with."""
+    from graphcert.cupti.library import version
+
+    return version()
+
+
+__all__ = ["Reader", "Recorder", "cupti_version"]

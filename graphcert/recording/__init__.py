@@ -1,0 +1,27 @@
+"""What `graphcert record` observed of a running program (issue 32), as pure values, and the
+analysis of it: every graph executable made and launched, dispatch coverage (kernels launched
+by graphs against kernels launched one by one, overall and in steady state) and churn (one
+topology instantiated more than once). Pure: no CUDA, no CUPTI; the CUPTI layer
+(graphcert.cupti.record) makes the events, cert/results/record.py certifies the analysis.
+"""
+
+from graphcert.recording.analysis import (
+    Churn,
+    Coverage,
+    EagerGroup,
+    GraphRow,
+    Recorded,
+    analyse,
+)
+from graphcert.recording.events import (
+    Destroyed,
+    Instantiated,
+    KernelRun,
+    Launched,
+    Made,
+    Recording,
+    Updated,
+)
+
+__all__ = ["Churn", "Coverage", "Destroyed", "EagerGroup", "GraphRow", "Instantiated",
+           "KernelRun", "Launched", "Made", "Recorded", "Recording", "Updated", "analyse"]

@@ -1,0 +1,93 @@
+"""The events a recording is made of, as pure values (the CUPTI layer makes them).
+
+Host-side events (instantiations, launches, updates, destructions) carry `at_ns`: host
+nanoseconds since the recording began. Kernel runs carry CUPTI's device timestamps; the two
+clocks are never compared (steady state is found on the device clock alone: see analysis).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from graphcert.model import GraphSnapshot
+
+
+class Made(str, Enum):
+    """How the instantiated graph was made."""
+
+    CAPTURE = "capture"  # stream capture (cuStreamBeginCapture .. cuStreamEndCapture)
+    EXPLICIT = "explicit"  # built node by node (cuGraphCreate, cuGraphAdd*Node, cloned)
+
+
+@dataclass(frozen=True)
+class Instantiated:
+    """One graph executable made (cuGraphInstantiate*). `exec_key` names it within the
+    recording, once (the collector gives a new key when the driver reuses a handle);
+    `graph_ids` are the ids a kernel record's graph_id may carry for it (CUPTI's id of the
+    executable and of its source graph). `snapshot` is the source graph read at
+    instantiation; None with `read_error` saying why when it could not be read."""
+
+    exec_key: int
+    graph_ids: tuple[int, ...]
+    made: Made
+    at_ns: int
+    instantiate_ns: int
+    capture_ns: int | None = None  # begin to end of the capture that made it
+    snapshot: GraphSnapshot | None = None
+    read_error: str | None = None
+
+
+@dataclass(frozen=True)
+class Launched:
+    """One cuGraphLaunch of an executable; `correlation_id` joins it to its kernels."""
+
+    exec_key: int
+    at_ns: int
+    correlation_id: int
+
+
+@dataclass(frozen=True)
+class Updated:
+    """One cuGraphExecUpdate of an executable and the driver's answer."""
+
+    exec_key: int
+    at_ns: int
+    ok: bool
+    result: str  # the driver's result name, "CUDA_SUCCESS" when it applied
+
+
+@dataclass(frozen=True)
+class Destroyed:
+    """An executable destroyed (cuGraphExecDestroy)."""
+
+    exec_key: int
+    at_ns: int
+
+
+@dataclass(frozen=True)
+class KernelRun:
+    """One kernel's run on the device (a CUPTI CONCURRENT_KERNEL record): `graph_id` is 0 for
+    a kernel launched one by one (eager) and the launching graph's id otherwise."""
+
+    name: str
+    start_ns: int
+    end_ns: int
+    graph_id: int
+    correlation_id: int = 0
+
+    @property
+    def duration_ns(self) -> int:
+        return max(0, self.end_ns - self.start_ns)
+
+
+@dataclass(frozen=True)
+class Recording:
+    """Everything observed, in the order it happened (per kind)."""
+
+    instantiated: tuple[Instantiated, ...] = ()
+    launched: tuple[Launched, ...] = ()
+    updated: tuple[Updated, ...] = ()
+    destroyed: tuple[Destroyed, ...] = ()
+    kernels: tuple[KernelRun, ...] = ()
+    dropped_records: int = 0  # activity records CUPTI dropped (its buffers were full)

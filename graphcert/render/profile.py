@@ -1,0 +1,81 @@
+"""The terminal view of a profile (issue 31): per class, the top nodes by share (median
+[95% interval], min, max, start offset), the critical path, the largest gaps, the untimed
+nodes with their reasons and the tracing overhead. Shared by `graphcert show` and
+`graphcert profile`; `--json` prints `ProfileResult.to_json` instead."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from graphcert.cert.results.profile import ProfiledClass, ProfileResult
+from graphcert.errors import clip
+from graphcert.render.layout import Column, Grid
+from graphcert.render.words import Pairs
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+TOP_NODES = 20  # nodes shown per class, by share
+TOP_GAPS = 10
+
+_NODE_COLUMNS = (Column("node", right=True, key=True), Column("kind", key=True),
+                 Column("kernel", wrap=True), Column("share", right=True),
+                 Column("median [95%]", right=True), Column("min", right=True),
+                 Column("max", right=True), Column("start", right=True))
+_GAP_COLUMNS = (Column("edge", key=True), Column("gap", right=True), Column("via", wrap=True))
+
+
+def ns(value: float) -> str:
+    """A time given in ns, in µs: "12.34 µs"."""
+    return f"{value / 1e3:,.2f} µs"
+
+
+def node_rows(c: ProfiledClass, top: int = TOP_NODES) -> list[tuple[str, ...]]:
+    """The `top` nodes by share, largest first (ties by index)."""
+    nodes = sorted(c.profile.nodes, key=lambda n: (-n.share, n.index))[:top]
+    return [(str(n.index), n.kind.value, clip(n.name or "-"), f"{n.share:.1%}",
+             f"{ns(n.median_ns)} [{n.low_ns / 1e3:,.2f}, {n.high_ns / 1e3:,.2f}]",
+             ns(n.min_ns), ns(n.max_ns), ns(n.start_offset_ns)) for n in nodes]
+
+
+def gap_rows(c: ProfiledClass, top: int = TOP_GAPS) -> list[tuple[str, ...]]:
+    """The `top` largest gaps on dependent edges."""
+    gaps = sorted(c.profile.gaps, key=lambda g: (-g.median_ns, g.from_index, g.to_index))
+    return [(f"{g.from_index} -> {g.to_index}", ns(g.median_ns),
+             "untimed nodes" if g.through_untimed else "edge") for g in gaps[:top]]
+
+
+def class_lines(c: ProfiledClass) -> list[tuple[str, str]]:
+    """Key/value lines of one class: the replay's figures, the path, the overhead."""
+    p = c.profile
+    over = (f"{c.overhead.ratio:.3f}x (traced {ns(c.overhead.traced_ns)}, untraced "
+            f"{ns(c.overhead.untraced_ns)}, {c.overhead.samples} replays each)"
+            if c.overhead is not None else f"not measured: {c.overhead_reason}")
+    return [("class", f"{c.label} (captured for n={c.size:,}, topology "
+                      f"{c.topology_hash[:12]})"),
+            ("replay", f"span {ns(p.span_ns)}, node sum {ns(p.sum_ns)}, parallelism "
+                       f"{p.parallelism:.2f}, {p.replays} replays ({p.incomplete_replays} "
+                       f"incomplete, {p.dropped} records dropped)"),
+            ("critical path", f"{ns(p.critical_path_ns)}: "
+                              + " -> ".join(map(str, p.critical_path))),
+            ("overhead", over),
+            *((f"untimed {u.index}", f"{u.kind.value}: {u.reason}") for u in p.untimed)]
+
+
+def profile_view(ref: str, result: ProfileResult) -> list[RenderableType]:
+    """A profile's results (of workload `ref`): per class its lines, top nodes and largest
+    gaps, then notes."""
+    from rich.text import Text
+
+    out: list[RenderableType] = [Pairs([
+        ("workload", clip(ref)),
+        ("replays", f"{result.replays} per class, CUPTI {result.cupti_version}")])]
+    for c in result.classes:
+        out.append(Pairs(class_lines(c)))
+        shown = min(TOP_NODES, len(c.profile.nodes))
+        out.append(Grid(_NODE_COLUMNS, node_rows(c),
+                        title=f"top {shown} of {len(c.profile.nodes)} timed nodes by share"))
+        if c.profile.gaps:
+            out.append(Grid(_GAP_COLUMNS, gap_rows(c), title="largest gaps on dependent edges"))
+    out += [Text(f"note: {n}") for n in result.notes]
+    return out

@@ -1,0 +1,125 @@
+"""The views of a record (issue 32): the summary lines (program, coverage overall and in
+steady state, graph memory), a table per graph executable, the steady-state eager kernels by
+name, and the churn list. Shared by `graphcert record`, `show` and the HTML report."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from graphcert.cert.results.record import RecordResult
+from graphcert.recording import Coverage, GraphRow
+from graphcert.render.inventory import format_bytes
+from graphcert.render.layout import Column, Grid
+from graphcert.render.words import Pairs
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+_GRAPHS = (Column("#", key=True, right=True), Column("topology"), Column("made"),
+           Column("nodes", right=True), Column("capture", right=True),
+           Column("instantiate", right=True), Column("at", right=True),
+           Column("launches", right=True), Column("per launch", right=True),
+           Column("updates", right=True), Column("fate"), Column("snapshot", wrap=True))
+_EAGER = (Column("eager kernel (steady state)", key=True, wrap=True),
+          Column("launches", right=True), Column("device time", right=True))
+_CHURN = (Column("topology", key=True), Column("shape"), Column("instantiations", right=True),
+          Column("alive at once", right=True),
+          Column("graphs", wrap=True, sep=", "), Column("at", wrap=True, sep=", "))
+
+
+def _ms(ns: float | None) -> str:
+    return "-" if ns is None else f"{ns / 1e6:.3f} ms"
+
+
+def _us(ns: float | None) -> str:
+    return "-" if ns is None else f"{ns / 1e3:.1f} us"
+
+
+def _s(ns: int) -> str:
+    return f"{ns / 1e9:.3f} s"
+
+
+def coverage_text(c: Coverage | None) -> str:
+    """`93.1% of 1,234 kernel launches by graphs (95.0% of device time)`."""
+    if c is None:
+        return "no graph launched a kernel (no steady state)"
+    if c.fraction is None:
+        return "no kernel ran"
+    time = f" ({c.time_fraction:.1%} of device time)" if c.time_fraction is not None else ""
+    return (f"{c.fraction:.1%} of {c.kernels:,} kernel launches by graphs{time}; "
+            f"{c.eager_kernels:,} eager")
+
+
+def summary_lines(r: RecordResult) -> list[tuple[str, str]]:
+    rec = r.recorded
+    mem = r.graph_memory
+    topologies = r.topologies()
+    return [
+        ("program", " ".join(r.program)),
+        ("ended", f"{r.ended.value}, exit code {r.exit_code}"
+                  + (f" ({r.detail})" if r.detail else "") + f", {r.wall_s:.2f} s"),
+        ("graphs", f"{len(rec.graphs)} executable(s) instantiated, {len(topologies)} "
+                   f"topolog{'y' if len(topologies) == 1 else 'ies'}, "
+                   f"{sum(g.launches for g in rec.graphs):,} launch(es)"),
+        ("coverage", coverage_text(rec.overall)),
+        ("steady state", coverage_text(rec.steady)),
+        ("churn", f"{len(rec.churn)} graph(s) instantiated again (more often than alive at "
+                  "once)" if rec.churn else "none"),
+        ("graph memory", f"used {format_bytes(mem.used_current)} (high "
+                         f"{format_bytes(mem.used_high)}), reserved "
+                         f"{format_bytes(mem.reserved_current)}" if mem is not None
+         else f"not read ({r.graph_memory_reason})"),
+        *((("dropped", f"{rec.dropped_records} activity record(s)"),)
+          if rec.dropped_records else ())]
+
+
+def _graph_row(g: GraphRow) -> tuple[str, ...]:
+    fate = "alive" if g.destroyed_at_ns is None else f"destroyed at {_s(g.destroyed_at_ns)}"
+    return (str(g.index), g.topology_hash[:12] if g.topology_hash else "unread",
+            g.made.value, "-" if g.node_count is None else str(g.node_count),
+            _ms(g.capture_ns), _ms(g.instantiate_ns), _s(g.at_ns), f"{g.launches:,}",
+            _us(g.device_ns_median),
+            f"{g.updates}" + (f" ({g.failed_updates} failed)" if g.failed_updates else ""),
+            fate, g.snapshot_file or (g.read_error or "-"))
+
+
+def record_rows(r: RecordResult) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]],
+                                          list[tuple[str, ...]]]:
+    """The rows of the graph table, the eager-kernel table and the churn list."""
+    rec = r.recorded
+    graphs = [_graph_row(g) for g in rec.graphs]
+    eager: list[tuple[str, ...]] = [(e.name, f"{e.count:,}", _ms(e.total_ns))
+                                    for e in rec.steady_eager]
+    churn: list[tuple[str, ...]] = [(c.topology_hash[:12], c.shape_hash[:8],
+                                     str(c.instantiations), str(c.peak_alive),
+                                     ", ".join(map(str, c.rows)),
+                                     ", ".join(_s(t) for t in c.at_ns)) for c in rec.churn]
+    return graphs, eager, churn
+
+
+def record_view(r: RecordResult) -> list[RenderableType]:
+    """The summary, then the graph table, the steady-state eager kernels and the churn."""
+    graphs, eager, churn = record_rows(r)
+    out: list[RenderableType] = [Pairs(summary_lines(r))]
+    if graphs:
+        out.append(Grid(_GRAPHS, graphs, title="graph executables"))
+    if eager:
+        out.append(Grid(_EAGER, eager, title="eager kernels in steady state"))
+    if churn:
+        out.append(Grid(_CHURN, churn, title="churn: one graph instantiated again"))
+    return out
+
+
+def record_html(r: RecordResult) -> str:
+    """The HTML report's section of a record certificate: the same lines and tables."""
+    from graphcert.render.htmlparts import para, table
+
+    graphs, eager, churn = record_rows(r)
+    out = ["<h3>Record</h3>"] + [para(f"{k}: {v}") for k, v in summary_lines(r)]
+    for title, cols, rows, right in (
+            ("graph executables", _GRAPHS, graphs, frozenset({0, 3, 4, 5, 6, 7, 8, 9})),
+            ("eager kernels in steady state", _EAGER, eager, frozenset({1, 2})),
+            ("churn", _CHURN, churn, frozenset({2, 3}))):
+        if rows:
+            out += [para(title), table([c.header for c in cols], rows, right)]
+    return "".join(out)

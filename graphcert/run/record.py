@@ -1,0 +1,307 @@
+"""`graphcert record -- python SCRIPT ARGS` and `graphcert.record()`: a program run in this
+process (runpy, with its own sys.argv) under one CUPTI recorder, then analysed and, with an
+output folder, certified (the source graphs' snapshots in a folder beside the certificate).
+
+The program's exit code is passed on: sys.exit(n) gives n, an exception 1 (its traceback
+printed as Python would), Ctrl-C 130, SIGTERM 143. In each case what was recorded is kept and
+the certificate is written whole (through write_certificate's atomic write) or not at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import runpy
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from graphcert.cert.document import certificate_filename, make_certificate, write_certificate
+from graphcert.cert.results.record import Ended, GraphMemory, RecordResult
+from graphcert.errors import InputError
+from graphcert.recording import Recorded, Recording, analyse
+
+EXIT_CODES = {Ended.INTERRUPTED: 130, Ended.TERMINATED: 143, Ended.EXCEPTION: 1}
+LOST_SHARE = 0.5  # launches whose kernels never reached us: another CUPTI client took them
+LOST_MIN = 10
+
+
+class Terminated(BaseException):
+    """SIGTERM while the program ran (raised in the main thread, so the program unwinds)."""
+
+
+@dataclass(frozen=True)
+class Ran:
+    """How the program ended."""
+
+    exit_code: int
+    ended: Ended
+    detail: str | None
+    wall_s: float
+
+
+def check_program(argv: Sequence[str]) -> tuple[str, ...]:
+    """The program's argv checked before anything is recorded: `SCRIPT ARGS` (a file that
+    exists) or `-m MODULE ARGS`; a leading `python`/`python3` is dropped."""
+    args = list(argv)
+    if args and Path(args[0]).name.startswith("python") and not args[0].endswith(".py"):
+        args = args[1:]
+    if not args:
+        raise InputError("no program to record", hint="graphcert record -- python app.py ARGS")
+    if args[0] == "-m":
+        if len(args) < 2:
+            raise InputError("-m needs a module name", hint="graphcert record -- python -m pkg")
+        return tuple(args)
+    if args[0].startswith("-"):
+        raise InputError(f"python option {args[0]} is not supported by graphcert record",
+                         hint="give a script (python app.py) or a module (python -m pkg)")
+    if not Path(args[0]).is_file():
+        raise InputError(f"{args[0]}: no such script", hint="check the path of the program")
+    return tuple(args)
+
+
+@contextlib.contextmanager
+def _terminate_raises() -> Iterator[None]:
+    """SIGTERM raises Terminated while the body runs (main thread only)."""
+    def on_term(signum: int, frame: Any) -> None:
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run_program(argv: Sequence[str]) -> Ran:
+    """Run the program in this process with its own sys.argv; how it ended."""
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    start = time.perf_counter()
+    code, ended, detail = 0, Ended.EXIT, None
+    try:
+        with _terminate_raises():
+            if argv[0] == "-m":
+                sys.argv = [argv[1], *argv[2:]]
+                sys.path.insert(0, os.getcwd())
+                runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+            else:
+                sys.argv = list(argv)
+                sys.path.insert(0, str(Path(argv[0]).resolve().parent))
+                runpy.run_path(argv[0], run_name="__main__")
+    except SystemExit as exc:
+        code = _exit_code(exc.code)
+    except KeyboardInterrupt:
+        code, ended = EXIT_CODES[Ended.INTERRUPTED], Ended.INTERRUPTED
+    except Terminated:
+        code, ended = EXIT_CODES[Ended.TERMINATED], Ended.TERMINATED
+    except BaseException as exc:  # noqa: BLE001 (the program's own failure is a value)
+        traceback.print_exc()
+        code, ended = EXIT_CODES[Ended.EXCEPTION], Ended.EXCEPTION
+        detail = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+    return Ran(code, ended, detail, time.perf_counter() - start)
+
+
+def _exit_code(code: object) -> int:
+    """sys.exit's argument as Python's exit status: None 0, an int itself, else 1 (printed)."""
+    if code is None:
+        return 0
+    if isinstance(code, int) and not isinstance(code, bool):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
+def graph_reader(device: int) -> Callable[[int], Any]:
+    """graphcert's snapshot reader, set up before the program runs (so no import happens
+    inside a driver callback)."""
+    from graphcert.cuda.handles import read_foreign_graph
+    from graphcert.sources import prepare_reader
+
+    prepare_reader()
+    return lambda address: read_foreign_graph(address, meta={"source": "record"},
+                                              device=device)
+
+
+def graph_memory(device: int) -> tuple[GraphMemory | None, str | None]:
+    """The driver's graph memory now, or None with the reason."""
+    try:
+        from graphcert.cuda.handles import graph_memory_of
+
+        m = graph_memory_of(device)
+    except Exception as exc:  # noqa: BLE001 (a figure that cannot be read is a value)
+        return None, f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+    return GraphMemory(m["used_current"], m["used_high"], m["reserved_current"],
+                       m["reserved_high"]), None
+
+
+def check_not_taken(rec: Recording) -> None:
+    """CuptiUnavailable when graph launches went on but their kernel records did not reach
+    graphcert: another CUPTI client in the program (torch.profiler, Nsight) took CUPTI's
+    activity records over. Counted, not joined by correlation id: every launch of a graph
+    with a kernel gives at least one kernel record, so fewer graph kernels than half the
+    launches means most launches' records went elsewhere."""
+    from graphcert.cupti.library import CuptiUnavailable
+
+    graph_kernels = sum(1 for k in rec.kernels if k.graph_id)
+    launches = len(rec.launched)
+    if launches >= LOST_MIN and graph_kernels < LOST_SHARE * launches:
+        raise CuptiUnavailable(
+            f"{launches} graph launches but only {graph_kernels} graph kernel records reached "
+            "graphcert: the program ran another CUPTI client (torch.profiler, Nsight?) that "
+            "took CUPTI over", hint="record the program without its own profiler running")
+
+
+def record_result(argv: Sequence[str], ran: Ran, recorded: Recorded, device: int
+                  ) -> RecordResult:
+    from graphcert.cupti.record import cupti_version
+
+    mem, why = graph_memory(device)
+    return RecordResult(tuple(argv), ran.exit_code, ran.ended, ran.wall_s, recorded,
+                        cupti_version(), mem, why, ran.detail,
+                        verdict=RecordResult.judge(ran.exit_code, ran.ended, recorded,
+                                                   ran.detail))
+
+
+def write_record(result: RecordResult, rec: Recording, out_dir: Path, options: Any,
+                 device: int) -> Path:
+    """The record certificate and, in `<certificate stem>.snapshots/`, one snapshot file per
+    distinct topology and shape (readable by inventory and diff)."""
+    from graphcert.model import save_snapshot
+    from graphcert.run import environment
+
+    env = environment.environment(device, options.git)
+    ref, name = program_identity(result.program)
+    path = out_dir / certificate_filename("record", name,
+                                          environment.gpu_label(env, options.uuid_names))
+    folder = path.with_suffix(".snapshots")
+    files: dict[str, str] = {}
+    for inst in rec.instantiated:
+        snap = inst.snapshot
+        if snap is None:
+            continue
+        key = f"{snap.topology_hash[:12]}-{snap.shape_hash[:8]}"
+        if key not in files:
+            folder.mkdir(parents=True, exist_ok=True)
+            save_snapshot(folder / f"{key}.json", snap)
+            files[key] = f"{key}.json"
+    rows = tuple(replace(g, snapshot_file=files.get(f"{g.topology_hash[:12]}-"
+                                                    f"{(g.shape_hash or '')[:8]}"))
+                 if g.topology_hash else g for g in result.recorded.graphs)
+    result = replace(result, recorded=replace(result.recorded, graphs=rows))
+    from graphcert.workloads import registry
+
+    workload: dict[str, Any] = {"ref": ref, "name": name,
+                                "source_digest": registry.source_digest(ref),
+                                "method_digest": registry.method_digest("record"),
+                                "options": {}}
+    cert = make_certificate("record", workload=workload, environment=env,
+                            results=result.to_json(), verdict=result.verdict.to_json())
+    return write_certificate(path, cert, key=options.signing_key)
+
+
+def program_identity(program: Sequence[str]) -> tuple[str, str]:
+    """The program as a workload reference (`script.py:__main__` or `module:__main__`, so
+    the gate digests its sources and local imports) and its name: the script's stem and its
+    arguments (`serve_torch --fallback`), so runs with other flags are other certificates."""
+    module = program[0] == "-m"
+    target, args = (program[1], program[2:]) if module else (program[0], program[1:])
+    stem = target if module else Path(target).stem
+    return f"{target}:__main__", " ".join([stem, *args])[:200]
+
+
+@dataclass(frozen=True)
+class RecordedRun:
+    """A recorded run: the result, the certificate written (None: not asked for), and the
+    callbacks that failed (the recording went on without them)."""
+
+    result: RecordResult
+    certificate: Path | None
+    callback_errors: tuple[str, ...] = ()
+
+
+def record_program(argv: Sequence[str], *, out_dir: Path | None, options: Any,
+                   device: int = 0, recorder: Any = None) -> RecordedRun:
+    """Check the program and the output folder, run the program under the recorder, analyse
+    what was seen and (with `out_dir`) write the record certificate and its snapshots."""
+    from graphcert.fileio import ensure_writable_dir
+
+    program = check_program(argv)
+    if out_dir is not None:
+        ensure_writable_dir(out_dir)
+    session = RecordSession(program, out_dir=out_dir, options=options, device=device,
+                            recorder=recorder)
+    with session:
+        ran = run_program(program)
+    session.finish(ran)
+    assert session.result is not None
+    return RecordedRun(session.result, session.certificate, session.errors)
+
+
+class RecordSession:
+    """The recorder around a body of code: `graphcert.record()` and `graphcert record`.
+    On exit (however the body ends) the recording is analysed into `result`."""
+
+    def __init__(self, program: Sequence[str], *, out_dir: Path | None = None,
+                 options: Any = None, device: int = 0, auto_finish: bool = False,
+                 recorder: Any = None) -> None:
+        self.program = tuple(program)
+        self._out_dir, self._options, self._device = out_dir, options, device
+        self._auto = auto_finish  # the context manager: finish on exit, however it ended
+        if recorder is None:  # tests pass a fake with the same methods
+            from graphcert.cupti.record import Recorder
+
+            recorder = Recorder(graph_reader(device))
+        self._recorder = recorder
+        self._start = 0.0
+        self.result: RecordResult | None = None
+        self.certificate: Path | None = None
+        self.errors: tuple[str, ...] = ()
+
+    def __enter__(self) -> RecordSession:
+        self._recorder.__enter__()
+        self._start = time.perf_counter()
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
+                 tb: Any) -> None:
+        self._recorder.close()
+        if not self._auto:
+            return
+        wall = time.perf_counter() - self._start
+        if et is None:
+            ran = Ran(0, Ended.EXIT, None, wall)
+        elif issubclass(et, KeyboardInterrupt):
+            ran = Ran(EXIT_CODES[Ended.INTERRUPTED], Ended.INTERRUPTED, None, wall)
+        elif issubclass(et, SystemExit):
+            ran = Ran(_exit_code(ev.code if isinstance(ev, SystemExit) else 1), Ended.EXIT,
+                      None, wall)
+        else:
+            ran = Ran(1, Ended.EXCEPTION, f"{et.__name__}: {ev}".splitlines()[0][:300], wall)
+        self.finish(ran)  # the body's exception (if any) still propagates
+
+    def finish(self, ran: Ran) -> None:
+        """Analyse (and with an output folder, certify) after the body ended as `ran`."""
+        self._recorder.close()
+        rec = self._recorder.recording()
+        self.errors = self._recorder.errors
+        check_not_taken(rec)
+        self.result = record_result(self.program, ran, analyse(rec), self._device)
+        if self._out_dir is not None:
+            self.certificate = write_record(self.result, rec, self._out_dir, self._options,
+                                            self._device)
+
+
+__all__ = ["Ran", "Terminated", "check_not_taken", "check_program", "graph_reader",
+           "RecordSession", "RecordedRun", "program_identity", "record_program",
+           "record_result", "run_program", "write_record"]

@@ -1,0 +1,137 @@
+"""graphcert record on a GPU (issue 32): examples/record/serve_torch.py recorded in a child
+process (CUPTI allows one subscriber per process), one test per flag, gated with
+examples/record/policy.toml; a program that runs torch.profiler itself; Ctrl-C and SIGTERM
+mid-run. Each child is `python -m graphcert record ...` from the repository root."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = "examples/record/serve_torch.py"
+POLICY = ROOT / "examples" / "record" / "policy.toml"
+STEPS = "600"
+
+
+@pytest.fixture(autouse=True)
+def _cuda(gpu_ctx: object) -> None:
+    """Skips without a driver (gpu_ctx); PyTorch must see the GPU too."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch sees no CUDA device")
+
+
+def _graphcert(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "graphcert", *args], cwd=ROOT, text=True,
+                          capture_output=True, timeout=timeout, check=False)
+
+
+def _record(out: Path, *flags: str) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
+    done = _graphcert("record", "--out", str(out), "--", "python", EXAMPLE, "--steps", STEPS,
+                      *flags)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (cert,) = out.glob("record-*.json")
+    return json.loads(cert.read_text()), done
+
+
+def _gate(out: Path) -> subprocess.CompletedProcess[str]:
+    return _graphcert("gate", str(out), "--policy", str(POLICY), "--json")
+
+
+def test_good_run_passes_the_coverage_policy(tmp_path: Path) -> None:
+    doc, done = _record(tmp_path)
+    results = doc["results"]
+    print(done.stderr[-2500:])  # the summary, for the log
+    assert len(results["graphs"]) == 9 and all(g["topology_hash"] for g in results["graphs"])
+    assert all(g["made"] == "capture" and g["launches"] > 0 for g in results["graphs"])
+    snapshots = list(tmp_path.glob("record-*.snapshots/*.json"))
+    assert 1 <= len(snapshots) <= 9  # one per topology and shape (buckets may share one)
+    assert all(g["snapshot_file"] for g in results["graphs"])
+    assert results["churn"] == []  # buckets alive together are not churn
+    inv = _graphcert("inventory", str(snapshots[0]))
+    assert inv.returncode == 0, inv.stderr
+    gate = _gate(tmp_path)
+    assert gate.returncode == 0, gate.stdout + gate.stderr
+
+
+def test_fallback_fails_the_gate_naming_the_eager_kernels(tmp_path: Path) -> None:
+    doc, _ = _record(tmp_path, "--fallback")
+    eager = doc["results"]["coverage"]["steady_eager"]
+    assert eager, "the left-out bucket's sizes ran eager: their kernels must be named"
+    gate = _gate(tmp_path)
+    print(gate.stdout[-2500:])
+    assert gate.returncode == 1
+    assert "min_graph_coverage" in gate.stdout and eager[0]["name"] in gate.stdout
+
+
+def test_recapture_fails_the_gate_naming_the_churned_topology(tmp_path: Path) -> None:
+    doc, _ = _record(tmp_path, "--recapture", "100")
+    (churn,) = doc["results"]["churn"]
+    # captured at the start, then again at steps 100..500, each after the old one was freed
+    assert churn["instantiations"] - churn["peak_alive"] == 5
+    gate = _gate(tmp_path)
+    print(gate.stdout[-2500:])
+    assert gate.returncode == 1 and churn["topology_hash"][:12] in gate.stdout
+
+
+PROFILED = """
+import torch
+x = torch.randn(64, 64, device="cuda")
+g = torch.cuda.CUDAGraph()
+s = torch.cuda.Stream()
+with torch.cuda.stream(s):
+    y = x @ x
+torch.cuda.synchronize()
+with torch.cuda.graph(g):
+    y = x @ x
+with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+    for _ in range(100):
+        g.replay()
+    torch.cuda.synchronize()
+for _ in range(100):
+    g.replay()
+torch.cuda.synchronize()
+print("profiled")
+"""
+
+
+def test_a_program_holding_cupti_itself_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    app = tmp_path / "profiled.py"
+    app.write_text(PROFILED)
+    done = _graphcert("record", "--out", str(tmp_path / "out"), "--", "python", str(app))
+    print(done.stdout[-1500:], done.stderr[-2500:])
+    assert done.returncode == 2
+    assert "CUPTI" in done.stderr and "Traceback" not in done.stderr
+    assert not list((tmp_path / "out").glob("record-*.json"))  # no certificate: absent
+
+
+@pytest.mark.parametrize(("sig", "code", "ended"), [(signal.SIGINT, 130, "interrupted"),
+                                                    (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_mid_run_keeps_what_was_recorded(tmp_path: Path, sig: int, code: int,
+                                                   ended: str) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-m", "graphcert", "record", "--out", str(tmp_path), "--", "python",
+         EXAMPLE, "--steps", "200000"], cwd=ROOT, text=True, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert child.stdout is not None
+    line = child.stdout.readline()  # "serve_torch: serving" once the graphs are captured
+    assert "serving" in line, line
+    time.sleep(1.0)
+    child.send_signal(sig)
+    _, err = child.communicate(timeout=120)
+    print(err[-2500:])
+    assert child.returncode == code
+    certs = list(tmp_path.glob("record-*.json"))
+    assert len(certs) <= 1  # whole or absent
+    if certs:
+        doc = json.loads(certs[0].read_text())
+        assert doc["results"]["ended"] == ended and doc["results"]["graphs"]

@@ -1,0 +1,167 @@
+"""graphcert.run.profile on the CPU: the trace loop with a fake cupti (tests/_fakecupti.py)
+and fake replay timings, so the records a "replay" leaves are joined and analysed as on a GPU;
+and the bad input that is refused before any GPU work. Synthetic: nothing came from a GPU."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import graphcert
+from graphcert.cli import cli
+from graphcert.errors import InputError
+from graphcert.model import NodeKind, RawGraph, RawNode, snapshot_from_raw
+from graphcert.run import profile as run_profile
+from tests import _fakecupti as fc
+from tests._modelgraphs import fork, kern, memset
+from tests._oneline import one_line
+
+SYNTHETIC_DURATIONS = {0: 300, 1: 1000, 2: 2000, 3: 500, 4: 700, 5: 900}  # ns, by canonical index
+
+
+class FakeStream:
+    def synchronize(self) -> None:
+        pass
+
+
+def _read(raw: RawGraph) -> run_profile.ReadGraph:
+    snapshot = snapshot_from_raw(raw)
+    ids = [(1 << 32) | (50 + i) for i in range(snapshot.node_count)]
+    return run_profile.ReadGraph(snapshot, graphcert.profile.graph_of(snapshot, ids))
+
+
+def _replayer(fake: fc.FakeCupti, read: run_profile.ReadGraph,
+              gap: int = 100) -> Callable[[], None]:
+    """A launch that, while tracing is on, leaves one record per timed node scheduled as soon
+    as its predecessors end (+gap), as a replay on the device would."""
+    graph = read.graph
+    preds = graph.predecessors()
+    launches = [0]
+
+    def launch() -> None:
+        launches[0] += 1
+        if not fake.enabled:
+            return
+        corr, t0 = 1000 + launches[0], launches[0] * 1_000_000
+        times: dict[int, tuple[int, int]] = {}
+        for v in graph.topological():
+            node = graph.nodes[v]
+            ready = max((times[p][1] + gap for p in preds[v]), default=t0)
+            dur = SYNTHETIC_DURATIONS.get(v, 100) if node.timed else 0
+            times[v] = (ready, ready + dur)
+            if node.timed:
+                rec = {NodeKind.KERNEL: fc.kernel, NodeKind.MEMSET: fc.memset}[node.kind]
+                args: list[Any] = [node.name or "k"] if node.kind is NodeKind.KERNEL else []
+                fake.pending.append(rec(*args, ready, ready + dur,
+                                        node=(9 << 32) | node.node_id, corr=corr))
+
+    return launch
+
+
+def test_trace_joins_analyses_and_measures_overhead(monkeypatch: pytest.MonkeyPatch) -> None:
+    with fc.installed(monkeypatch) as fake:
+        timings = iter([[1000.0, 1100.0, 900.0], [1010.0, 1200.0, 950.0]])  # untraced, traced
+        monkeypatch.setattr(run_profile, "time_replays",
+                            lambda launch, stream, count: [launch() or t for t in next(timings)])
+        read = _read(fork())
+        fake.pending.append(fc.kernel("eager", 1, 2, graph_id=0, node=0))  # not of the graph
+        replay = _replayer(fake, read)
+        kernel = next(n for n in read.graph.nodes if n.kind is NodeKind.KERNEL)
+
+        def with_body() -> None:  # a child graph's kernels, with a top-level node's low bits
+            replay()
+            if fake.enabled:
+                fake.pending += [fc.kernel("body", 5, 6, node=(11 << 32) | kernel.node_id,
+                                           corr=77) for _ in range(3)]
+
+        cls = run_profile.trace(read, with_body, FakeStream(),  # type: ignore[arg-type]
+                                3, label="c8", size=8, warmup=2)
+    p = cls.profile
+    assert (cls.label, cls.size, cls.topology_hash) == ("c8", 8, read.snapshot.topology_hash)
+    assert p.replays == 3 and p.dropped == 0 and p.incomplete_replays == 0
+    assert p.unmatched == 9 and p.duplicates == 0  # the body's records joined nothing
+    timed = [n.index for n in read.snapshot.nodes if n.kind is not NodeKind.GRAPH]
+    assert [n.index for n in p.nodes] == timed
+    assert [u.kind for u in p.untimed] == [NodeKind.GRAPH]
+    assert p.critical_path_ns <= p.sum_ns
+    assert cls.overhead is not None
+    assert (cls.overhead.untraced_ns, cls.overhead.traced_ns) == (1000.0, 1010.0)
+    assert cls.overhead.samples == 3
+
+
+def test_trace_reports_dropped_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    with fc.installed(monkeypatch) as fake:
+        monkeypatch.setattr(run_profile, "time_replays",
+                            lambda launch, stream, count: [launch() or 1.0 for _ in range(count)])
+        read = _read(RawGraph((memset(0), kern(1, "k_a")), ((0, 1),)))
+        replay = _replayer(fake, read)
+
+        def dropping() -> None:
+            replay()
+            fake.dropped += 2 if fake.enabled else 0
+
+        cls = run_profile.trace(read, dropping, FakeStream(), 4, label="c1",  # type: ignore[arg-type]
+                                size=1, warmup=0)
+    assert cls.profile.dropped == 8 and cls.profile.replays == 4
+
+
+def test_graph_with_no_timed_node_is_refused() -> None:
+    snapshot = snapshot_from_raw(RawGraph((RawNode(0, NodeKind.HOST, {}),), ()))
+    with pytest.raises(InputError, match="no timed node") as info:
+        graphcert.profile.graph_of(snapshot, [1])
+    assert "\n" not in info.value.one_line() and info.value.exit_code == 2
+
+
+@pytest.mark.parametrize("replays", [0, -1, True, 2.5, 100_001])
+def test_bad_replays_refused(replays: object) -> None:
+    with pytest.raises(InputError, match="replays"):
+        run_profile.check_replays(replays)
+
+
+def test_api_refuses_before_gpu_work() -> None:
+    with pytest.raises(InputError, match="replays"):
+        graphcert.profile(object(), replay=lambda: None, replays=0)
+    with pytest.raises(InputError, match="replay must be callable"):
+        graphcert.profile(object(), replay=None)
+    with pytest.raises(InputError, match="stream"):
+        run_profile._stream_address("not a stream")
+    assert run_profile._stream_address(None) == 0
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["profile", "chain", "--replays", "0"], "--replays"),
+    (["profile", "chain", "--size", "8", "--classes", "1,2"], "--size or --classes"),
+    (["profile", "no_such_workload", "--size", "8"], "no_such_workload"),
+])
+def test_cli_bad_input_is_one_line_exit_2(args: list[str], said: str) -> None:
+    assert said in one_line(CliRunner().invoke(cli, args))
+
+
+def test_cli_without_cupti_is_one_line_exit_2(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(__import__("sys").modules, "cupti", None)
+    line = one_line(CliRunner().invoke(cli, ["profile", "chain", "--size", "8",
+                                             "--no-certificate"]))
+    assert "CUPTI is not installed" in line and "pip install" in line
+
+
+def test_instance_of_prefers_the_top_level_graph() -> None:
+    """Low 32 bits number nodes within their own graph, so a WHILE body's kernels (instance 3,
+    three runs per replay) carry the top level's low bits (instance 2, once per replay)."""
+    from graphcert.profile import ActivityRecord
+
+    g = graphcert.profile.graph_of(snapshot_from_raw(RawGraph(
+        (kern(0, "k_a"), kern(1, "k_b")), ((0, 1),))), [0, 1])
+
+    def rec(instance: int, node: int, corr: int) -> ActivityRecord:
+        return ActivityRecord((instance << 32) | node, 0, 1, NodeKind.KERNEL, "k", corr)
+
+    top = [rec(2, n, c) for c in range(4) for n in (0, 1)]
+    body = [rec(3, n, c) for c in range(4) for n in (0, 1) for _ in range(3)]
+    assert run_profile.instance_of(body + top, g) == 2
+    assert run_profile.instance_of([rec(3, 0, 1)] + top, g) == 2  # covers fewer nodes
+    assert run_profile.instance_of([], g) is None
+    joined = graphcert.profile.join(body + top, g, graph_instance=2)
+    assert joined.duplicates == 0 and len(joined.unmatched) == len(body)

@@ -1,0 +1,158 @@
+"""graphcert record's CUPTI callback plumbing without a GPU (issue 32): a fake `cupti` module
+drives Subscriber._dispatch the way CUPTI calls it (domains, callback ids, API enter/exit,
+typed params read from addresses), and the Sink hears instantiations, captures, launches,
+updates and destructions with plain ints. The handles and ids are SYNTHETIC."""
+
+from __future__ import annotations
+
+import ctypes
+import enum
+from types import SimpleNamespace
+from typing import Any
+
+from graphcert.cupti.callbacks import DRIVER_CALLS, Subscriber, params_class_name
+
+
+class Domain(enum.IntEnum):
+    DRIVER_API = 1
+    RESOURCE = 2
+
+
+class Site(enum.IntEnum):
+    API_ENTER = 0
+    API_EXIT = 1
+
+
+class Resource(enum.IntEnum):
+    GRAPHEXEC_CREATED = 20
+    GRAPHEXEC_DESTROY_STARTING = 21
+
+
+GRAPH_DATA: dict[int, Any] = {}  # resource_descriptor -> GraphData-like
+PARAMS: dict[int, Any] = {}  # function_params -> params-like
+
+
+class _FromPtr:
+    @staticmethod
+    def from_ptr(ptr: int) -> Any:
+        return PARAMS[ptr]
+
+
+FAKE_CUPTI = SimpleNamespace(
+    CallbackDomain=Domain, ApiCallbackSite=Site, CallbackIdResource=Resource,
+    GraphData=SimpleNamespace(from_ptr=lambda ptr: GRAPH_DATA[ptr]))
+FAKE_PARAMS = SimpleNamespace(**{params_class_name(n): _FromPtr for n in DRIVER_CALLS})
+CBID = {name: 100 + i for i, name in enumerate(DRIVER_CALLS)}
+
+
+class Heard:
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    def instantiated(self, graph: int, graph_exec: int, start_ns: int, end_ns: int) -> None:
+        self.calls.append(("instantiated", graph, graph_exec, end_ns - start_ns))
+
+    def captured(self, graph: int, start_ns: int, end_ns: int) -> None:
+        self.calls.append(("captured", graph, end_ns - start_ns))
+
+    def launched(self, graph_exec: int, correlation_id: int, at_ns: int) -> None:
+        self.calls.append(("launched", graph_exec, correlation_id))
+
+    def updated(self, graph_exec: int, ok: bool, result: str, at_ns: int) -> None:
+        self.calls.append(("updated", graph_exec, ok, result))
+
+    def destroyed(self, graph_exec: int, at_ns: int) -> None:
+        self.calls.append(("destroyed", graph_exec))
+
+
+def _subscriber() -> tuple[Subscriber, Heard]:
+    heard = Heard()
+    ticks = iter(range(0, 10_000, 10))
+    sub = Subscriber(heard, clock=lambda: next(ticks))
+    sub._cupti = FAKE_CUPTI  # type: ignore[assignment]
+    sub._params = FAKE_PARAMS
+    sub._names = {cbid: name for name, cbid in CBID.items()}
+    return sub, heard
+
+
+_KEEP: list[Any] = []  # ctypes cells whose addresses the fake data hands out
+
+
+def _cell(value: int, kind: Any = ctypes.c_uint64) -> int:
+    cell = kind(value)
+    _KEEP.append(cell)
+    return ctypes.addressof(cell)
+
+
+def _api(sub: Subscriber, name: str, site: Site, params: dict[str, Any], *, code: int = 0,
+         correlation: int = 0) -> None:
+    key = len(PARAMS) + 1
+    PARAMS[key] = SimpleNamespace(**params)
+    data = SimpleNamespace(callback_site=site, function_params=key, correlation_id=correlation,
+                           function_return_value=_cell(code, ctypes.c_int))
+    sub._dispatch(None, Domain.DRIVER_API, CBID[name], data)
+
+
+def _resource(sub: Subscriber, cbid: Resource, graph: int, graph_exec: int) -> None:
+    key = len(GRAPH_DATA) + 1
+    GRAPH_DATA[key] = SimpleNamespace(graph=graph, graph_exec=graph_exec)
+    sub._dispatch(None, Domain.RESOURCE, cbid, SimpleNamespace(resource_descriptor=key))
+
+
+def test_a_capture_instantiate_launch_update_destroy_sequence_reaches_the_sink() -> None:
+    sub, heard = _subscriber()
+    _api(sub, "cuStreamBeginCapture_v2", Site.API_ENTER, {"h_stream": 7})
+    _api(sub, "cuStreamEndCapture", Site.API_EXIT, {"h_stream": 7, "ph_graph": _cell(0xA)})
+    _api(sub, "cuGraphInstantiateWithFlags", Site.API_ENTER, {"h_graph": 0xA,
+                                                              "ph_graph_exec": 0})
+    _resource(sub, Resource.GRAPHEXEC_CREATED, 0xA, 0xE)
+    _api(sub, "cuGraphInstantiateWithFlags", Site.API_EXIT, {"h_graph": 0xA,
+                                                             "ph_graph_exec": _cell(0xE)})
+    _api(sub, "cuGraphLaunch", Site.API_ENTER, {"h_graph": 0xE, "h_stream": 7},
+         correlation=42)
+    _api(sub, "cuGraphExecUpdate_v2", Site.API_EXIT, {"h_graph_exec": 0xE, "h_graph": 0xB,
+                                                      "result_info": 0}, code=910)
+    _resource(sub, Resource.GRAPHEXEC_DESTROY_STARTING, 0xA, 0xE)
+    assert sub.errors == []
+    assert heard.calls == [("captured", 0xA, 10), ("instantiated", 0xA, 0xE, 10),
+                           ("launched", 0xE, 42), ("updated", 0xE, False, "CUresult 910"),
+                           ("destroyed", 0xE)]
+
+
+def test_without_a_resource_callback_the_out_parameter_names_the_executable() -> None:
+    sub, heard = _subscriber()
+    _api(sub, "cuGraphInstantiate", Site.API_ENTER, {"h_graph": 0xC, "ph_graph_exec": 0})
+    _api(sub, "cuGraphInstantiate", Site.API_EXIT, {"h_graph": 0xC, "ph_graph_exec": _cell(0xF)})
+    assert heard.calls == [("instantiated", 0xC, 0xF, 10)]
+
+
+def test_a_failed_instantiation_makes_nothing_and_a_bad_callback_is_kept_not_raised() -> None:
+    sub, heard = _subscriber()
+    _api(sub, "cuGraphInstantiateWithFlags", Site.API_ENTER, {"h_graph": 1, "ph_graph_exec": 0})
+    _api(sub, "cuGraphInstantiateWithFlags", Site.API_EXIT, {"h_graph": 1, "ph_graph_exec": 0},
+         code=1)
+    assert heard.calls == []
+    _api(sub, "cuGraphLaunch", Site.API_ENTER, {})  # no h_graph: the read fails
+    assert len(sub.errors) == 1 and "AttributeError" in sub.errors[0]
+
+
+def test_params_class_names_follow_cupti_python() -> None:
+    assert params_class_name("cuGraphLaunch_ptsz") == "CuGraphLaunchPtszParams"
+    assert params_class_name("cuStreamBeginCapture_v2") == "CuStreamBeginCaptureV2Params"
+
+
+def test_every_call_and_resource_named_exists_in_the_installed_cupti_python() -> None:
+    import importlib
+
+    import pytest
+
+    try:
+        cupti = importlib.import_module("cupti.cupti")
+        params = importlib.import_module("cupti.cuda_driver_api_params")
+    except ImportError as exc:
+        pytest.skip(f"cupti-python is not importable here: {exc}")
+    from graphcert.cupti.callbacks import RESOURCES
+
+    assert [n for n in DRIVER_CALLS if not hasattr(cupti.DriverApiTraceCbid, n)] == []
+    assert [n for n in DRIVER_CALLS if not hasattr(params, params_class_name(n))] == []
+    assert [n for n in RESOURCES if not hasattr(cupti.CallbackIdResource, n)] == []

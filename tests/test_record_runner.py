@@ -1,0 +1,156 @@
+"""graphcert record's runner without a GPU (issue 32): programs run in-process through runpy
+with their own argv, exit codes passed on, bad programs one line, and a certificate whole or
+absent. CUPTI is replaced by a fake recorder that sees nothing."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import graphcert.cupti.record as cupti_record
+import graphcert.run.record as run_record
+from graphcert.cert.results import Status
+from graphcert.cert.results.record import Ended
+from graphcert.cli import cli
+from graphcert.errors import InputError
+from graphcert.options import Options
+from graphcert.recording import Recording
+
+
+class FakeRecorder:
+    """Stands in for graphcert.cupti.record.Recorder: records nothing, counts its calls."""
+
+    def __init__(self, read: Any = None) -> None:
+        self.entered = self.closed = 0
+        self.errors: tuple[str, ...] = ()
+
+    def __enter__(self) -> FakeRecorder:
+        self.entered += 1
+        return self
+
+    def close(self) -> None:
+        self.closed += 1
+
+    def recording(self) -> Recording:
+        return Recording()
+
+
+def _script(tmp_path: Path, body: str, name: str = "app.py") -> Path:
+    path = tmp_path / name
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+def _run(argv: list[str], out: Path | None = None) -> run_record.RecordedRun:
+    return run_record.record_program(argv, out_dir=out, options=Options(),
+                                     recorder=FakeRecorder())
+
+
+def test_a_script_that_does_not_exist_is_one_line_before_anything_runs(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no-such.py: no such script"):
+        _run(["python", str(tmp_path / "no-such.py")])
+
+
+def test_the_program_gets_its_own_argv_and_sys_argv_is_restored(tmp_path: Path) -> None:
+    seen = tmp_path / "argv.json"
+    app = _script(tmp_path, f"import json, sys\njson.dump(sys.argv, open({str(seen)!r}, 'w'))\n")
+    before = sys.argv[:]
+    done = _run(["python3", str(app), "--fallback", "x"])
+    assert json.loads(seen.read_text()) == [str(app), "--fallback", "x"]
+    assert sys.argv == before
+    assert done.result.exit_code == 0 and done.result.ended is Ended.EXIT
+
+
+def test_sys_exit_3_is_passed_on_and_the_verdict_is_incomplete(tmp_path: Path) -> None:
+    done = _run([str(_script(tmp_path, "import sys\nsys.exit(3)\n"))])
+    assert done.result.exit_code == 3 and done.result.ended is Ended.EXIT
+    assert done.result.verdict.status is Status.INCOMPLETE
+    assert "exit code 3" in done.result.verdict.reasons[0]
+
+
+def test_a_script_that_raises_at_import_ends_by_exception_with_code_1(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    done = _run([str(_script(tmp_path, "import no_such_module_xyz\n"))])
+    assert done.result.exit_code == 1 and done.result.ended is Ended.EXCEPTION
+    assert done.result.detail is not None and "no_such_module_xyz" in done.result.detail
+    assert "Traceback" in capsys.readouterr().err  # printed as Python would
+
+
+@pytest.mark.parametrize(("body", "code", "ended"), [
+    ("raise KeyboardInterrupt\n", 130, Ended.INTERRUPTED),
+    ("import os, signal, time\nos.kill(os.getpid(), signal.SIGTERM)\ntime.sleep(5)\n", 143,
+     Ended.TERMINATED)])
+def test_ctrl_c_and_sigterm_end_the_recording_cleanly(tmp_path: Path, body: str, code: int,
+                                                      ended: Ended) -> None:
+    done = _run([str(_script(tmp_path, body))])
+    assert (done.result.exit_code, done.result.ended) == (code, ended)
+
+
+def test_a_program_that_never_touches_cuda_is_incomplete_with_a_certificate(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from _certfactory import environment as synthetic_environment
+
+    import graphcert.run.environment as env
+
+    monkeypatch.setattr(env, "environment", lambda device, git: synthetic_environment())
+    out = tmp_path / "reports"
+    done = _run([str(_script(tmp_path, "print('hello')\n"))], out=out)
+    assert done.result.verdict.status is Status.INCOMPLETE
+    assert "no kernel ran" in done.result.verdict.reasons[0]
+    assert done.certificate is not None and done.certificate.parent == out
+    doc = json.loads(done.certificate.read_text())
+    assert doc["kind"] == "record" and doc["workload"]["name"] == "app"
+    assert [p.name for p in out.iterdir()] == [done.certificate.name]  # no snapshots: none
+
+
+def test_module_programs_run_with_dash_m(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                         ) -> None:
+    _script(tmp_path, "import sys\nsys.exit(len(sys.argv))\n", name="recmod_synthetic.py")
+    monkeypatch.chdir(tmp_path)
+    done = _run(["python", "-m", "recmod_synthetic", "a", "b"])
+    assert done.result.exit_code == 3
+
+
+def test_cli_passes_the_exit_code_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cupti_record, "Recorder", FakeRecorder)
+    monkeypatch.setattr(run_record, "graph_reader", lambda device: None)
+    app = _script(tmp_path, "import sys\nprint('from the program')\nsys.exit(3)\n")
+    result = CliRunner().invoke(cli, ["record", "--no-certificate", "--", "python", str(app)])
+    assert result.exit_code == 3, result.output
+    assert "from the program" in result.output
+    missing = CliRunner().invoke(cli, ["record", "--", "python", str(tmp_path / "gone.py")])
+    assert missing.exit_code == 2 and "gone.py: no such script" in missing.output
+
+
+def test_launches_whose_kernels_never_arrived_mean_cupti_was_taken_over() -> None:
+    """Synthetic: 20 launches, no graph kernel record (torch.profiler took the records)."""
+    from graphcert.cupti.library import CuptiUnavailable
+    from graphcert.recording import KernelRun, Launched
+
+    launches = tuple(Launched(0, i, i + 1) for i in range(20))
+    with pytest.raises(CuptiUnavailable, match="took CUPTI over"):
+        run_record.check_not_taken(Recording(launched=launches))
+    kept = tuple(KernelRun("k", i, i + 1, 7, 10_000 + i) for i in range(20))  # other ids
+    run_record.check_not_taken(Recording(launched=launches, kernels=kept))  # no error
+
+
+def test_graphcert_record_as_a_context_manager_gives_the_result(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import graphcert
+
+    monkeypatch.setattr(cupti_record, "Recorder", FakeRecorder)
+    monkeypatch.setattr(run_record, "graph_reader", lambda device: None)
+    with graphcert.record() as rec:
+        pass
+    assert rec.result is not None and rec.result.ended is Ended.EXIT
+    assert rec.certificate is None  # no folder given
+    with pytest.raises(ValueError), graphcert.record() as failed:
+        raise ValueError("the body's own error propagates")
+    assert failed.result.ended is Ended.EXCEPTION and "ValueError" in failed.result.detail
+    with pytest.raises(InputError):
+        graphcert.record(device=-1)
