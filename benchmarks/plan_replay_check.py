@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from graphcert.cert.results.plan import PlanResult  # noqa: E402
+from graphcert.frameworks.padding import resolve  # noqa: E402
 from graphcert.plan.costs import CostCurve  # noqa: E402
 from graphcert.plan.evaluate import Evaluation  # noqa: E402
 from graphcert.plan.traffic import Traffic  # noqa: E402
@@ -180,7 +181,8 @@ class Replayer:
         if bucket is None:
             return (lambda _s: self.adapter.call(self.step, values)), 16
         captured, static = self.graphs[bucket]
-        self.adapter.pad_into(static, values, n, self.step.pad_value)
+        self.adapter.pad_into(static, values, n,
+                              resolve(self.step.pad_value, len(values), "pad_value", 0.0))
         return (lambda _s: captured.launch()), 1
 
     def held(self, n: int, bucket: int | None) -> float:

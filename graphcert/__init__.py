@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from graphcert.frameworks.step import Step
     from graphcert.model import GraphSnapshot, SnapshotDiff
 
-__all__ = ["__version__", "diff", "load", "profile", "profile_graph", "save", "snapshot", "step",
-           "verify_step"]
+__all__ = ["__version__", "diff", "load", "profile", "profile_graph", "record", "save",
+           "snapshot", "step", "verify_step"]
 
 if TYPE_CHECKING:
     PathLike = str | os.PathLike[str]
