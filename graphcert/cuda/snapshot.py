@@ -234,14 +234,17 @@ def _batch_ops(p: Any, count: int) -> list[Any]:
     """The node's operations. cuda-bindings' paramArray getter returns only what Python set
     (its length is kept beside the struct, 0 for one the driver filled: read [] on an H100
     with 13.3), so read the driver's array pointer from the struct and wrap each element."""
-    if count == 0:
-        return []
-    if ctypes.sizeof(_BatchParamsLayout) != driver.sizeof(driver.CUDA_BATCH_MEM_OP_NODE_PARAMS):
-        return []  # a layout we do not know: leave the operations unread rather than guess
+    try:
+        known = (ctypes.sizeof(_BatchParamsLayout)
+                 == driver.sizeof(driver.CUDA_BATCH_MEM_OP_NODE_PARAMS))
+        step = driver.sizeof(driver.CUstreamBatchMemOpParams)
+    except (AttributeError, TypeError):  # a binding without sizeof for these structs
+        known = False
+    if count == 0 or not known:
+        return []  # a layout we do not know: the operations unread rather than guessed
     raw = _BatchParamsLayout.from_address(int(p.getPtr()))
     if not raw.paramArray:
         return []
-    step = driver.sizeof(driver.CUstreamBatchMemOpParams)
     # The array is owned by the node (valid while it lives and is not changed).
     return [driver.CUstreamBatchMemOpParams(_ptr=raw.paramArray + i * step)
             for i in range(count)]
