@@ -64,6 +64,18 @@ def test_recorded_fixture_fingerprints_unchanged(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(TABLE))
+def test_recorded_fixtures_hold_parameter_values(name: str) -> None:
+    """Every kernel, nested bodies too, was read with its values (re-recorded 2026-11-25)."""
+    def kernels(s: GraphSnapshot) -> list[Any]:
+        return [k for n in s.nodes for k in ([n] if n.kind is NodeKind.KERNEL else [])
+                + [k for c in n.children for k in kernels(c)]]
+
+    found = kernels(load_snapshot(SNAPS / name))
+    assert found and all(len(k.attrs["param_values"]) == len(k.attrs["param_sizes"])
+                         for k in found)
+
+
+@pytest.mark.parametrize("name", sorted(TABLE))
 def test_synthetic_values_stay_out_of_fingerprints(name: str) -> None:
     s = load_snapshot(SNAPS / name)
     counter = iter(range(10**6))
@@ -193,11 +205,8 @@ def test_notes_carry_dangling_pointers() -> None:
 
 def test_recorded_class_diff_names_the_size_parameter() -> None:
     """resident_axpb(params, x, y, n) is captured at n = the class capacity: class 256 and
-    class 512 differ in parameter 3 (once the fixtures hold parameter values)."""
+    class 512 differ in parameter 3."""
     a, b = (load_snapshot(SNAPS / f"resident-c{c}.snapshot.json") for c in (256, 512))
     (kernel,) = [n for n in a.nodes if n.kind is NodeKind.KERNEL]
-    if "param_values" not in kernel.attrs:
-        pytest.skip("the snapshot fixtures predate parameter values: re-record them with "
-                    "tools/record_fixtures.py on a GPU")
     lines = diff_snapshots(a, b).summary_lines()
     assert f"{kernel.index}: parameter 3: 256 -> 512" in lines, lines

@@ -47,11 +47,20 @@ def test_external_semaphore_readers(monkeypatch: pytest.MonkeyPatch, kind: NodeK
 
 
 def test_batch_mem_op_reader(monkeypatch: pytest.MonkeyPatch) -> None:
-    ops = [SimpleNamespace(operation=OP.CU_STREAM_MEM_OP_WRITE_VALUE_32),
-           SimpleNamespace(operation=OP.CU_STREAM_MEM_OP_BARRIER),
-           SimpleNamespace(operation=OP.CU_STREAM_MEM_OP_WAIT_VALUE_64)]
+    # A real struct filled from Python, then seen through a second wrapper of the same memory,
+    # as the driver's answer is: that wrapper's paramArray getter returns [] (cuda-bindings
+    # keeps the length beside the struct), which is how the H100 run read no operations.
+    filled = driver.CUDA_BATCH_MEM_OP_NODE_PARAMS()
+    ops = [driver.CUstreamBatchMemOpParams() for _ in range(3)]
+    for op, kind in zip(ops, (OP.CU_STREAM_MEM_OP_WRITE_VALUE_32, OP.CU_STREAM_MEM_OP_BARRIER,
+                              OP.CU_STREAM_MEM_OP_WAIT_VALUE_64), strict=True):
+        op.operation = kind
+    filled.paramArray = ops
+    filled.count = 3
+    as_driver_gives = driver.CUDA_BATCH_MEM_OP_NODE_PARAMS(_ptr=filled.getPtr())
+    assert as_driver_gives.paramArray == []  # the binding's blind spot the reader goes around
     monkeypatch.setattr(driver, "cuGraphBatchMemOpNodeGetParams",
-                        lambda _node: (SUCCESS, SimpleNamespace(count=3, paramArray=ops)))
+                        lambda _node: (SUCCESS, as_driver_gives))
     attrs, _ = reader.READERS[NodeKind.BATCH_MEM_OP]("node", None)  # type: ignore[arg-type]
     assert attrs == {"count": 3, "ops": ["write_value_32", "barrier", "wait_value_64"]}
     # Which operations is a value: two batches of three differ in neither fingerprint.

@@ -4,8 +4,8 @@ driver's DOT print of it, for tests/fixtures/.
 
     PYTHONPATH=. python3 tools/record_every_kind.py OUTDIR
 
-Writes OUTDIR/every_kind.snapshot.json and OUTDIR/every_kind.dot (copy them to
-tests/fixtures/snapshots/ and tests/fixtures/dot/). The graph is launched once first and
+Writes OUTDIR/every_kind.snapshot.json and OUTDIR/every_kind.dot (copy both to
+tests/fixtures/every_kind/). The graph is launched once first and
 its effects checked, so what is recorded is a graph that ran. Exit 1 if anything differs.
 """
 

@@ -10,6 +10,7 @@ among them) do, as value attributes outside both fingerprints (graphcert.model.p
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -218,9 +219,35 @@ def _batch_mem_op(node: Any, _read: _Read | None = None
     p = check(driver.cuGraphBatchMemOpNodeGetParams(node), "cuGraphBatchMemOpNodeGetParams")
     count = int(p.count)
     # Which operations, in order (a value: not hashed; count is the shape).
-    ops = [_MEM_OPS.get(int(p.paramArray[i].operation), "unknown")
-           for i in range(min(count, len(p.paramArray or ())))]
+    ops = [_MEM_OPS.get(int(op.operation), "unknown") for op in _batch_ops(p, count)]
     return {"count": count, "ops": ops}, ()
+
+
+class _BatchParamsLayout(ctypes.Structure):
+    """CUDA_BATCH_MEM_OP_NODE_PARAMS as in cuda.h (ctx, count, paramArray, flags)."""
+
+    _fields_ = [("ctx", ctypes.c_void_p), ("count", ctypes.c_uint),
+                ("paramArray", ctypes.c_void_p), ("flags", ctypes.c_uint)]
+
+
+def _batch_ops(p: Any, count: int) -> list[Any]:
+    """The node's operations. cuda-bindings' paramArray getter returns only what Python set
+    (its length is kept beside the struct, 0 for one the driver filled: read [] on an H100
+    with 13.3), so read the driver's array pointer from the struct and wrap each element."""
+    try:
+        known = (ctypes.sizeof(_BatchParamsLayout)
+                 == driver.sizeof(driver.CUDA_BATCH_MEM_OP_NODE_PARAMS))
+        step = driver.sizeof(driver.CUstreamBatchMemOpParams)
+    except (AttributeError, TypeError):  # a binding without sizeof for these structs
+        known = False
+    if count == 0 or not known:
+        return []  # a layout we do not know: the operations unread rather than guessed
+    raw = _BatchParamsLayout.from_address(int(p.getPtr()))
+    if not raw.paramArray:
+        return []
+    # The array is owned by the node (valid while it lives and is not changed).
+    return [driver.CUstreamBatchMemOpParams(_ptr=raw.paramArray + i * step)
+            for i in range(count)]
 
 
 _MEM_OPS = {int(v): v.name.removeprefix("CU_STREAM_MEM_OP_").lower()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -153,8 +154,13 @@ class TorchAdapter(ArrayAdapter):
             own_s = time.perf_counter() - t0
             graph = torch.cuda.CUDAGraph(keep_graph=True)  # kept so graphcert can read it
             t0 = time.perf_counter()
-            with torch.cuda.graph(graph, pool=pool):
-                outputs = as_tuple(step.fn(*static))
+            current = torch.cuda.current_stream()
+            try:
+                with torch.cuda.graph(graph, pool=pool):
+                    outputs = as_tuple(step.fn(*static))
+            except BaseException:
+                self._undo_failed_capture(graph, pool, current)
+                raise
             torch.cuda.synchronize()
             capture_s = time.perf_counter() - t0
         instantiate_s = None
@@ -167,6 +173,54 @@ class TorchAdapter(ArrayAdapter):
         pool_bytes = self._pool_bytes(pool, self._reserved() - reserved)
         return TorchCaptured(graph, outputs, capture_s, instantiate_s, pool_bytes, list(static),
                              own_s + time.perf_counter() - t0, pool)
+
+    def _undo_failed_capture(self, graph: Any, pool: Any, current: Any) -> None:
+        """Leave torch as it was before a capture that failed, so the next bucket (and the
+        user's own code) runs. When capture_end raises (a step that synchronises invalidates
+        the capture), torch.cuda.graph's __exit__ stops there: its capture stream stays the
+        current one, the allocator keeps routing into the graph's pool (and defers freeing
+        blocks used on other streams until no capture is underway), and the default CUDA
+        generator stays in capture mode, so the next torch.randn(device="cuda") raised
+        "Offset increment outside graph capture encountered unexpectedly" on an H100
+        (torch 2.11). Each step is best effort: the capture's own error is the one raised."""
+        torch = self.torch
+        torch.cuda.set_stream(current)
+        try:
+            graph.pool()  # raises unless capture_end got to its end (the step's own error)
+            return  # the capture ended: torch.cuda.graph undid all, graph.reset() frees it
+        except Exception:  # noqa: BLE001 - the capture did not end: undo what it left
+            pass
+        # Private, hence getattr: torch has no public way to end a failed capture's pool.
+        end = (getattr(torch._C, "_cuda_endAllocateToPool", None)
+               or getattr(torch._C, "_cuda_endAllocateCurrentStreamToPool", None))
+        release = getattr(torch._C, "_cuda_releasePool", None)
+        for undo in (end, release):
+            if undo is not None:
+                try:
+                    undo(self.device, pool)
+                except Exception:  # noqa: BLE001 - capture_end got that far, or never began
+                    pass
+        try:
+            graph.reset()
+        except Exception:  # noqa: BLE001 - nothing of it to free
+            pass
+        self._reset_generator()
+
+    def _reset_generator(self) -> None:
+        """Take the default generator out of capture mode with an empty capture: capture_begin
+        puts every generator registered to a graph (the default one always) in capture mode
+        before the capture starts, and only a capture_end that succeeds takes them out. The
+        generator's seed and offset are left as they were (an empty graph draws nothing)."""
+        torch = self.torch
+        try:
+            with torch.cuda.stream(torch.cuda.Stream()), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "The CUDA Graph is empty": it is meant to be
+                repair = torch.cuda.CUDAGraph(keep_graph=True)
+                repair.capture_begin()
+                repair.capture_end()
+                repair.reset()
+        except Exception:  # noqa: BLE001 - the next bucket says what is left wrong
+            pass
 
     def _reserved(self) -> int:
         """The caching allocator's reserved bytes on the current device. The nested stats

@@ -169,6 +169,41 @@ def test_torch_step_that_synchronises_in_capture_is_one_line(gpu_ctx: object) ->
     torch.cuda.synchronize()  # the device is still usable afterwards
 
 
+def test_torch_capture_that_fails_leaves_torch_as_it_was(gpu_ctx: object) -> None:
+    """issue 33: after a capture that fails (a host read), the current stream, the default
+    generator (out of capture mode, its offset unmoved) and the allocator are as they were: a
+    graph captured before with random numbers still replays, torch.randn runs, and the next
+    capture succeeds."""
+    _ready("torch")
+    import torch
+
+    adapter = adapter_for("torch")
+    adapter.prepare()
+    noisy = graphcert.step(lambda x: x + torch.rand_like(x),
+                           lambda n: (torch.zeros(n, 8, device="cuda"),), framework="torch",
+                           name="noisy")
+    syncs = graphcert.step(lambda x: x / float(x.abs().max().item()),
+                           lambda n: (torch.ones(n, 8, device="cuda"),), framework="torch",
+                           name="syncs")
+    before = adapter.capture(noisy, adapter.static_inputs(noisy.make_inputs(4)))
+    stream = torch.cuda.current_stream()
+    gen = torch.cuda.default_generators[torch.cuda.current_device()]
+    offset = gen.get_offset()
+    with pytest.raises(Exception):  # noqa: B017 - torch's own error, whichever it raises
+        adapter.capture(syncs, adapter.static_inputs(syncs.make_inputs(4)))
+    assert torch.cuda.current_stream() == stream
+    assert gen.get_offset() == offset
+    try:
+        before.launch()  # replay_prologue: raised while the generator stayed in capture mode
+        torch.randn(4, device="cuda")  # what the next bucket's make_inputs does
+        after = adapter.capture(noisy, adapter.static_inputs(noisy.make_inputs(8)))
+        after.launch()
+        after.release()
+        torch.cuda.synchronize()
+    finally:
+        before.release()
+
+
 def test_torch_pool_bytes_are_the_private_pools_segments(gpu_ctx: object) -> None:
     """pool_bytes is what the allocator's snapshot lists for the graph's private pool, also
     for a bucket captured after an earlier bucket's pool was released (its cached segments
