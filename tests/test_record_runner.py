@@ -5,7 +5,9 @@ absent. CUPTI is replaced by a fake recorder that sees nothing."""
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -154,3 +156,29 @@ def test_graphcert_record_as_a_context_manager_gives_the_result(
     assert failed.result.ended is Ended.EXCEPTION and "ValueError" in failed.result.detail
     with pytest.raises(InputError):
         graphcert.record(device=-1)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_landing_in_a_cupti_callback_is_raised_once_the_callback_returned(
+        sig: int) -> None:
+    """cupti-python swallows an exception raised in a callback: the runner's handlers send
+    the signal again until it lands in the program's own code (here the callback is
+    simulated by the flag graphcert's callbacks set while they run)."""
+    from graphcert.cupti import callbacks
+
+    reached: list[str] = []
+    raises = KeyboardInterrupt if sig == signal.SIGINT else run_record.Terminated
+    with pytest.raises(raises):
+        with run_record._signals_raise():
+            callbacks._STATE.busy = True
+            try:
+                signal.raise_signal(sig)
+                for _ in range(1000):  # the handler runs here, in the "callback": deferred
+                    pass
+                reached.append("after the signal, in the callback")
+            finally:
+                callbacks._STATE.busy = False
+            time.sleep(5)  # sent again within REDELIVER_S: raised here
+            reached.append("slept on")
+    assert reached == ["after the signal, in the callback"]
+    assert signal.getsignal(sig) is not None and not callbacks.in_callback()

@@ -14,6 +14,7 @@ import os
 import runpy
 import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -65,21 +66,48 @@ def check_program(argv: Sequence[str]) -> tuple[str, ...]:
     return tuple(args)
 
 
+REDELIVER_S = 0.002  # a signal that landed in a CUPTI callback is sent again this soon
+
+
 @contextlib.contextmanager
-def _terminate_raises() -> Iterator[None]:
-    """SIGTERM raises Terminated while the body runs (main thread only)."""
-    def on_term(signum: int, frame: Any) -> None:
-        raise Terminated()
+def _signals_raise() -> Iterator[None]:
+    """While the body runs (main thread only), SIGINT raises KeyboardInterrupt and SIGTERM
+    Terminated in the program. A signal whose handler runs inside one of graphcert's CUPTI
+    callbacks (every graph launch runs one, in the program's thread) is not raised there:
+    cupti-python would swallow the exception and the program would run on. It is sent to
+    the main thread again a moment later, until it lands in the program's own code."""
+    from graphcert.cupti.callbacks import in_callback
+
+    main = threading.main_thread().ident
+    live = threading.Event()
+
+    def again(signum: int) -> None:
+        if live.is_set() and main is not None:
+            signal.pthread_kill(main, signum)
+
+    def handler(raises: type[BaseException]) -> Callable[[int, Any], None]:
+        def on_signal(signum: int, frame: Any) -> None:
+            if in_callback():
+                timer = threading.Timer(REDELIVER_S, again, (signum,))
+                timer.daemon = True
+                timer.start()
+                return
+            raise raises()
+        return on_signal
 
     try:
-        previous = signal.signal(signal.SIGTERM, on_term)
+        previous = {sig: signal.signal(sig, handler(raises)) for sig, raises in
+                    ((signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated))}
     except ValueError:  # not the main thread
         yield
         return
+    live.set()
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        live.clear()
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def run_program(argv: Sequence[str]) -> Ran:
@@ -88,7 +116,7 @@ def run_program(argv: Sequence[str]) -> Ran:
     start = time.perf_counter()
     code, ended, detail = 0, Ended.EXIT, None
     try:
-        with _terminate_raises():
+        with _signals_raise():
             if argv[0] == "-m":
                 sys.argv = [argv[1], *argv[2:]]
                 sys.path.insert(0, os.getcwd())
