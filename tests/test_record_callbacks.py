@@ -211,10 +211,26 @@ def test_plain_subscribe_is_used_and_v2_never_asked_when_it_works() -> None:
 
 
 def test_an_invalid_parameter_is_named_as_it_is_not_as_another_profiler() -> None:
-    cupti = _fake_cupti("ERROR_INVALID_PARAMETER", old="`K")
+    cupti = _fake_cupti("ERROR_INVALID_PARAMETER", "ERROR_INVALID_PARAMETER", old="`K")
     line = _refusal(cupti)
     assert "ERROR_INVALID_PARAMETER" in line and "held" not in line and "`K" not in line
-    assert cupti.calls == ["v1"]  # the holder is asked only when CUPTI says it is held
+    assert cupti.calls == ["v1", "v2"]
+    both = _refusal(_fake_cupti("ERROR_INVALID_PARAMETER", "ERROR_UNKNOWN"))
+    assert "ERROR_INVALID_PARAMETER" in both and "subscribe_v2 gave ERROR_UNKNOWN" in both
+
+
+def test_v2_is_tried_when_plain_subscribe_fails_and_a_missing_driver_is_exit_3() -> None:
+    from graphcert.cupti.callbacks import subscribe
+    from graphcert.errors import NoDriverError
+
+    cupti = _fake_cupti("ERROR_INVALID_PARAMETER", None)
+    assert subscribe(cupti, lambda *a: None) == 77 and cupti.calls == ["v1", "v2"]
+    import pytest
+
+    nodriver = SimpleNamespace(subscribe=lambda cb, ud: (_ for _ in ()).throw(
+        FakeCuptiError("CUDA driver is not found (libcuda.so.1: cannot open)")))
+    with pytest.raises(NoDriverError):
+        subscribe(nodriver, lambda *a: None)
 
 
 def test_a_held_cupti_names_the_holder_only_when_cupti_wrote_one() -> None:

@@ -25,7 +25,7 @@ from graphcert.cupti.library import (
     refusal,
     status_name,
 )
-from graphcert.errors import GraphcertError
+from graphcert.errors import GraphcertError, NoDriverError
 
 DRIVER_CALLS = (
     "cuGraphInstantiate", "cuGraphInstantiate_v2", "cuGraphInstantiateWithFlags",
@@ -53,22 +53,28 @@ def subscribe(cupti: ModuleType, callback: Callable[..., None]) -> int:
 
     cuptiSubscribe (v1) first: on the H100 (driver 580) subscribe_v2 with cupti-python's
     SubscriberParams answered ERROR_INVALID_PARAMETER under `graphcert record` while plain
-    subscribe worked. subscribe_v2 is asked only after CUPTI said another subscriber holds it,
-    to learn that subscriber's name (only that status writes the name)."""
+    subscribe had worked in a probe. subscribe_v2 is tried only when v1 failed: it may still
+    work, and after ERROR_MULTIPLE_SUBSCRIBERS it names the other subscriber (only that
+    status writes the name)."""
     try:
         return int(cupti.subscribe(callback, None))
     except Exception as exc:  # noqa: BLE001 (cuptiError and the loader's errors)
         first: BaseException = exc
-    params: Any = None
-    if status_name(first) != HELD or not hasattr(cupti, "subscribe_v2"):
+    if not hasattr(cupti, "subscribe_v2") or isinstance(_refused(first), NoDriverError):
         raise _refused(first) from None
+    params: Any = None
     try:
         params = cupti.SubscriberParams()
         params.struct_size = cupti.SUBSCRIBER_PARAMS_SIZE
         params.subscriber_name = SUBSCRIBER_NAME
-        return int(cupti.subscribe_v2(callback, None, params.ptr))  # freed in between
+        return int(cupti.subscribe_v2(callback, None, params.ptr))
     except Exception as exc:  # noqa: BLE001
-        holder = holder_name(params) if status_name(exc) == HELD else ""
+        second = status_name(exc)
+    if HELD not in (status_name(first), second):
+        err = _refused(first)
+        also = f"; subscribe_v2 gave {second}" if second != status_name(first) else ""
+        raise type(err)(err.message + also, hint=err.hint) from None
+    holder = holder_name(params) if second == HELD else ""
     raise CuptiUnavailable(
         f"CUPTI is held by another profiler{f' ({holder})' if holder else ''}: subscribing "
         f"failed with {HELD}",
