@@ -88,29 +88,32 @@ def profiler_case(case: str) -> None:
         print(f"  graphcert recorder refused: {type(exc).__name__}: {exc}")
         rec = None
     graphs = {name: tiny_graph(torch, x) for name in "ABC"}
-    try:
+
+    def replay(name: str) -> None:
         for _ in range(50):
-            graphs["A"].replay()
+            graphs[name].replay()
         torch.cuda.synchronize()
-        if case == "profiler-inside":
-            try:
-                prof.__enter__()
-                print("  profiler started inside the recording")
-            except Exception as exc:  # noqa: BLE001
-                print(f"  profiler start raised {type(exc).__name__}: {exc}")
-        for _ in range(50):
-            graphs["B"].replay()
-        torch.cuda.synchronize()
+
+    def attempt(what: str, fn) -> None:
         try:
-            prof.__exit__(None, None, None)
+            fn()
+            print(f"  profiler {what}: ok")
+        except Exception as exc:  # noqa: BLE001
+            print(f"  profiler {what} raised {type(exc).__name__}: {exc}")
+
+    try:
+        replay("A")
+        if case == "profiler-inside":
+            attempt("started inside the recording", prof.__enter__)
+        replay("B")
+        attempt("stopped", lambda: prof.__exit__(None, None, None))
+        try:
             kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-            print(f"  profiler stopped: {len(kernels)} CUDA events, e.g. "
+            print(f"  profiler got {len(kernels)} CUDA events, e.g. "
                   f"{sorted({e.name[:40] for e in kernels})[:3]}")
         except Exception as exc:  # noqa: BLE001
-            print(f"  profiler stop raised {type(exc).__name__}: {exc}")
-        for _ in range(50):
-            graphs["C"].replay()
-        torch.cuda.synchronize()
+            print(f"  profiler events raised {type(exc).__name__}: {exc}")
+        replay("C")
     finally:
         if rec is not None:
             rec.close()
