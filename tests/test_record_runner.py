@@ -182,3 +182,17 @@ def test_a_signal_landing_in_a_cupti_callback_is_raised_once_the_callback_return
             reached.append("slept on")
     assert reached == ["after the signal, in the callback"]
     assert signal.getsignal(sig) is not None and not callbacks.in_callback()
+
+
+def test_a_program_whose_own_profiler_fails_in_cupti_is_one_line_without_a_certificate(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from graphcert.cupti.library import CuptiUnavailable
+
+    out = tmp_path / "reports"
+    body = "raise RuntimeError('CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED in kineto')\n"
+    with pytest.raises(CuptiUnavailable, match="the program failed in CUPTI"):
+        _run([str(_script(tmp_path, body))], out=out)
+    assert "Traceback" not in capsys.readouterr().err  # graphcert's one line says it
+    assert not list(out.glob("record-*.json"))
+    done = _run([str(_script(tmp_path, "raise RuntimeError('boom')\n", "other.py"))])
+    assert done.result.exit_code == 1 and "Traceback" in capsys.readouterr().err

@@ -132,9 +132,10 @@ def run_program(argv: Sequence[str]) -> Ran:
     except Terminated:
         code, ended = EXIT_CODES[Ended.TERMINATED], Ended.TERMINATED
     except BaseException as exc:  # noqa: BLE001 (the program's own failure is a value)
-        traceback.print_exc()
         code, ended = EXIT_CODES[Ended.EXCEPTION], Ended.EXCEPTION
         detail = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        if not about_cupti(detail):  # that one is graphcert's one line (check_cupti_failure)
+            traceback.print_exc()
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
     return Ran(code, ended, detail, time.perf_counter() - start)
@@ -171,6 +172,22 @@ def graph_memory(device: int) -> tuple[GraphMemory | None, str | None]:
         return None, f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
     return GraphMemory(m["used_current"], m["used_high"], m["reserved_current"],
                        m["reserved_high"]), None
+
+
+def about_cupti(detail: str | None) -> bool:
+    """A program's failure that names CUPTI (its own profiler could not have CUPTI)."""
+    return detail is not None and "CUPTI" in detail.upper()
+
+
+def check_cupti_failure(ran: Ran) -> None:
+    """CuptiUnavailable when the program failed in CUPTI: graphcert record holds CUPTI's one
+    subscriber, so a profiler the program starts itself (torch.profiler) may fail."""
+    from graphcert.cupti.library import CuptiUnavailable
+
+    if ran.ended is Ended.EXCEPTION and about_cupti(ran.detail):
+        raise CuptiUnavailable(
+            f"the program failed in CUPTI, which graphcert record holds ({ran.detail})",
+            hint="record the program without its own profiler (torch.profiler, Nsight) running")
 
 
 def check_not_taken(rec: Recording) -> None:
@@ -323,6 +340,7 @@ class RecordSession:
         self._recorder.close()
         rec = self._recorder.recording()
         self.errors = self._recorder.errors
+        check_cupti_failure(ran)
         check_not_taken(rec)
         self.result = record_result(self.program, ran, analyse(rec), self._device)
         if self._out_dir is not None:
@@ -330,6 +348,6 @@ class RecordSession:
                                             self._device)
 
 
-__all__ = ["Ran", "Terminated", "check_not_taken", "check_program", "graph_reader",
-           "RecordSession", "RecordedRun", "program_identity", "record_program",
-           "record_result", "run_program", "write_record"]
+__all__ = ["Ran", "Terminated", "about_cupti", "check_cupti_failure", "check_not_taken",
+           "check_program", "graph_reader", "RecordSession", "RecordedRun", "program_identity",
+           "record_program", "record_result", "run_program", "write_record"]
