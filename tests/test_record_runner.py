@@ -196,3 +196,28 @@ def test_a_program_whose_own_profiler_fails_in_cupti_is_one_line_without_a_certi
     assert not list(out.glob("record-*.json"))
     done = _run([str(_script(tmp_path, "raise RuntimeError('boom')\n", "other.py"))])
     assert done.result.exit_code == 1 and "Traceback" in capsys.readouterr().err
+
+
+def test_the_context_manager_defers_ctrl_c_out_of_callbacks_and_restores_the_handler() -> None:
+    """graphcert.record()'s session: Ctrl-C (Python's own handler) is deferred out of a
+    CUPTI callback like the command's; the program's handler comes back on exit."""
+    from graphcert.cupti import callbacks
+
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    session = run_record.RecordSession(("block",), auto_finish=True, recorder=FakeRecorder())
+    reached: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        with session:
+            assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+            callbacks._STATE.busy = True
+            try:
+                signal.raise_signal(signal.SIGINT)
+                for _ in range(1000):
+                    pass
+                reached.append("in the callback")
+            finally:
+                callbacks._STATE.busy = False
+            time.sleep(5)
+    assert reached == ["in the callback"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert session.result is not None and session.result.ended is Ended.INTERRUPTED

@@ -70,10 +70,11 @@ REDELIVER_S = 0.002  # a signal that landed in a CUPTI callback is sent again th
 
 
 @contextlib.contextmanager
-def _signals_raise() -> Iterator[None]:
-    """While the body runs (main thread only), SIGINT raises KeyboardInterrupt and SIGTERM
-    Terminated in the program. A signal whose handler runs inside one of graphcert's CUPTI
-    callbacks (every graph launch runs one, in the program's thread) is not raised there:
+def _signals_raise(sigterm: bool = True) -> Iterator[None]:
+    """While the body runs (main thread only), SIGINT raises KeyboardInterrupt and (with
+    `sigterm`) SIGTERM Terminated in the program. A signal whose handler runs inside one of
+    graphcert's CUPTI callbacks (every graph launch runs one, in the program's thread) is
+    not raised there:
     cupti-python would swallow the exception and the program would run on. It is sent to
     the main thread again a moment later, until it lands in the program's own code."""
     from graphcert.cupti.callbacks import in_callback
@@ -97,7 +98,8 @@ def _signals_raise() -> Iterator[None]:
 
     try:
         previous = {sig: signal.signal(sig, handler(raises)) for sig, raises in
-                    ((signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated))}
+                    ((signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated))
+                    if sigterm or sig == signal.SIGINT}
     except ValueError:  # not the main thread
         yield
         return
@@ -308,18 +310,28 @@ class RecordSession:
 
             recorder = Recorder(graph_reader(device))
         self._recorder = recorder
+        self._signals = contextlib.ExitStack()
         self._start = 0.0
         self.result: RecordResult | None = None
         self.certificate: Path | None = None
         self.errors: tuple[str, ...] = ()
 
     def __enter__(self) -> RecordSession:
-        self._recorder.__enter__()
+        # graphcert.record() in a program that leaves Ctrl-C to Python: the same handler,
+        # deferred out of CUPTI callbacks (the program's own handler is left alone)
+        if self._auto and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self._signals.enter_context(_signals_raise(sigterm=False))
+        try:
+            self._recorder.__enter__()
+        except BaseException:
+            self._signals.close()
+            raise
         self._start = time.perf_counter()
         return self
 
     def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
                  tb: Any) -> None:
+        self._signals.close()
         self._recorder.close()
         if not self._auto:
             return
