@@ -74,9 +74,9 @@ def _signals_raise(sigterm: bool = True) -> Iterator[None]:
     """While the body runs (main thread only), SIGINT raises KeyboardInterrupt and (with
     `sigterm`) SIGTERM Terminated in the program. A signal whose handler runs inside one of
     graphcert's CUPTI callbacks (every graph launch runs one, in the program's thread) is
-    not raised there:
-    cupti-python would swallow the exception and the program would run on. It is sent to
-    the main thread again a moment later, until it lands in the program's own code."""
+    not raised there: cupti-python would swallow the exception and the program would run
+    on. It is sent to the main thread again a moment later, until it lands in the
+    program's own code."""
     from graphcert.cupti.callbacks import in_callback
 
     main = threading.main_thread().ident
