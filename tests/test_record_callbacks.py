@@ -156,3 +156,95 @@ def test_every_call_and_resource_named_exists_in_the_installed_cupti_python() ->
     assert [n for n in DRIVER_CALLS if not hasattr(cupti.DriverApiTraceCbid, n)] == []
     assert [n for n in DRIVER_CALLS if not hasattr(params, params_class_name(n))] == []
     assert [n for n in RESOURCES if not hasattr(cupti.CallbackIdResource, n)] == []
+
+
+class FakeCuptiError(Exception):
+    """cupti-python's cuptiError reads "ERROR_NAME (code)"."""
+
+
+class _OldName:
+    """SubscriberParams whose old_subscriber_name is what CUPTI left there."""
+
+    def __init__(self, old: str | None) -> None:
+        self.ptr, self.struct_size, self.subscriber_name = 1, 0, ""
+        self._old = old
+
+    @property
+    def old_subscriber_name(self) -> str:
+        if self._old is None:  # an unwritten buffer: bytes that are not UTF-8
+            raise UnicodeDecodeError("utf-8", b"\xa0", 0, 1, "invalid start byte")
+        return self._old
+
+
+def _fake_cupti(v1: str | None, v2: str | None = None, old: str | None = None) -> Any:
+    """subscribe answers `v1` (an ERROR_ name, or None: a handle), subscribe_v2 `v2`."""
+    calls: list[str] = []
+
+    def answer(name: str | None, call: str) -> int:
+        calls.append(call)
+        if name is not None:
+            raise FakeCuptiError(f"{name} (1)")
+        return 77
+
+    return SimpleNamespace(
+        calls=calls, SUBSCRIBER_PARAMS_SIZE=40, SubscriberParams=lambda: _OldName(old),
+        subscribe=lambda cb, ud: answer(v1, "v1"),
+        subscribe_v2=lambda cb, ud, ptr: answer(v2, "v2"))
+
+
+def _refusal(cupti: Any) -> str:
+    import pytest
+
+    from graphcert.cupti.callbacks import subscribe
+    from graphcert.cupti.library import CuptiUnavailable
+
+    with pytest.raises(CuptiUnavailable) as caught:
+        subscribe(cupti, lambda *a: None)
+    return caught.value.one_line()
+
+
+def test_plain_subscribe_is_used_and_v2_never_asked_when_it_works() -> None:
+    from graphcert.cupti.callbacks import subscribe
+
+    cupti = _fake_cupti(None)
+    assert subscribe(cupti, lambda *a: None) == 77 and cupti.calls == ["v1"]
+
+
+def test_an_invalid_parameter_is_named_as_it_is_not_as_another_profiler() -> None:
+    cupti = _fake_cupti("ERROR_INVALID_PARAMETER", "ERROR_INVALID_PARAMETER", old="`K")
+    line = _refusal(cupti)
+    assert "ERROR_INVALID_PARAMETER" in line and "held" not in line and "`K" not in line
+    assert cupti.calls == ["v1", "v2"]
+    both = _refusal(_fake_cupti("ERROR_INVALID_PARAMETER", "ERROR_UNKNOWN"))
+    assert "ERROR_INVALID_PARAMETER" in both and "subscribe_v2 gave ERROR_UNKNOWN" in both
+
+
+def test_v2_is_tried_when_plain_subscribe_fails_and_a_missing_driver_is_exit_3() -> None:
+    from graphcert.cupti.callbacks import subscribe
+    from graphcert.errors import NoDriverError
+
+    cupti = _fake_cupti("ERROR_INVALID_PARAMETER", None)
+    assert subscribe(cupti, lambda *a: None) == 77 and cupti.calls == ["v1", "v2"]
+    import pytest
+
+    nodriver = SimpleNamespace(subscribe=lambda cb, ud: (_ for _ in ()).throw(
+        FakeCuptiError("CUDA driver is not found (libcuda.so.1: cannot open)")))
+    with pytest.raises(NoDriverError):
+        subscribe(nodriver, lambda *a: None)
+
+
+def test_a_held_cupti_names_the_holder_only_when_cupti_wrote_one() -> None:
+    named = _refusal(_fake_cupti("ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED",
+                                 "ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED", "CUPTI for Kineto"))
+    assert "held by another profiler (CUPTI for Kineto)" in named
+    for old in (None, "`K", "8@G\x1d0V"):  # garbage in an unwritten buffer is never printed
+        line = _refusal(_fake_cupti("ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED",
+                                    "ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED", old))
+        assert "held by another profiler: " in line and (old is None or old not in line)
+
+
+def test_a_holder_gone_between_the_two_calls_leaves_the_v2_subscriber() -> None:
+    from graphcert.cupti.callbacks import subscribe
+
+    cupti = _fake_cupti("ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED", None)
+    assert subscribe(cupti, lambda *a: None) == 77 and cupti.calls == ["v1", "v2"]

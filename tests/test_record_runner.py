@@ -5,7 +5,9 @@ absent. CUPTI is replaced by a fake recorder that sees nothing."""
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -154,3 +156,68 @@ def test_graphcert_record_as_a_context_manager_gives_the_result(
     assert failed.result.ended is Ended.EXCEPTION and "ValueError" in failed.result.detail
     with pytest.raises(InputError):
         graphcert.record(device=-1)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_landing_in_a_cupti_callback_is_raised_once_the_callback_returned(
+        sig: int) -> None:
+    """cupti-python swallows an exception raised in a callback: the runner's handlers send
+    the signal again until it lands in the program's own code (here the callback is
+    simulated by the flag graphcert's callbacks set while they run)."""
+    from graphcert.cupti import callbacks
+
+    reached: list[str] = []
+    raises = KeyboardInterrupt if sig == signal.SIGINT else run_record.Terminated
+    with pytest.raises(raises):
+        with run_record._signals_raise():
+            callbacks._STATE.busy = True
+            try:
+                signal.raise_signal(sig)
+                for _ in range(1000):  # the handler runs here, in the "callback": deferred
+                    pass
+                reached.append("after the signal, in the callback")
+            finally:
+                callbacks._STATE.busy = False
+            time.sleep(5)  # sent again within REDELIVER_S: raised here
+            reached.append("slept on")
+    assert reached == ["after the signal, in the callback"]
+    assert signal.getsignal(sig) is not None and not callbacks.in_callback()
+
+
+def test_a_program_whose_own_profiler_fails_in_cupti_is_one_line_without_a_certificate(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from graphcert.cupti.library import CuptiUnavailable
+
+    out = tmp_path / "reports"
+    body = "raise RuntimeError('CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED in kineto')\n"
+    with pytest.raises(CuptiUnavailable, match="the program failed in CUPTI"):
+        _run([str(_script(tmp_path, body))], out=out)
+    assert "Traceback" not in capsys.readouterr().err  # graphcert's one line says it
+    assert not list(out.glob("record-*.json"))
+    done = _run([str(_script(tmp_path, "raise RuntimeError('boom')\n", "other.py"))])
+    assert done.result.exit_code == 1 and "Traceback" in capsys.readouterr().err
+
+
+def test_the_context_manager_defers_ctrl_c_out_of_callbacks_and_restores_the_handler() -> None:
+    """graphcert.record()'s session: Ctrl-C (Python's own handler) is deferred out of a
+    CUPTI callback like the command's; the program's handler comes back on exit."""
+    from graphcert.cupti import callbacks
+
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    session = run_record.RecordSession(("block",), auto_finish=True, recorder=FakeRecorder())
+    reached: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        with session:
+            assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+            callbacks._STATE.busy = True
+            try:
+                signal.raise_signal(signal.SIGINT)
+                for _ in range(1000):
+                    pass
+                reached.append("in the callback")
+            finally:
+                callbacks._STATE.busy = False
+            time.sleep(5)
+    assert reached == ["in the callback"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert session.result is not None and session.result.ended is Ended.INTERRUPTED

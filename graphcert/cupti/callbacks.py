@@ -17,7 +17,15 @@ from collections.abc import Callable
 from types import ModuleType, TracebackType
 from typing import Any, Protocol
 
-from graphcert.cupti.library import CuptiUnavailable, load, status_name
+from graphcert.cupti.library import (
+    KNOWN,
+    CuptiUnavailable,
+    libcupti_path,
+    load,
+    refusal,
+    status_name,
+)
+from graphcert.errors import GraphcertError, NoDriverError
 
 DRIVER_CALLS = (
     "cuGraphInstantiate", "cuGraphInstantiate_v2", "cuGraphInstantiateWithFlags",
@@ -28,6 +36,71 @@ DRIVER_CALLS = (
     "cuStreamBeginCaptureToGraph_ptsz", "cuStreamEndCapture", "cuStreamEndCapture_ptsz")
 RESOURCES = ("GRAPHEXEC_CREATED", "GRAPHEXEC_DESTROY_STARTING")
 MAX_ERRORS = 20  # callback failures kept (the first ones say what went wrong)
+SUBSCRIBER_NAME = "graphcert record"
+HELD = "ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"
+_STATE = threading.local()  # per thread: inside one of our callbacks now
+
+
+def in_callback() -> bool:
+    """True while this thread runs one of graphcert's CUPTI callbacks. An exception raised
+    there (a signal handler's KeyboardInterrupt) would be swallowed by cupti-python, so the
+    runner's signal handlers defer while this is true (graphcert.run.record)."""
+    return bool(getattr(_STATE, "busy", False))
+
+
+def subscribe(cupti: ModuleType, callback: Callable[..., None]) -> int:
+    """CUPTI's one subscriber for `callback`, or CuptiUnavailable saying why not.
+
+    cuptiSubscribe (v1) first: on the H100 (driver 580) subscribe_v2 with cupti-python's
+    SubscriberParams answered ERROR_INVALID_PARAMETER under `graphcert record` while plain
+    subscribe had worked in a probe. subscribe_v2 is tried only when v1 failed: it may still
+    work, and after ERROR_MULTIPLE_SUBSCRIBERS it names the other subscriber (only that
+    status writes the name)."""
+    try:
+        return int(cupti.subscribe(callback, None))
+    except Exception as exc:  # noqa: BLE001 (cuptiError and the loader's errors)
+        first: BaseException = exc
+    if not hasattr(cupti, "subscribe_v2") or isinstance(_refused(first), NoDriverError):
+        raise _refused(first) from None
+    params: Any = None
+    try:
+        params = cupti.SubscriberParams()
+        params.struct_size = cupti.SUBSCRIBER_PARAMS_SIZE
+        params.subscriber_name = SUBSCRIBER_NAME
+        return int(cupti.subscribe_v2(callback, None, params.ptr))
+    except Exception as exc:  # noqa: BLE001
+        second = status_name(exc)
+    if HELD not in (status_name(first), second):
+        err = _refused(first)
+        also = f"; subscribe_v2 gave {second}" if second != status_name(first) else ""
+        raise type(err)(err.message + also, hint=err.hint) from None
+    holder = holder_name(params) if second == HELD else ""
+    raise CuptiUnavailable(
+        f"CUPTI is held by another profiler{f' ({holder})' if holder else ''}: subscribing "
+        f"failed with {HELD}",
+        hint="run graphcert record outside Nsight Systems / Nsight Compute, without "
+             "torch.profiler or another CUPTI client in the program") from None
+
+
+def holder_name(params: Any) -> str:
+    """The other subscriber's name CUPTI wrote into `params`, or "" when it wrote none that
+    reads as text (the buffer is uninitialised memory until CUPTI writes it)."""
+    try:
+        text = str(params.old_subscriber_name or "").strip()
+    except (UnicodeDecodeError, ValueError, AttributeError):
+        return ""
+    return text[:80] if text.isprintable() and len(text) >= 3 else ""
+
+
+def _refused(exc: BaseException) -> GraphcertError:
+    """A failed cuptiSubscribe as one line: held, denied, refused or the status as it is.
+    A status that names no cause also names the libcupti that answered (which copy is
+    loaded decides what CUPTI accepts)."""
+    err = refusal("subscribing to callbacks (cuptiSubscribe)", exc, tool="graphcert record")
+    name, lib = status_name(exc), libcupti_path()
+    if lib and name.startswith("ERROR_") and name not in KNOWN:
+        return CuptiUnavailable(f"{err.message} (libcupti: {lib})", hint=err.hint)
+    return err
 
 
 class Sink(Protocol):
@@ -62,8 +135,9 @@ def _result(data: Any) -> int:
 
 
 class Subscriber:
-    """Subscribes on entry (CuptiUnavailable, naming the other client, when CUPTI is held)
-    and unsubscribes on exit; between the two, `sink` hears of every graph executable."""
+    """Subscribes on entry (CuptiUnavailable when CUPTI refuses: held by another client, or
+    any other CUPTI status, named as it is) and unsubscribes on exit; between the two, `sink`
+    hears of every graph executable."""
 
     def __init__(self, sink: Sink, clock: Callable[[], int] = time.perf_counter_ns) -> None:
         self._sink = sink
@@ -83,22 +157,7 @@ class Subscriber:
         except ImportError:
             raise CuptiUnavailable("this cupti-python has no cuda_driver_api_params module",
                                    hint="pip install 'cupti-python>=13.4,<14'") from None
-        params = None
-        try:
-            if hasattr(cupti, "subscribe_v2"):  # names the holder when CUPTI is taken
-                params = cupti.SubscriberParams()
-                params.struct_size = cupti.SUBSCRIBER_PARAMS_SIZE
-                params.subscriber_name = "graphcert record"
-                self._handle = cupti.subscribe_v2(self._dispatch, None, params.ptr)
-            else:
-                self._handle = cupti.subscribe(self._dispatch, None)
-        except Exception as exc:  # cuptiError
-            holder = str(getattr(params, "old_subscriber_name", "") or "").strip()
-            raise CuptiUnavailable(
-                f"CUPTI is held by another profiler{f' ({holder})' if holder else ''}: "
-                f"subscribing failed with {status_name(exc)}",
-                hint="run graphcert record outside Nsight Systems / Nsight Compute and "
-                     "without another CUPTI client") from None
+        self._handle = subscribe(cupti, self._dispatch)
         try:
             for name in RESOURCES:
                 cupti.enable_callback(1, self._handle, cupti.CallbackDomain.RESOURCE,
@@ -130,9 +189,9 @@ class Subscriber:
     # ------------------------------------------------------------------ in CUPTI's thread
 
     def _dispatch(self, _userdata: object, domain: int, cbid: int, data: Any) -> None:
-        if getattr(self._local, "busy", False):
+        if getattr(_STATE, "busy", False):
             return
-        self._local.busy = True
+        _STATE.busy = True
         try:
             cupti = self._cupti
             assert cupti is not None
@@ -144,7 +203,7 @@ class Subscriber:
             if len(self.errors) < MAX_ERRORS:
                 self.errors.append(f"{type(exc).__name__}: {exc}")
         finally:
-            self._local.busy = False
+            _STATE.busy = False
 
     def _resource(self, cupti: ModuleType, cbid: int, data: Any) -> None:
         gd = cupti.GraphData.from_ptr(data.resource_descriptor)
@@ -196,4 +255,5 @@ class Subscriber:
             self._sink.instantiated(graph, exe, started, now)
 
 
-__all__ = ["DRIVER_CALLS", "RESOURCES", "Sink", "Subscriber", "params_class_name"]
+__all__ = ["DRIVER_CALLS", "RESOURCES", "Sink", "Subscriber", "holder_name", "in_callback",
+           "params_class_name", "subscribe"]

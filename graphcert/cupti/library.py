@@ -24,6 +24,7 @@ REFUSED = frozenset({"ERROR_NOT_COMPATIBLE", "ERROR_CUDA_COMPILER_NOT_COMPATIBLE
                      "ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED"})
 DENIED = frozenset({"ERROR_INSUFFICIENT_PRIVILEGES",
                     "ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES"})
+KNOWN = HELD | REFUSED | DENIED  # statuses whose cause the message names
 
 
 class CuptiUnavailable(GraphcertError):
@@ -70,8 +71,9 @@ def status_name(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def refusal(what: str, exc: BaseException) -> GraphcertError:
-    """The one-line error for a CUPTI call `what` that failed with `exc` (a cuptiError)."""
+def refusal(what: str, exc: BaseException, tool: str = "graphcert profile") -> GraphcertError:
+    """The one-line error for a CUPTI call `what` that failed with `exc` (a cuptiError);
+    `tool` is the command the hint tells the user to run differently."""
     name = status_name(exc)
     if "libcuda" in str(exc) or "driver is not found" in str(exc):
         return NoDriverError(f"no NVIDIA driver: CUPTI cannot trace ({what} failed)",
@@ -79,7 +81,7 @@ def refusal(what: str, exc: BaseException) -> GraphcertError:
     if name in HELD:
         return CuptiUnavailable(
             f"CUPTI is held by another profiler: {what} failed with {name}",
-            hint="run graphcert profile outside Nsight Systems / Nsight Compute and with "
+            hint=f"run {tool} outside Nsight Systems / Nsight Compute and with "
                  "torch.profiler (or any other CUPTI client) stopped")
     if name in DENIED:
         return CuptiUnavailable(
@@ -94,6 +96,20 @@ def refusal(what: str, exc: BaseException) -> GraphcertError:
                  "(13.x needs driver R580 or newer; see nvidia-smi)")
     return CuptiUnavailable(f"CUPTI failed: {what} gave {name} ({' '.join(str(exc).split())})",
                             hint="check the driver with nvidia-smi; stop any other profiler")
+
+
+def libcupti_path() -> str | None:
+    """The libcupti this process has loaded (from /proc/self/maps), or None (not loaded, or
+    no /proc). Another copy may be loaded first by another library (PyTorch loads its own
+    at import), and which copy answers decides what CUPTI accepts."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            for line in maps:
+                if "libcupti.so" in line:
+                    return line.split(None, 5)[-1].strip()
+    except OSError:
+        return None
+    return None
 
 
 def _dotted(v: int) -> str:

@@ -14,6 +14,7 @@ import os
 import runpy
 import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -65,21 +66,50 @@ def check_program(argv: Sequence[str]) -> tuple[str, ...]:
     return tuple(args)
 
 
+REDELIVER_S = 0.002  # a signal that landed in a CUPTI callback is sent again this soon
+
+
 @contextlib.contextmanager
-def _terminate_raises() -> Iterator[None]:
-    """SIGTERM raises Terminated while the body runs (main thread only)."""
-    def on_term(signum: int, frame: Any) -> None:
-        raise Terminated()
+def _signals_raise(sigterm: bool = True) -> Iterator[None]:
+    """While the body runs (main thread only), SIGINT raises KeyboardInterrupt and (with
+    `sigterm`) SIGTERM Terminated in the program. A signal whose handler runs inside one of
+    graphcert's CUPTI callbacks (every graph launch runs one, in the program's thread) is
+    not raised there: cupti-python would swallow the exception and the program would run
+    on. It is sent to the main thread again a moment later, until it lands in the
+    program's own code."""
+    from graphcert.cupti.callbacks import in_callback
+
+    main = threading.main_thread().ident
+    live = threading.Event()
+
+    def again(signum: int) -> None:
+        if live.is_set() and main is not None:
+            signal.pthread_kill(main, signum)
+
+    def handler(raises: type[BaseException]) -> Callable[[int, Any], None]:
+        def on_signal(signum: int, frame: Any) -> None:
+            if in_callback():
+                timer = threading.Timer(REDELIVER_S, again, (signum,))
+                timer.daemon = True
+                timer.start()
+                return
+            raise raises()
+        return on_signal
 
     try:
-        previous = signal.signal(signal.SIGTERM, on_term)
+        previous = {sig: signal.signal(sig, handler(raises)) for sig, raises in
+                    ((signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated))
+                    if sigterm or sig == signal.SIGINT}
     except ValueError:  # not the main thread
         yield
         return
+    live.set()
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        live.clear()
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def run_program(argv: Sequence[str]) -> Ran:
@@ -88,7 +118,7 @@ def run_program(argv: Sequence[str]) -> Ran:
     start = time.perf_counter()
     code, ended, detail = 0, Ended.EXIT, None
     try:
-        with _terminate_raises():
+        with _signals_raise():
             if argv[0] == "-m":
                 sys.argv = [argv[1], *argv[2:]]
                 sys.path.insert(0, os.getcwd())
@@ -104,9 +134,10 @@ def run_program(argv: Sequence[str]) -> Ran:
     except Terminated:
         code, ended = EXIT_CODES[Ended.TERMINATED], Ended.TERMINATED
     except BaseException as exc:  # noqa: BLE001 (the program's own failure is a value)
-        traceback.print_exc()
         code, ended = EXIT_CODES[Ended.EXCEPTION], Ended.EXCEPTION
         detail = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        if not about_cupti(detail):  # that one is graphcert's one line (check_cupti_failure)
+            traceback.print_exc()
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
     return Ran(code, ended, detail, time.perf_counter() - start)
@@ -143,6 +174,22 @@ def graph_memory(device: int) -> tuple[GraphMemory | None, str | None]:
         return None, f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
     return GraphMemory(m["used_current"], m["used_high"], m["reserved_current"],
                        m["reserved_high"]), None
+
+
+def about_cupti(detail: str | None) -> bool:
+    """A program's failure that names CUPTI (its own profiler could not have CUPTI)."""
+    return detail is not None and "CUPTI" in detail.upper()
+
+
+def check_cupti_failure(ran: Ran) -> None:
+    """CuptiUnavailable when the program failed in CUPTI: graphcert record holds CUPTI's one
+    subscriber, so a profiler the program starts itself (torch.profiler) may fail."""
+    from graphcert.cupti.library import CuptiUnavailable
+
+    if ran.ended is Ended.EXCEPTION and about_cupti(ran.detail):
+        raise CuptiUnavailable(
+            f"the program failed in CUPTI, which graphcert record holds ({ran.detail})",
+            hint="record the program without its own profiler (torch.profiler, Nsight) running")
 
 
 def check_not_taken(rec: Recording) -> None:
@@ -263,18 +310,28 @@ class RecordSession:
 
             recorder = Recorder(graph_reader(device))
         self._recorder = recorder
+        self._signals = contextlib.ExitStack()
         self._start = 0.0
         self.result: RecordResult | None = None
         self.certificate: Path | None = None
         self.errors: tuple[str, ...] = ()
 
     def __enter__(self) -> RecordSession:
-        self._recorder.__enter__()
+        # graphcert.record() in a program that leaves Ctrl-C to Python: the same handler,
+        # deferred out of CUPTI callbacks (the program's own handler is left alone)
+        if self._auto and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self._signals.enter_context(_signals_raise(sigterm=False))
+        try:
+            self._recorder.__enter__()
+        except BaseException:
+            self._signals.close()
+            raise
         self._start = time.perf_counter()
         return self
 
     def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
                  tb: Any) -> None:
+        self._signals.close()
         self._recorder.close()
         if not self._auto:
             return
@@ -295,6 +352,7 @@ class RecordSession:
         self._recorder.close()
         rec = self._recorder.recording()
         self.errors = self._recorder.errors
+        check_cupti_failure(ran)
         check_not_taken(rec)
         self.result = record_result(self.program, ran, analyse(rec), self._device)
         if self._out_dir is not None:
@@ -302,6 +360,6 @@ class RecordSession:
                                             self._device)
 
 
-__all__ = ["Ran", "Terminated", "check_not_taken", "check_program", "graph_reader",
-           "RecordSession", "RecordedRun", "program_identity", "record_program",
-           "record_result", "run_program", "write_record"]
+__all__ = ["Ran", "Terminated", "about_cupti", "check_cupti_failure", "check_not_taken",
+           "check_program", "graph_reader", "RecordSession", "RecordedRun", "program_identity",
+           "record_program", "record_result", "run_program", "write_record"]
