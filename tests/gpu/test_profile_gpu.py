@@ -56,14 +56,17 @@ def test_chain_cli_per_node(gpu_ctx: RunContext) -> None:
 
 def test_chain_certificate(gpu_ctx: RunContext, tmp_path: Path) -> None:
     from graphcert.cert.document import validate_certificate
+    from graphcert.cert.results.profile import ProfileResult
     from graphcert.cert.store import load_certificate
 
     done = CliRunner().invoke(cli, ["profile", "chain", "--size", "8", "--replays", "20",
                                     "--out", str(tmp_path)])
     assert done.exit_code == 0, done.output
     (path,) = tmp_path.glob("*.json")
-    cert = load_certificate(path)
-    assert cert["kind"] == "profile" and validate_certificate(cert) == []
+    cert = load_certificate(path)  # the typed Certificate (its document checked)
+    assert cert.kind == "profile" and isinstance(cert.result, ProfileResult)
+    assert validate_certificate(cert.document) == []
+    assert cert.result.classes[0].profile.nodes
 
 
 def _torch() -> Any:
