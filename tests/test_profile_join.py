@@ -147,10 +147,12 @@ def test_a_bad_profile_document_is_refused() -> None:
     one_line_error(exc, "bad value")
 
 
-def _while_records(replays: int, rounds: int, *, body_corr: bool) -> list[ActivityRecord]:
+def _while_records(replays: int, rounds: int, *, body_corr: bool,
+                   body_id: int = 9 << 32) -> list[ActivityRecord]:
     """Synthetic records of init -> WHILE {3 kernels}: node 0's record per replay (instance
     INSTANCE), then `rounds` rounds of the body's 3 kernels (instance 9, body node ids 0..2,
-    which collide with the top level's low bits as on the GPU). body_corr: the body's records
+    which collide with the top level's low bits); body_id: what the body's ids add (another
+    instance, or ids of their own in the top level's instance). body_corr: the body's records
     carry the launch's correlation id (else 0, so they go to a replay by time)."""
     out = []
     for r in range(replays):
@@ -159,16 +161,18 @@ def _while_records(replays: int, rounds: int, *, body_corr: bool) -> list[Activi
         x = t + 1000
         for _ in range(rounds):
             for b in range(3):
-                out.append(ActivityRecord((9 << 32) | b, x, x + 400, K.KERNEL, "k_body",
+                out.append(ActivityRecord(body_id | b, x, x + 400, K.KERNEL, "k_body",
                                           launch if body_corr else 0))
                 x += 500
     return out
 
 
-@pytest.mark.parametrize("body_corr", [True, False])
-def test_a_while_body_times_its_conditional_node_as_one(body_corr: bool) -> None:
+@pytest.mark.parametrize("body_corr, body_id", [(True, 9 << 32), (False, 9 << 32),
+                                                (True, (INSTANCE << 32) | 5000)])
+def test_a_while_body_times_its_conditional_node_as_one(body_corr: bool, body_id: int) -> None:
     g = graph([K.KERNEL, K.CONDITIONAL], [(0, 1)])
-    joined = join(_while_records(4, 6, body_corr=body_corr), g, graph_instance=INSTANCE)
+    recs = _while_records(4, 6, body_corr=body_corr, body_id=body_id)
+    joined = join(recs, g, graph_instance=INSTANCE)
     assert joined.unmatched == () and joined.timed == (0, 1) and joined.untimed == ()
     assert joined.body_records == {1: (18, 18, 18, 18)}
     p = analyse(joined)

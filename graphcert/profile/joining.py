@@ -8,8 +8,9 @@ start. A record joins the node whose id is its `graph_node_id`'s low 32 bits; wh
 is kept as an `Unmatched` with its reason, and the caller's count of records CUPTI dropped
 (buffers full) travels with the result.
 
-A conditional node's body runs as a graph of its own: its kernels' records carry the body's
-instance in the high 32 bits (measured on an H100: converge's WHILE body, 3 kernels a round).
+A conditional node's body runs as a graph of its own: its kernels' records name no node of the
+top level (on an H100, converge's WHILE body left 18 records a replay, 6 rounds of 3 kernels,
+that joined no node; the body's own instance in the high 32 bits, or node ids of its own).
 Where the graph has exactly one conditional node and no child graph (so every record of
 another instance can only be the body's) and the body left records in every replay, the
 conditional node is timed as one aggregate: per replay from its body's first start to its last
@@ -130,6 +131,7 @@ def join(records: Iterable[ActivityRecord], graph: ProfileGraph, *, dropped: int
 
 
 NESTED_REASON = "of graph instance"  # _why_not's words for a record of another instance
+NOT_IN_GRAPH = "is not in the graph"  # ... and for one of a node the top level lacks
 
 
 def _body(graph: ProfileGraph, launches: Sequence[int],
@@ -137,8 +139,9 @@ def _body(graph: ProfileGraph, launches: Sequence[int],
           ) -> tuple[dict[int, dict[int, list[ActivityRecord]]], tuple[int, ...],
                      list[Unmatched]]:
     """The records of the graph's one conditional node's body, per launch (see the module's
-    docstring), and the unmatched records left. A body record goes to its launch by
-    correlation id, else (a device-side launch) to the last replay that began before it."""
+    docstring), and the unmatched records left. A body record is one of another instance or
+    of a node id the top level lacks; it goes to its launch by correlation id, else (a
+    device-side launch) to the last replay that began before it."""
     conditional = [n.index for n in graph.nodes if n.kind is NodeKind.CONDITIONAL]
     if len(conditional) != 1 or any(n.kind is NodeKind.GRAPH for n in graph.nodes):
         return {}, (), unmatched
@@ -148,7 +151,7 @@ def _body(graph: ProfileGraph, launches: Sequence[int],
     left: list[Unmatched] = []
     for u in unmatched:
         launch = None
-        if u.reason.startswith(NESTED_REASON):
+        if u.reason.startswith(NESTED_REASON) or u.reason.endswith(NOT_IN_GRAPH):
             if u.record.correlation_id in per_launch:
                 launch = u.record.correlation_id
             else:
@@ -170,7 +173,7 @@ def _why_not(rec: ActivityRecord, by_id: dict[int, GraphNode],
         return f"{NESTED_REASON} {rec.graph_instance}, not {graph_instance}"
     node = by_id.get(rec.node_id)
     if node is None:
-        return f"node id {rec.node_id} is not in the graph"
+        return f"node id {rec.node_id} {NOT_IN_GRAPH}"
     if rec.kind != node.kind:
         return f"a {rec.kind.value} record for node {node.index}, a {node.kind.value} node"
     if rec.end_ns < rec.start_ns:

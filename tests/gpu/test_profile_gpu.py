@@ -25,6 +25,7 @@ from graphcert.profile import TIMED_KINDS, Profile
 from .every_kind import build_every_kind
 
 REPLAYS = 50
+MAX_EXTRA_NS = 20_000  # a sanity bound on what tracing adds per traced record, not a target
 
 
 def _checks(p: Profile, replays: int) -> None:
@@ -69,6 +70,24 @@ def test_chain_certificate(gpu_ctx: RunContext, tmp_path: Path) -> None:
     assert cert.result.classes[0].profile.nodes
 
 
+def test_converge_times_its_while_node_by_the_body_records(gpu_ctx: RunContext) -> None:
+    """converge: cv_init -> WHILE {cv_step, cv_step, cv_check}. The body's kernel records join
+    no top-level node; they time the conditional node as one (its body's span a replay)."""
+    done = CliRunner().invoke(cli, ["profile", "converge", "--size", "1024", "--replays",
+                                    str(REPLAYS), "--no-certificate", "--json"])
+    assert done.exit_code == 0, done.output
+    (run,) = json.loads(done.stdout)
+    (cls,) = run["results"]["classes"]
+    p = Profile.from_json(cls["profile"])
+    _checks(p, REPLAYS)
+    print("converge:", [(n.index, n.name, n.median_ns, n.body_records) for n in p.nodes],
+          "unmatched", p.unmatched, "overhead", cls["overhead"])
+    (body,) = [n for n in p.nodes if n.kind is NodeKind.CONDITIONAL]
+    assert body.name == "WHILE body (3 kernels)" and p.untimed == () and p.unmatched == 0
+    assert body.body_records is not None and body.body_records % 3 == 0
+    assert p.critical_path == (0, 1)
+
+
 def _torch() -> Any:
     torch = pytest.importorskip("torch", reason="PyTorch is not installed")
     if torch.version.cuda is None:
@@ -111,9 +130,15 @@ def test_torch_graph_with_a_fork(gpu_ctx: RunContext) -> None:
     timed = [n.index for n in snap.nodes if n.kind in TIMED_KINDS]
     assert [n.index for n in p.nodes] == timed  # every kernel joined, in canonical order
     assert cls.topology_hash == snap.topology_hash
-    assert cls.overhead is not None and 0 < cls.overhead.ratio < 1.5
+    over = cls.overhead
+    assert over is not None and over.ratio > 0
+    # one record per timed node a replay; tracing's cost is printed, bounded only loosely
+    # (an H100 read about 1.4 µs of device time per traced kernel: issue 31's probe)
+    assert over.records_per_replay == len(p.nodes)
+    assert over.extra_ns_per_record is not None and over.extra_ns_per_record < MAX_EXTRA_NS
     assert result.verdict.passed, result.verdict
-    print("torch fork: parallelism", p.parallelism, "overhead", cls.overhead.ratio)
+    print("torch fork: parallelism", p.parallelism, "overhead", over.ratio,
+          "ns per record", over.extra_ns_per_record)
     del out
 
 
