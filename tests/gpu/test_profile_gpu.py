@@ -23,6 +23,7 @@ from graphcert.model import NodeKind
 from graphcert.profile import TIMED_KINDS, Profile
 
 from .every_kind import build_every_kind
+from .torch_fork import capture_fork
 
 REPLAYS = 50
 MAX_EXTRA_NS = 20_000  # a sanity bound on what tracing adds per traced record, not a target
@@ -98,29 +99,7 @@ def _torch() -> Any:
 def test_torch_graph_with_a_fork(gpu_ctx: RunContext) -> None:
     """x -> GEMM -> {relu on a side stream, GEMM} -> add: two branches that may overlap."""
     torch = _torch()
-    x = torch.randn(512, 512, device="cuda", dtype=torch.float16)
-    w = torch.randn(512, 512, device="cuda", dtype=torch.float16)
-    side = torch.cuda.Stream()
-
-    def step() -> Any:
-        h = x @ w
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            a = torch.relu(h)
-        b = h @ w
-        torch.cuda.current_stream().wait_stream(side)
-        return a + b
-
-    warm = torch.cuda.Stream()
-    warm.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(warm):
-        for _ in range(3):
-            step()
-    torch.cuda.current_stream().wait_stream(warm)
-    g = torch.cuda.CUDAGraph(keep_graph=True)
-    with torch.cuda.graph(g):
-        out = step()
-    g.instantiate()
+    g, out = capture_fork(torch)
     result = graphcert.profile(g, replay=g.replay, replays=REPLAYS,
                                stream=torch.cuda.current_stream(), name="torch-fork")
     (cls,) = result.classes
