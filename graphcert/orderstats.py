@@ -1,11 +1,7 @@
 """The 95% interval of a median from two order statistics (distribution-free, widened for
 dependent samples). Pure: numpy and the standard library only, at the base of the layers so
-the profile analysis (graphcert.profile, below graphcert.stats) can use it.
-
-`median_interval` is graphcert.stats.median_interval, copied rather than imported there:
-stats.py is a bench method file, so making it import this one would make every recorded
-bench certificate stale. A test keeps the two copies the same; the next re-recording of
-bench can make stats import it from here."""
+both graphcert.stats (bench's figures) and the profile analysis (graphcert.profile, below
+graphcert.stats) use this one definition."""
 
 from __future__ import annotations
 

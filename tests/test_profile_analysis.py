@@ -173,14 +173,3 @@ def test_each_node_median_lies_in_its_interval_and_the_longest_path_agrees(
     weight = node_medians(g, durations)
     assert longest_path(len(g.nodes), profile.edges, weight) == \
         (profile.critical_path, profile.critical_path_ns)
-
-
-def test_the_profile_and_bench_median_intervals_are_one_function() -> None:
-    """graphcert.orderstats copies graphcert.stats.median_interval (its module says why):
-    the copies must not drift apart."""
-    import inspect
-
-    from graphcert import orderstats, stats
-
-    assert inspect.getsource(orderstats.median_interval) == \
-        inspect.getsource(stats.median_interval)

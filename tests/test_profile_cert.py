@@ -134,3 +134,54 @@ def test_evidence_finds_nothing_wrong_in_any_analysed_profile(
     cert = profile_certificate(result)
     assert validate(cert, "profile") == []
     assert contradictions(json.loads(json.dumps(cert))) == []
+
+
+def _per_record(records_per_replay: float = 5.0) -> ProfileResult:
+    """A synthetic class whose tracing adds 1,000 ns over 5 records a replay."""
+    import dataclasses
+
+    c = synthetic_class()
+    return synthetic_result(dataclasses.replace(
+        c, overhead=ReplayOverhead(11_000.0, 10_000.0, 50, records_per_replay)))
+
+
+def test_the_overhead_says_what_tracing_adds_per_record() -> None:
+    result = _per_record()
+    over = result.classes[0].overhead
+    assert over is not None and over.extra_ns_per_record == 200.0
+    assert any("200 ns per traced record" in n for n in result.notes), result.notes
+    cert = profile_certificate(result)
+    assert validate(cert, "profile") == [] and contradictions(cert) == []
+    assert cert["results"]["classes"][0]["overhead"]["extra_ns_per_record"] == 200.0
+    assert ProfileResult.from_json(cert["results"]) == result
+    cert["results"]["classes"][0]["overhead"]["extra_ns_per_record"] = 10.0  # synthetic edit
+    assert any("extra_ns_per_record" in f for f in contradictions(resealed(cert)))
+    # not counted (an older certificate): no figure, no claim
+    plain = synthetic_result().classes[0].overhead
+    assert plain is not None and plain.extra_ns_per_record is None
+    assert "extra_ns_per_record" not in synthetic_result().to_json()["classes"][0]["overhead"]
+
+
+def test_a_conditional_timed_by_its_body_fits_the_certificate() -> None:
+    """A synthetic init -> WHILE graph whose body left 6 records a replay (tests/_profiles)."""
+    from graphcert.model import NodeKind
+    from graphcert.profile import ActivityRecord
+    from tests._profiles import INSTANCE, graph
+
+    g = graph([NodeKind.KERNEL, NodeKind.CONDITIONAL], [(0, 1)])
+    recs = []
+    for r in range(SYNTHETIC_REPLAYS):
+        t = r * 100_000
+        recs.append(ActivityRecord((INSTANCE << 32) | g.nodes[0].node_id, t, t + 900 + r % 3,
+                                   NodeKind.KERNEL, "k_0", 100 + r))
+        recs += [ActivityRecord((9 << 32) | b % 3, t + 1000 + 500 * b, t + 1400 + 500 * b,
+                                NodeKind.KERNEL, "k_body", 100 + r) for b in range(6)]
+    import dataclasses
+
+    c = dataclasses.replace(synthetic_class(),
+                            profile=analyse(join(recs, g, graph_instance=INSTANCE)))
+    cert = profile_certificate(synthetic_result(c))
+    assert validate(cert, "profile") == [] and contradictions(cert) == []
+    body = cert["results"]["classes"][0]["profile"]["nodes"][1]
+    assert body["kind"] == "conditional" and body["body_records"] == 6
+    assert Certificate.from_document(cert).result == synthetic_result(c)

@@ -200,3 +200,26 @@ def test_a_node_is_slower_exactly_when_it_grew_past_the_limit(node: int, factor:
         assert moved.change.value == "same"
     assert all(c.change.value == "same" for c in comps
                if c.index is not None and c.index != index)
+
+
+# a real PyTorch kernel's name as CUPTI reports it (mangled), on a synthetic node
+MANGLED = ("_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_15CUDAFunctor_addIN3c104Half"
+           "EEESt5arrayIPcLm3EEEEviT0_T1_")
+
+
+def test_views_demangle_kernel_names_and_the_certificate_keeps_them_mangled() -> None:
+    import dataclasses
+
+    from graphcert.render.profile import node_rows
+
+    c = synthetic_class()
+    nodes = tuple(dataclasses.replace(n, name=MANGLED) if n.index == 1 else n
+                  for n in c.profile.nodes)
+    c = dataclasses.replace(c, profile=dataclasses.replace(c.profile, nodes=nodes))
+    names = {row[0]: row[2] for row in node_rows(c)}
+    assert names["1"] == "at::native::vectorized_elementwise_kernel<…>"
+    assert names["0"] == "k_0"  # not mangled: as it is
+    page = profile_html(synthetic_result(c))
+    assert "void at::native::vectorized_elementwise_kernel&lt;8, at::native::" \
+           "CUDAFunctor_add&lt;c10::Half&gt;" in page and MANGLED not in page
+    assert c.to_json()["profile"]["nodes"][1]["name"] == MANGLED

@@ -76,7 +76,7 @@ def test_untimed_nodes_are_listed_with_their_reason() -> None:
     reasons = {u.index: (u.kind, u.reason) for u in profile.untimed}
     assert sorted(reasons) == [1, 2, 3]
     assert "host node runs on the CPU" in reasons[1][1]
-    assert "conditional body" in reasons[3][1]
+    assert "timed by its body's records only where" in reasons[3][1]
     assert [n.index for n in profile.nodes] == [0, 4]
 
 
@@ -145,3 +145,54 @@ def test_a_bad_profile_document_is_refused() -> None:
     with pytest.raises(InputError) as exc:
         Profile.from_json(doc)
     one_line_error(exc, "bad value")
+
+
+def _while_records(replays: int, rounds: int, *, body_corr: bool,
+                   body_id: int = 9 << 32) -> list[ActivityRecord]:
+    """Synthetic records of init -> WHILE {3 kernels}: node 0's record per replay (instance
+    INSTANCE), then `rounds` rounds of the body's 3 kernels (instance 9, body node ids 0..2,
+    which collide with the top level's low bits); body_id: what the body's ids add (another
+    instance, or ids of their own in the top level's instance). body_corr: the body's records
+    carry the launch's correlation id (else 0, so they go to a replay by time)."""
+    out = []
+    for r in range(replays):
+        t, launch = r * 1_000_000, 100 + r
+        out.append(ActivityRecord((INSTANCE << 32) | 1000, t, t + 900, K.KERNEL, "k_0", launch))
+        x = t + 1000
+        for _ in range(rounds):
+            for b in range(3):
+                out.append(ActivityRecord(body_id | b, x, x + 400, K.KERNEL, "k_body",
+                                          launch if body_corr else 0))
+                x += 500
+    return out
+
+
+@pytest.mark.parametrize("body_corr, body_id", [(True, 9 << 32), (False, 9 << 32),
+                                                (True, (INSTANCE << 32) | 5000)])
+def test_a_while_body_times_its_conditional_node_as_one(body_corr: bool, body_id: int) -> None:
+    g = graph([K.KERNEL, K.CONDITIONAL], [(0, 1)])
+    recs = _while_records(4, 6, body_corr=body_corr, body_id=body_id)
+    joined = join(recs, g, graph_instance=INSTANCE)
+    assert joined.unmatched == () and joined.timed == (0, 1) and joined.untimed == ()
+    assert joined.body_records == {1: (18, 18, 18, 18)}
+    p = analyse(joined)
+    (init, body) = p.nodes
+    # the body's span: 6 rounds of 3 kernels 500 ns apart, the last one 400 ns long
+    assert body.kind is K.CONDITIONAL and body.median_ns == 17 * 500 + 400
+    assert body.body_records == 18 and init.body_records is None
+    assert p.critical_path == (0, 1) and p.gaps[0].median_ns == 100
+    assert Profile.from_json(p.to_json()) == p
+
+
+def test_a_conditional_stays_untimed_where_its_body_records_are_ambiguous() -> None:
+    recs = _while_records(3, 2, body_corr=True)
+    # two conditional nodes: the body records could be either's
+    two = graph([K.KERNEL, K.CONDITIONAL, K.CONDITIONAL], [(0, 1), (0, 2)])
+    joined = join(recs, two, graph_instance=INSTANCE)
+    assert len(joined.unmatched) == 18 and {u.kind for u in joined.untimed} == {K.CONDITIONAL}
+    # a body that ran in only some replays: untimed, its records unmatched
+    one = graph([K.KERNEL, K.CONDITIONAL], [(0, 1)])
+    some = [r for r in recs if not (r.graph_instance == 9 and r.correlation_id == 101)]
+    joined = join(some, one, graph_instance=INSTANCE)
+    assert len(joined.unmatched) == 12 and joined.body_records == {}
+    assert analyse(joined).untimed[0].index == 1

@@ -90,6 +90,9 @@ def test_trace_joins_analyses_and_measures_overhead(monkeypatch: pytest.MonkeyPa
     assert cls.overhead is not None
     assert (cls.overhead.untraced_ns, cls.overhead.traced_ns) == (1000.0, 1010.0)
     assert cls.overhead.samples == 3
+    # every record of the graph's launches counts (the body's too): the extra per record
+    assert cls.overhead.records_per_replay == len(timed) + 3
+    assert cls.overhead.extra_ns_per_record == 10.0 / (len(timed) + 3)
 
 
 def test_trace_reports_dropped_records(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -165,3 +168,15 @@ def test_instance_of_prefers_the_top_level_graph() -> None:
     assert run_profile.instance_of([], g) is None
     joined = graphcert.profile.join(body + top, g, graph_instance=2)
     assert joined.duplicates == 0 and len(joined.unmatched) == len(body)
+
+
+def test_a_step_profiles_its_buckets_and_a_workload_its_default_size() -> None:
+    """Without --size or --classes: a framework step at graphcert.verify_step's buckets, a
+    workload at 65,536 (as bench)."""
+    from types import SimpleNamespace
+
+    from graphcert.buckets import parse_buckets
+
+    step = run_profile.default_sizes(SimpleNamespace(is_step=True))
+    assert list(step) == list(parse_buckets("vllm:64")) and len(step) > 1
+    assert list(run_profile.default_sizes(SimpleNamespace(is_step=False))) == [65536]

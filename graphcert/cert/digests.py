@@ -47,6 +47,8 @@ METHOD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
     "bench": (("pkg", "run/bench.py"), ("pkg", "run/harness.py"), ("pkg", "placements.py"),
               ("pkg", "run/fresh.py"), ("pkg", "cert/results/bench.py"),
               ("pkg", "cert/results/measure.py"), ("pkg", "stats.py"),
+              # stats' median interval is defined there (one definition with profile's)
+              ("pkg", "orderstats.py"),
               # a new primary context for each placement after the first (renew)
               ("pkg", "cuda/context.py"), ("pkg", "cuda/device.py")),
     "step": (("pkg", "frameworks/step.py"), ("pkg", "frameworks/adapters.py"),

@@ -58,6 +58,12 @@ def _class(where: str, cls: ProfiledClass, doc: Doc) -> Iterator[str]:
                                                cls.overhead.ratio):
         yield (f"{where}.overhead.ratio is {doc['overhead']['ratio']:.6g} but traced / "
                f"untraced is {cls.overhead.ratio:.6g}")
+    if cls.overhead is not None:
+        stored, extra = doc["overhead"].get("extra_ns_per_record"), cls.overhead.extra_ns_per_record
+        if (stored is None) != (extra is None) or (
+                stored is not None and extra is not None and not _close(float(stored), extra)):
+            yield (f"{where}.overhead.extra_ns_per_record is {stored} but (traced - untraced) "
+                   f"/ records_per_replay is {extra}")
     yield from derived_contradictions(f"{where}.profile", cls.profile)
 
 

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 @click.command("profile")
 @click.argument("workloads", nargs=-1, required=True)
 @click.option("--size", "size", help="Profile the graph of one size N (default without "
-                                     "--classes: 65536).")
+                                     "--classes: 65536; a framework step: its buckets "
+                                     "vllm:64).")
 @click.option("--classes", help="Each class capacity in LO..HI, or each bucket of a list "
               "(1,2,4,8 or vllm:MAX / sglang:MAX).")
 @click.option("--replays", type=Bounded(int, 1, 100_000), default=200, show_default=True,
@@ -48,8 +49,9 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None, r
 
     if size is not None and classes is not None:
         raise InputError("give --size or --classes, not both")
+    # neither: each workload at its default (run.profile.default_sizes: a step at its buckets)
     sizes = (parse_buckets(classes) if classes is not None
-             else [parse_size(size if size is not None else 1 << 16)])
+             else [parse_size(size)] if size is not None else None)
     options = cli_options()
     index = resolve_device(device, options)
 

@@ -29,6 +29,9 @@ class NodeFigures:
     share: float
     low_ns: float  # the 95% interval of the median over replays (graphcert.orderstats)
     high_ns: float
+    # a conditional node timed by its body: median body records per replay (iterations times
+    # the body's timed nodes); None for a node timed by its own record
+    body_records: float | None = None
 
 
 @dataclass(frozen=True)
@@ -64,11 +67,7 @@ class Profile:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "nodes": [{"index": n.index, "kind": n.kind.value, "name": n.name,
-                       "median_ns": n.median_ns, "min_ns": n.min_ns, "max_ns": n.max_ns,
-                       "start_offset_ns": n.start_offset_ns, "share": n.share,
-                       "low_ns": n.low_ns, "high_ns": n.high_ns}
-                      for n in self.nodes],
+            "nodes": [_node_json(n) for n in self.nodes],
             "untimed": [u.to_json() for u in self.untimed],
             "gaps": [{"from": g.from_index, "to": g.to_index, "median_ns": g.median_ns,
                       "through_untimed": g.through_untimed} for g in self.gaps],
@@ -89,7 +88,8 @@ class Profile:
                 tuple(NodeFigures(int(n["index"]), NodeKind(n["kind"]), _name(n["name"]),
                                   float(n["median_ns"]), int(n["min_ns"]), int(n["max_ns"]),
                                   float(n["start_offset_ns"]), float(n["share"]),
-                                  float(n["low_ns"]), float(n["high_ns"]))
+                                  float(n["low_ns"]), float(n["high_ns"]),
+                                  _optional(n.get("body_records")))
                       for n in doc["nodes"]),
                 tuple(UntimedNode(int(u["index"]), NodeKind(u["kind"]), str(u["reason"]))
                       for u in doc["untimed"]),
@@ -106,6 +106,24 @@ class Profile:
         except (TypeError, ValueError) as exc:
             raise InputError(f"profile JSON has a bad value: {exc}",
                              hint="pass a document Profile.to_json wrote") from None
+
+
+def _node_json(n: NodeFigures) -> dict[str, Any]:
+    doc: dict[str, Any] = {"index": n.index, "kind": n.kind.value, "name": n.name,
+                           "median_ns": n.median_ns, "min_ns": n.min_ns, "max_ns": n.max_ns,
+                           "start_offset_ns": n.start_offset_ns, "share": n.share,
+                           "low_ns": n.low_ns, "high_ns": n.high_ns}
+    if n.body_records is not None:  # only a conditional node timed by its body has it
+        doc["body_records"] = n.body_records
+    return doc
+
+
+def _optional(value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"body_records {value!r} is not a number")
+    return float(value)
 
 
 def _edge(value: object) -> tuple[int, int]:

@@ -7,17 +7,27 @@ or merge replays when launches overlap on several streams. Replays are ordered b
 start. A record joins the node whose id is its `graph_node_id`'s low 32 bits; what cannot join
 is kept as an `Unmatched` with its reason, and the caller's count of records CUPTI dropped
 (buffers full) travels with the result.
+
+A conditional node's body runs as a graph of its own: its kernels' records name no node of the
+top level (on an H100, converge's WHILE body left 18 records a replay, 6 rounds of 3 kernels,
+that joined no node; the body's own instance in the high 32 bits, or node ids of its own).
+Where the graph has exactly one conditional node and no child graph (so every record of
+another instance can only be the body's) and the body left records in every replay, the
+conditional node is timed as one aggregate: per replay from its body's first start to its last
+end, with the number of body records per replay (iterations times the body's timed nodes).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+import bisect
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
 from graphcert.errors import InputError
+from graphcert.model import NodeKind
 from graphcert.profile.records import ActivityRecord, GraphNode, ProfileGraph, UntimedNode
 
 Matrix = npt.NDArray[np.int64]
@@ -46,10 +56,13 @@ class Joined:
     unmatched: tuple[Unmatched, ...]
     duplicates: int  # records of a node already timed in the same replay (the first is kept)
     dropped: int  # records CUPTI reported dropped, as the caller passed it
+    # per aggregate node (a conditional timed by its body's records): the body records it
+    # had in each replay, in the order of `launches`
+    body_records: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def untimed(self) -> tuple[UntimedNode, ...]:
-        return self.graph.untimed
+        return tuple(u for u in self.graph.untimed if u.index not in self.body_records)
 
     @property
     def missing(self) -> tuple[tuple[int, int], ...]:
@@ -74,8 +87,7 @@ def join(records: Iterable[ActivityRecord], graph: ProfileGraph, *, dropped: int
         raise InputError(f"dropped record count {dropped!r} is not a count",
                          hint="pass CUPTI's dropped-record count, an integer >= 0")
     by_id = {node.node_id: node for node in graph.nodes}
-    timed = graph.timed
-    column = {index: j for j, index in enumerate(timed)}
+    column = {index: j for j, index in enumerate(graph.timed)}
     unmatched: list[Unmatched] = []
     rows: dict[int, dict[int, ActivityRecord]] = {}
     duplicates = 0
@@ -96,25 +108,72 @@ def join(records: Iterable[ActivityRecord], graph: ProfileGraph, *, dropped: int
                          hint="replay the graph at least once with kernel, memcpy and memset "
                               "activity on and graph trace off")
     launches = sorted(rows, key=lambda k: (min(r.start_ns for r in rows[k].values()), k))
+    body, bodies, unmatched = _body(graph, launches, rows, unmatched)
+    timed = tuple(sorted((*graph.timed, *bodies)))
     shape = (len(launches), len(timed))
     start = np.zeros(shape, dtype=np.int64)
     end = np.zeros(shape, dtype=np.int64)
     present = np.zeros(shape, dtype=np.bool_)
+    where = {index: j for j, index in enumerate(timed)}
     for r, launch in enumerate(launches):
         for j, rec in rows[launch].items():
-            start[r, j], end[r, j], present[r, j] = rec.start_ns, rec.end_ns, True
+            k = where[graph.timed[j]]
+            start[r, k], end[r, k], present[r, k] = rec.start_ns, rec.end_ns, True
+        for index, per_launch in body.items():
+            recs = per_launch[launch]
+            k = where[index]
+            start[r, k] = min(x.start_ns for x in recs)
+            end[r, k] = max(x.end_ns for x in recs)
+            present[r, k] = True
     return Joined(graph, timed, tuple(launches), start, end, present, tuple(unmatched),
-                  duplicates, dropped)
+                  duplicates, dropped,
+                  {i: tuple(len(body[i][launch]) for launch in launches) for i in bodies})
+
+
+NESTED_REASON = "of graph instance"  # _why_not's words for a record of another instance
+NOT_IN_GRAPH = "is not in the graph"  # ... and for one of a node the top level lacks
+
+
+def _body(graph: ProfileGraph, launches: Sequence[int],
+          rows: Mapping[int, Mapping[int, ActivityRecord]], unmatched: list[Unmatched]
+          ) -> tuple[dict[int, dict[int, list[ActivityRecord]]], tuple[int, ...],
+                     list[Unmatched]]:
+    """The records of the graph's one conditional node's body, per launch (see the module's
+    docstring), and the unmatched records left. A body record is one of another instance or
+    of a node id the top level lacks; it goes to its launch by correlation id, else (a
+    device-side launch) to the last replay that began before it."""
+    conditional = [n.index for n in graph.nodes if n.kind is NodeKind.CONDITIONAL]
+    if len(conditional) != 1 or any(n.kind is NodeKind.GRAPH for n in graph.nodes):
+        return {}, (), unmatched
+    firsts = sorted((min(r.start_ns for r in rows[k].values()), k) for k in launches)
+    starts = [t for t, _ in firsts]
+    per_launch: dict[int, list[ActivityRecord]] = {k: [] for k in launches}
+    left: list[Unmatched] = []
+    for u in unmatched:
+        launch = None
+        if u.reason.startswith(NESTED_REASON) or u.reason.endswith(NOT_IN_GRAPH):
+            if u.record.correlation_id in per_launch:
+                launch = u.record.correlation_id
+            else:
+                at = bisect.bisect_right(starts, u.record.start_ns)
+                launch = firsts[at - 1][1] if at else None
+        if launch is None:
+            left.append(u)
+        else:
+            per_launch[launch].append(u.record)
+    if not all(per_launch.values()):  # not in every replay: the node stays untimed
+        return {}, (), unmatched
+    return {conditional[0]: per_launch}, (conditional[0],), left
 
 
 def _why_not(rec: ActivityRecord, by_id: dict[int, GraphNode],
              graph_instance: int | None) -> str | None:
     """Why a record cannot join a node of the graph, or None when it can."""
     if graph_instance is not None and rec.graph_instance != graph_instance:
-        return f"of graph instance {rec.graph_instance}, not {graph_instance}"
+        return f"{NESTED_REASON} {rec.graph_instance}, not {graph_instance}"
     node = by_id.get(rec.node_id)
     if node is None:
-        return f"node id {rec.node_id} is not in the graph"
+        return f"node id {rec.node_id} {NOT_IN_GRAPH}"
     if rec.kind != node.kind:
         return f"a {rec.kind.value} record for node {node.index}, a {node.kind.value} node"
     if rec.end_ns < rec.start_ns:

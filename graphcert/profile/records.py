@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from graphcert.errors import InputError
-from graphcert.model import GraphSnapshot, NodeKind
+from graphcert.model import GraphSnapshot, NodeKind, NodeRecord
 
 NODE_ID_BITS = 32
 NODE_ID_MASK = (1 << NODE_ID_BITS) - 1
@@ -33,7 +33,9 @@ UNTIMED_REASONS: dict[NodeKind, str] = {
     NodeKind.MEM_ALLOC: "a memory allocation has no activity record",
     NodeKind.MEM_FREE: "a memory free has no activity record",
     NodeKind.BATCH_MEM_OP: "a batch memory operation has no activity record",
-    NodeKind.CONDITIONAL: "CUPTI does not report a conditional body's iterations per node",
+    NodeKind.CONDITIONAL: "a conditional node is timed by its body's records only where it is "
+                          "the graph's one conditional node, with no child graph, and its body "
+                          "left records in every replay",
     NodeKind.UNKNOWN: "a node kind newer than graphcert knows",
 }
 assert set(UNTIMED_REASONS) | TIMED_KINDS == set(NodeKind)  # every kind has its answer
@@ -182,6 +184,20 @@ def graph_of(snapshot: GraphSnapshot, node_ids: Sequence[int]) -> ProfileGraph:
     if len(node_ids) != snapshot.node_count:
         raise InputError(f"{len(node_ids)} node id(s) for a {snapshot.node_count}-node graph",
                          hint="pass one id per node, in canonical order")
-    nodes = tuple(GraphNode(n.index, node_ids[n.index] & NODE_ID_MASK, n.kind, n.name)
+    nodes = tuple(GraphNode(n.index, node_ids[n.index] & NODE_ID_MASK, n.kind,
+                            body_label(n) if n.kind is NodeKind.CONDITIONAL else n.name)
                   for n in snapshot.nodes)
     return ProfileGraph(nodes, tuple(snapshot.edges))
+
+
+def body_label(node: NodeRecord) -> str:
+    """A conditional node's name in a profile: its type and what its bodies hold, e.g.
+    "WHILE body (3 kernels)" (the snapshot read its bodies from the driver's DOT print)."""
+    kind = str(node.attrs.get("type") or "conditional").upper()
+    counts: dict[str, int] = {}
+    for body in node.children:
+        for k, v in body.counts(recursive=True).items():
+            counts[k] = counts.get(k, 0) + v
+    timed = {k: v for k, v in counts.items() if NodeKind(k) in TIMED_KINDS}
+    what = ", ".join(f"{v} {k}{'s' if v != 1 else ''}" for k, v in timed.items())
+    return f"{kind} body ({what or 'no timed node'})"

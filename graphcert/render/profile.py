@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from graphcert.cert.results.profile import ProfiledClass, ProfileResult
+from graphcert.cert.results.profile import ProfiledClass, ProfileResult, ReplayOverhead
 from graphcert.errors import clip
+from graphcert.profile import NodeFigures
 from graphcert.render.layout import Column, Grid
+from graphcert.render.names import demangle, short_name
 from graphcert.render.words import Pairs
 
 if TYPE_CHECKING:
@@ -17,6 +19,7 @@ if TYPE_CHECKING:
 
 TOP_NODES = 20  # nodes shown per class, by share
 TOP_GAPS = 10
+FULL_NAME_LIMIT = 2000  # characters of a full demangled name (the HTML table wraps it)
 
 _NODE_COLUMNS = (Column("node", right=True, key=True), Column("kind", key=True),
                  Column("kernel", wrap=True), Column("share", right=True),
@@ -30,10 +33,27 @@ def ns(value: float) -> str:
     return f"{value / 1e3:,.2f} µs"
 
 
-def node_rows(c: ProfiledClass, top: int = TOP_NODES) -> list[tuple[str, ...]]:
-    """The `top` nodes by share, largest first (ties by index)."""
+def kernel_name(name: str | None, *, full: bool = False) -> str:
+    """A node's kernel name for a view: demangled (in full, or in the short table form
+    `at::native::vectorized_elementwise_kernel<…>`); the certificate keeps the mangled one."""
+    if not name:
+        return "-"
+    return clip(demangle(name), FULL_NAME_LIMIT) if full else clip(short_name(name))
+
+
+def _node_name(n: NodeFigures, full: bool) -> str:
+    if n.body_records is None:
+        return kernel_name(n.name, full=full)
+    return f"{n.name or 'body'}: {n.body_records:,.4g} records a replay"
+
+
+def node_rows(c: ProfiledClass, top: int = TOP_NODES, *,
+              full_names: bool = False) -> list[tuple[str, ...]]:
+    """The `top` nodes by share, largest first (ties by index); kernel names demangled
+    (`kernel_name`)."""
     nodes = sorted(c.profile.nodes, key=lambda n: (-n.share, n.index))[:top]
-    return [(str(n.index), n.kind.value, clip(n.name or "-"), f"{n.share:.1%}",
+    return [(str(n.index), n.kind.value, _node_name(n, full_names),
+             f"{n.share:.1%}",
              f"{ns(n.median_ns)} [{n.low_ns / 1e3:,.2f}, {n.high_ns / 1e3:,.2f}]",
              ns(n.min_ns), ns(n.max_ns), ns(n.start_offset_ns)) for n in nodes]
 
@@ -45,12 +65,21 @@ def gap_rows(c: ProfiledClass, top: int = TOP_GAPS) -> list[tuple[str, ...]]:
              "untimed nodes" if g.through_untimed else "edge") for g in gaps[:top]]
 
 
+def overhead_text(o: ReplayOverhead) -> str:
+    """The overhead line: the ratio, both medians and, where counted, what tracing adds per
+    traced record (a kernel, copy or set run)."""
+    extra = o.extra_ns_per_record
+    per = (f", {extra:+,.0f} ns per traced record ({o.records_per_replay:,.4g} a replay)"
+           if extra is not None and o.records_per_replay is not None else "")
+    return (f"{o.ratio:.3f}x (traced {ns(o.traced_ns)}, untraced {ns(o.untraced_ns)}"
+            f"{per}, {o.samples} replays each)")
+
+
 def class_lines(c: ProfiledClass) -> list[tuple[str, str]]:
     """Key/value lines of one class: the replay's figures, the path, the overhead."""
     p = c.profile
-    over = (f"{c.overhead.ratio:.3f}x (traced {ns(c.overhead.traced_ns)}, untraced "
-            f"{ns(c.overhead.untraced_ns)}, {c.overhead.samples} replays each)"
-            if c.overhead is not None else f"not measured: {c.overhead_reason}")
+    over = (overhead_text(c.overhead) if c.overhead is not None
+            else f"not measured: {c.overhead_reason}")
     return [("class", f"{c.label} (captured for n={c.size:,}, topology "
                       f"{c.topology_hash[:12]})"),
             ("replay", f"span {ns(p.span_ns)}, node sum {ns(p.sum_ns)}, parallelism "

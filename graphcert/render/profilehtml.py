@@ -11,7 +11,7 @@ import math
 from graphcert.cert.results.profile import ProfiledClass, ProfileResult
 from graphcert.profile import Profile
 from graphcert.render.dot import KIND_FILL
-from graphcert.render.profile import class_lines, gap_rows, node_rows
+from graphcert.render.profile import class_lines, gap_rows, kernel_name, node_rows
 
 TIMELINE_W = 880.0  # the drawing's width in px, the lane labels' column included
 _LABEL_W, _ROW_H, _BAR_H, _AXIS_H = 70.0, 22.0, 16.0, 18.0
@@ -83,9 +83,9 @@ def timeline_svg(c: ProfiledClass) -> str:
         y = row[n.index] * _ROW_H + 2
         stroke = (f" stroke='{CRITICAL_STROKE}' stroke-width='2' class='critical'"
                   if n.index in on_path else " stroke='#6b7280' stroke-width='0.5'")
-        tip = (f"node {n.index} {n.kind.value} {n.name or ''}: median {n.median_ns / 1e3:.2f} µs "
-               f"at +{n.start_offset_ns / 1e3:.2f} µs" + (" (critical path)"
-                                                          if n.index in on_path else ""))
+        tip = (f"node {n.index} {n.kind.value} {kernel_name(n.name, full=True)}: median "
+               f"{n.median_ns / 1e3:.2f} µs at +{n.start_offset_ns / 1e3:.2f} µs"
+               + (" (critical path)" if n.index in on_path else ""))
         parts.append(f"<rect x='{x:.1f}' y='{y:.1f}' width='{w:.1f}' height='{_BAR_H:.0f}' "
                      f"fill='{KIND_FILL.get(n.kind, '#f3f4f6')}'{stroke}>"
                      f"<title>{html.escape(tip)}</title></rect>")
@@ -113,7 +113,7 @@ def profile_html(result: ProfileResult) -> str:
         out += [para(f"{k}: {v}") for k, v in class_lines(c)]
         out.append(f"<figure>{timeline_svg(c)}</figure>")
         out.append(table(["node", "kind", "kernel", "share", "median [95%]", "min", "max",
-                          "start"], node_rows(c), frozenset({0, 3, 4, 5, 6, 7}),
+                          "start"], node_rows(c, full_names=True), frozenset({0, 3, 4, 5, 6, 7}),
                          wrap=frozenset({2})))
         if c.profile.gaps:
             out.append(table(["edge", "gap", "via"], gap_rows(c), frozenset({1})))

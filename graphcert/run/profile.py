@@ -37,6 +37,8 @@ from graphcert.options import Options
 from graphcert.profile import ActivityRecord, ProfileGraph, analyse, graph_of, join
 
 DEFAULT_REPLAYS = 200
+DEFAULT_SIZE = 1 << 16  # a built-in or user workload without --size/--classes: bench's default
+STEP_BUCKETS = "vllm:64"  # a framework step's: graphcert.verify_step's and the pytest plugin's
 MAX_REPLAYS = 100_000
 WARMUP = 10  # untimed replays first: the first launches of an instantiated graph are slower
 
@@ -106,7 +108,8 @@ def trace(read: ReadGraph, launch: Callable[[], None], stream: Stream, replays: 
     records = [r.activity() for r in activity.records if r.in_graph]
     profile = analyse(join(records, read.graph, dropped=activity.dropped,
                            graph_instance=instance_of(records, read.graph)))
-    overhead = ReplayOverhead(statistics.median(traced), statistics.median(untraced), replays)
+    overhead = ReplayOverhead(statistics.median(traced), statistics.median(untraced), replays,
+                              len(records) / replays)
     return ProfiledClass(label, size, read.snapshot.topology_hash, profile, overhead)
 
 
@@ -272,13 +275,21 @@ class ProfiledRun:
     certificate: Path | None = None
 
 
-def profile_workloads(refs: Sequence[str], sizes: Sequence[int], replays: int, *,
+def default_sizes(loaded: Any) -> Sequence[int]:
+    """What a workload is profiled at when no size is given: a framework step at its usual
+    buckets (STEP_BUCKETS, each captured at its bucket), anything else at DEFAULT_SIZE."""
+    from graphcert.buckets import parse_buckets
+
+    return parse_buckets(STEP_BUCKETS) if loaded.is_step else [DEFAULT_SIZE]
+
+
+def profile_workloads(refs: Sequence[str], sizes: Sequence[int] | None, replays: int, *,
                       device: int = 0, out_dir: Path | None = None, options: Options,
                       on_result: Callable[[ProfiledRun], None] | None = None
                       ) -> list[ProfiledRun]:
     """`graphcert profile`'s one call: load every workload (bad references and replays fail
-    before GPU work), profile each over `sizes`, and with `out_dir` write a profile
-    certificate per workload."""
+    before GPU work), profile each over `sizes` (None: each at its `default_sizes`), and with
+    `out_dir` write a profile certificate per workload."""
     from graphcert.cert.document import certificate_filename, certificate_of, write_certificate
     from graphcert.fileio import ensure_writable_dir
     from graphcert.run import environment
@@ -294,7 +305,8 @@ def profile_workloads(refs: Sequence[str], sizes: Sequence[int], replays: int, *
     with _context(loaded, device) as ctx:
         env = environment.environment(device, options.git) if out_dir is not None else {}
         for one in loaded:
-            result = profile_ref(ctx, one, sizes, replays, device=device)
+            result = profile_ref(ctx, one, default_sizes(one) if sizes is None else sizes,
+                                 replays, device=device)
             path = None
             if out_dir is not None:
                 cert = certificate_of(result, environment=env,
@@ -309,6 +321,7 @@ def profile_workloads(refs: Sequence[str], sizes: Sequence[int], replays: int, *
     return done
 
 
-__all__ = ["DEFAULT_REPLAYS", "ProfiledRun", "ReadGraph", "check_replays", "instance_of",
-           "profile_built_in", "profile_captured", "profile_object", "profile_ref",
-           "profile_step", "profile_workloads", "read_graph", "time_replays", "trace"]
+__all__ = ["DEFAULT_REPLAYS", "DEFAULT_SIZE", "STEP_BUCKETS", "ProfiledRun", "ReadGraph",
+           "check_replays", "default_sizes", "instance_of", "profile_built_in",
+           "profile_captured", "profile_object", "profile_ref", "profile_step",
+           "profile_workloads", "read_graph", "time_replays", "trace"]

@@ -23,8 +23,10 @@ from graphcert.model import NodeKind
 from graphcert.profile import TIMED_KINDS, Profile
 
 from .every_kind import build_every_kind
+from .torch_fork import capture_fork
 
 REPLAYS = 50
+MAX_EXTRA_NS = 20_000  # a sanity bound on what tracing adds per traced record, not a target
 
 
 def _checks(p: Profile, replays: int) -> None:
@@ -56,14 +58,35 @@ def test_chain_cli_per_node(gpu_ctx: RunContext) -> None:
 
 def test_chain_certificate(gpu_ctx: RunContext, tmp_path: Path) -> None:
     from graphcert.cert.document import validate_certificate
+    from graphcert.cert.results.profile import ProfileResult
     from graphcert.cert.store import load_certificate
 
     done = CliRunner().invoke(cli, ["profile", "chain", "--size", "8", "--replays", "20",
                                     "--out", str(tmp_path)])
     assert done.exit_code == 0, done.output
     (path,) = tmp_path.glob("*.json")
-    cert = load_certificate(path)
-    assert cert["kind"] == "profile" and validate_certificate(cert) == []
+    cert = load_certificate(path)  # the typed Certificate (its document checked)
+    assert cert.kind == "profile" and isinstance(cert.result, ProfileResult)
+    assert validate_certificate(cert.document) == []
+    assert cert.result.classes[0].profile.nodes
+
+
+def test_converge_times_its_while_node_by_the_body_records(gpu_ctx: RunContext) -> None:
+    """converge: cv_init -> WHILE {cv_step, cv_step, cv_check}. The body's kernel records join
+    no top-level node; they time the conditional node as one (its body's span a replay)."""
+    done = CliRunner().invoke(cli, ["profile", "converge", "--size", "1024", "--replays",
+                                    str(REPLAYS), "--no-certificate", "--json"])
+    assert done.exit_code == 0, done.output
+    (run,) = json.loads(done.stdout)
+    (cls,) = run["results"]["classes"]
+    p = Profile.from_json(cls["profile"])
+    _checks(p, REPLAYS)
+    print("converge:", [(n.index, n.name, n.median_ns, n.body_records) for n in p.nodes],
+          "unmatched", p.unmatched, "overhead", cls["overhead"])
+    (body,) = [n for n in p.nodes if n.kind is NodeKind.CONDITIONAL]
+    assert body.name == "WHILE body (3 kernels)" and p.untimed == () and p.unmatched == 0
+    assert body.body_records is not None and body.body_records % 3 == 0
+    assert p.critical_path == (0, 1)
 
 
 def _torch() -> Any:
@@ -76,29 +99,7 @@ def _torch() -> Any:
 def test_torch_graph_with_a_fork(gpu_ctx: RunContext) -> None:
     """x -> GEMM -> {relu on a side stream, GEMM} -> add: two branches that may overlap."""
     torch = _torch()
-    x = torch.randn(512, 512, device="cuda", dtype=torch.float16)
-    w = torch.randn(512, 512, device="cuda", dtype=torch.float16)
-    side = torch.cuda.Stream()
-
-    def step() -> Any:
-        h = x @ w
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            a = torch.relu(h)
-        b = h @ w
-        torch.cuda.current_stream().wait_stream(side)
-        return a + b
-
-    warm = torch.cuda.Stream()
-    warm.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(warm):
-        for _ in range(3):
-            step()
-    torch.cuda.current_stream().wait_stream(warm)
-    g = torch.cuda.CUDAGraph(keep_graph=True)
-    with torch.cuda.graph(g):
-        out = step()
-    g.instantiate()
+    g, out = capture_fork(torch)
     result = graphcert.profile(g, replay=g.replay, replays=REPLAYS,
                                stream=torch.cuda.current_stream(), name="torch-fork")
     (cls,) = result.classes
@@ -108,9 +109,15 @@ def test_torch_graph_with_a_fork(gpu_ctx: RunContext) -> None:
     timed = [n.index for n in snap.nodes if n.kind in TIMED_KINDS]
     assert [n.index for n in p.nodes] == timed  # every kernel joined, in canonical order
     assert cls.topology_hash == snap.topology_hash
-    assert cls.overhead is not None and 0 < cls.overhead.ratio < 1.5
+    over = cls.overhead
+    assert over is not None and over.ratio > 0
+    # one record per timed node a replay; tracing's cost is printed, bounded only loosely
+    # (an H100 read about 1.4 µs of device time per traced kernel: issue 31's probe)
+    assert over.records_per_replay == len(p.nodes)
+    assert over.extra_ns_per_record is not None and over.extra_ns_per_record < MAX_EXTRA_NS
     assert result.verdict.passed, result.verdict
-    print("torch fork: parallelism", p.parallelism, "overhead", cls.overhead.ratio)
+    print("torch fork: parallelism", p.parallelism, "overhead", over.ratio,
+          "ns per record", over.extra_ns_per_record)
     del out
 
 

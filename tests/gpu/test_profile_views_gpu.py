@@ -28,7 +28,7 @@ def _profile(out: Path, ref: str) -> Path:
 def test_two_profiles_of_chain_gate_diff_show_and_report(gpu_ctx: RunContext,
                                                          tmp_path: Path) -> None:
     base, cur = _profile(tmp_path / "base", "chain"), _profile(tmp_path / "reports", "chain")
-    assert load_certificate(cur)["kind"] == "profile"
+    assert load_certificate(cur).kind == "profile"
     # Two runs of one graph: the same topology, nodes within a generous limit (what a real
     # run's nodes move by between runs is printed, not asserted).
     (tmp_path / "policy.toml").write_text("max_node_regression = 0.5\n"

@@ -37,19 +37,37 @@ class ReplayOverhead:
     traced_ns: float
     untraced_ns: float
     samples: int  # replays timed each way
+    # activity records CUPTI made per traced replay (None: not counted). Tracing costs about a
+    # fixed device time per traced kernel (measured on an H100), so the ratio depends on the
+    # graph; the extra per record is the figure that carries over.
+    records_per_replay: float | None = None
 
     @property
     def ratio(self) -> float:
         """traced / untraced (1.0 where the untraced time is not positive)."""
         return self.traced_ns / self.untraced_ns if self.untraced_ns > 0 else 1.0
 
+    @property
+    def extra_ns_per_record(self) -> float | None:
+        """(traced - untraced) / records per replay; None where records were not counted."""
+        if not self.records_per_replay:
+            return None
+        return (self.traced_ns - self.untraced_ns) / self.records_per_replay
+
     def to_json(self) -> dict[str, Any]:
-        return {"traced_ns": self.traced_ns, "untraced_ns": self.untraced_ns,
-                "samples": self.samples, "ratio": self.ratio}
+        doc: dict[str, Any] = {"traced_ns": self.traced_ns, "untraced_ns": self.untraced_ns,
+                               "samples": self.samples, "ratio": self.ratio}
+        if self.records_per_replay is not None:
+            doc["records_per_replay"] = self.records_per_replay
+            if self.extra_ns_per_record is not None:
+                doc["extra_ns_per_record"] = self.extra_ns_per_record
+        return doc
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> ReplayOverhead:
-        return cls(float(doc["traced_ns"]), float(doc["untraced_ns"]), int(doc["samples"]))
+        records = doc.get("records_per_replay")
+        return cls(float(doc["traced_ns"]), float(doc["untraced_ns"]), int(doc["samples"]),
+                   float(records) if records is not None else None)
 
 
 @dataclass(frozen=True)
@@ -135,8 +153,10 @@ class ProfileResult:
         for c in self.classes:
             p = c.profile
             if c.overhead is not None and c.overhead.ratio > OVERHEAD_NOTE:
+                extra = c.overhead.extra_ns_per_record
+                per = f", {extra:,.0f} ns per traced record" if extra is not None else ""
                 out.append(f"{c.label}: tracing overhead {c.overhead.ratio:.3f}x (above "
-                           f"{OVERHEAD_NOTE}x): node times may read slower than untraced")
+                           f"{OVERHEAD_NOTE}x{per}): node times may read slower than untraced")
             if p.unmatched:
                 out.append(f"{c.label}: {p.unmatched} record(s) joined no node of the graph")
             if p.duplicates:
