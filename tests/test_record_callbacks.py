@@ -248,3 +248,23 @@ def test_a_holder_gone_between_the_two_calls_leaves_the_v2_subscriber() -> None:
 
     cupti = _fake_cupti("ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED", None)
     assert subscribe(cupti, lambda *a: None) == 77 and cupti.calls == ["v1", "v2"]
+
+
+def test_a_silenced_subscriber_hears_nothing_more_and_turns_its_domains_off() -> None:
+    """silence() (the runner's answer to a signal that keeps landing in a callback): CUPTI
+    is asked to stop both domains and any callback still delivered returns at once."""
+    sub, heard = _subscriber()
+    asked: list[tuple[int, int, int]] = []
+    sub._cupti = SimpleNamespace(**vars(FAKE_CUPTI),  # type: ignore[assignment]
+                                 enable_domain=lambda on, h, d: asked.append((on, h, d)))
+    sub._handle = 7
+    _api(sub, "cuGraphLaunch", Site.API_ENTER, {"h_graph": 0xE1, "h_stream": 7},
+         correlation=1)
+    before = list(heard.calls)
+    assert before, "the fake launch was heard before silence"
+    sub.silence()
+    assert sorted(asked) == [(0, 7, Domain.DRIVER_API), (0, 7, Domain.RESOURCE)]
+    _api(sub, "cuGraphLaunch", Site.API_ENTER, {"h_graph": 0xE1, "h_stream": 7},
+         correlation=2)
+    _resource(sub, Resource.GRAPHEXEC_DESTROY_STARTING, 0xA, 0xE1)
+    assert heard.calls == before

@@ -39,6 +39,7 @@ MAX_ERRORS = 20  # callback failures kept (the first ones say what went wrong)
 SUBSCRIBER_NAME = "graphcert record"
 HELD = "ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"
 _STATE = threading.local()  # per thread: inside one of our callbacks now
+_ACTIVE: list[Subscriber] = []  # the subscriber between __enter__ and __exit__ (one at most)
 
 
 def in_callback() -> bool:
@@ -46,6 +47,15 @@ def in_callback() -> bool:
     there (a signal handler's KeyboardInterrupt) would be swallowed by cupti-python, so the
     runner's signal handlers defer while this is true (graphcert.run.record)."""
     return bool(getattr(_STATE, "busy", False))
+
+
+def silence() -> None:
+    """Stop every graphcert callback now (from any thread): a signal that keeps landing in a
+    callback (every graph launch runs one in the program's thread) then lands in the
+    program's own code. Kernel activity records still flow; later graph events are not
+    heard (the recording is ending)."""
+    for sub in list(_ACTIVE):
+        sub.silence()
 
 
 def subscribe(cupti: ModuleType, callback: Callable[..., None]) -> int:
@@ -148,6 +158,7 @@ class Subscriber:
         self._names: dict[int, str] = {}
         self._local = threading.local()
         self._captures: dict[int, int] = {}  # stream -> capture begin
+        self._silent = False
         self.errors: list[str] = []
 
     def __enter__(self) -> Subscriber:
@@ -172,11 +183,27 @@ class Subscriber:
             self._unsubscribe()
             raise CuptiUnavailable(f"CUPTI refused a callback: {status_name(exc)}",
                                    hint="check the driver with nvidia-smi") from None
+        _ACTIVE.append(self)
         return self
 
     def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
                  tb: TracebackType | None) -> None:
+        if self in _ACTIVE:
+            _ACTIVE.remove(self)
         self._unsubscribe()
+
+    def silence(self) -> None:
+        """No more callbacks into Python: both domains off (best effort) and each callback
+        that still comes returns at once."""
+        self._silent = True
+        cupti, handle = self._cupti, self._handle
+        if cupti is None or handle is None:
+            return
+        for domain in (cupti.CallbackDomain.DRIVER_API, cupti.CallbackDomain.RESOURCE):
+            try:
+                cupti.enable_domain(0, handle, domain)
+            except Exception:  # noqa: BLE001 (best effort: _silent still holds)
+                pass
 
     def _unsubscribe(self) -> None:
         if self._cupti is not None and self._handle is not None:
@@ -189,7 +216,7 @@ class Subscriber:
     # ------------------------------------------------------------------ in CUPTI's thread
 
     def _dispatch(self, _userdata: object, domain: int, cbid: int, data: Any) -> None:
-        if getattr(_STATE, "busy", False):
+        if self._silent or getattr(_STATE, "busy", False):
             return
         _STATE.busy = True
         try:
@@ -256,4 +283,5 @@ class Subscriber:
 
 
 __all__ = ["DRIVER_CALLS", "RESOURCES", "Sink", "Subscriber", "holder_name", "in_callback",
+           "silence",
            "params_class_name", "subscribe"]
