@@ -221,3 +221,19 @@ def test_the_context_manager_defers_ctrl_c_out_of_callbacks_and_restores_the_han
     assert reached == ["in the callback"]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     assert session.result is not None and session.result.ended is Ended.INTERRUPTED
+
+
+def test_runs_with_other_arguments_are_other_workloads() -> None:
+    """The gate keys certificates by workload reference: the program's arguments are an
+    option of it, so a --fallback run and a --recapture run may share a folder."""
+    from graphcert.run.record import program_identity
+    from graphcert.workloads.registry import parse_ref
+
+    plain, _ = program_identity(["app.py"])
+    fallback, name = program_identity(["app.py", "--fallback"])
+    odd, _ = program_identity(["app.py", "--set", "a=b,c"])
+    assert plain == "app.py:__main__" and name == "app --fallback"
+    assert fallback == "app.py:__main__[args=--fallback]"
+    assert dict(parse_ref(fallback).options) == {"args": "--fallback"}
+    assert odd.startswith("app.py:__main__[args=sha256-") and len(set((plain, fallback, odd))) == 3
+    assert program_identity(["-m", "pkg.app", "-v"])[0] == "pkg.app:__main__[args=-v]"

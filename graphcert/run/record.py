@@ -10,6 +10,7 @@ the certificate is written whole (through write_certificate's atomic write) or n
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import runpy
 import signal
@@ -255,7 +256,7 @@ def write_record(result: RecordResult, rec: Recording, out_dir: Path, options: A
     workload: dict[str, Any] = {"ref": ref, "name": name,
                                 "source_digest": registry.source_digest(ref),
                                 "method_digest": registry.method_digest("record"),
-                                "options": {}}
+                                "options": dict(registry.parse_ref(ref).options)}
     cert = make_certificate("record", workload=workload, environment=env,
                             results=result.to_json(), verdict=result.verdict.to_json())
     return write_certificate(path, cert, key=options.signing_key)
@@ -263,12 +264,20 @@ def write_record(result: RecordResult, rec: Recording, out_dir: Path, options: A
 
 def program_identity(program: Sequence[str]) -> tuple[str, str]:
     """The program as a workload reference (`script.py:__main__` or `module:__main__`, so
-    the gate digests its sources and local imports) and its name: the script's stem and its
-    arguments (`serve_torch --fallback`), so runs with other flags are other certificates."""
+    the gate digests its sources and local imports) with its arguments as an option
+    (`serve_torch.py:__main__[args=--fallback]`, or their digest where they hold a character
+    a reference cannot), so runs with other flags are other workloads to the gate, and its
+    name: the script's stem and its arguments (`serve_torch --fallback`)."""
     module = program[0] == "-m"
     target, args = (program[1], program[2:]) if module else (program[0], program[1:])
     stem = target if module else Path(target).stem
-    return f"{target}:__main__", " ".join([stem, *args])[:200]
+    ref = f"{target}:__main__"
+    if args:
+        joined = " ".join(args)
+        if set(joined) & set("[],=") or len(joined) > 100:
+            joined = "sha256-" + hashlib.sha256(joined.encode()).hexdigest()[:12]
+        ref += f"[args={joined}]"
+    return ref, " ".join([stem, *args])[:200]
 
 
 @dataclass(frozen=True)
