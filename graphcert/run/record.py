@@ -226,9 +226,10 @@ def record_result(argv: Sequence[str], ran: Ran, recorded: Recorded, device: int
 
 
 def write_record(result: RecordResult, rec: Recording, out_dir: Path, options: Any,
-                 device: int) -> Path:
+                 device: int) -> tuple[Path, RecordResult]:
     """The record certificate and, in `<certificate stem>.snapshots/`, one snapshot file per
-    distinct topology and shape (readable by inventory and diff)."""
+    distinct topology and shape (readable by inventory and diff); the path and the result as
+    written (each graph naming its snapshot file)."""
     from graphcert.model import save_snapshot
     from graphcert.run import environment
 
@@ -259,7 +260,7 @@ def write_record(result: RecordResult, rec: Recording, out_dir: Path, options: A
                                 "options": dict(registry.parse_ref(ref).options)}
     cert = make_certificate("record", workload=workload, environment=env,
                             results=result.to_json(), verdict=result.verdict.to_json())
-    return write_certificate(path, cert, key=options.signing_key)
+    return write_certificate(path, cert, key=options.signing_key), result
 
 
 def program_identity(program: Sequence[str]) -> tuple[str, str]:
@@ -369,8 +370,8 @@ class RecordSession:
         check_not_taken(rec)
         self.result = record_result(self.program, ran, analyse(rec), self._device)
         if self._out_dir is not None:
-            self.certificate = write_record(self.result, rec, self._out_dir, self._options,
-                                            self._device)
+            self.certificate, self.result = write_record(self.result, rec, self._out_dir,
+                                                         self._options, self._device)
 
 
 __all__ = ["Ran", "Terminated", "about_cupti", "check_cupti_failure", "check_not_taken",
