@@ -10,6 +10,7 @@ from graphcert.cert.results.record import RecordResult
 from graphcert.recording import Coverage, GraphRow
 from graphcert.render.inventory import format_bytes
 from graphcert.render.layout import Column, Grid
+from graphcert.render.names import short_name
 from graphcert.render.words import Pairs
 
 if TYPE_CHECKING:
@@ -88,8 +89,8 @@ def record_rows(r: RecordResult) -> tuple[list[tuple[str, ...]], list[tuple[str,
     """The rows of the graph table, the eager-kernel table and the churn list."""
     rec = r.recorded
     graphs = [_graph_row(g) for g in rec.graphs]
-    eager: list[tuple[str, ...]] = [(e.name, f"{e.count:,}", _ms(e.total_ns))
-                                    for e in rec.steady_eager]
+    eager: list[tuple[str, ...]] = [(short_name(e.name), f"{e.count:,}", _ms(e.total_ns))
+                                    for e in rec.steady_eager]  # the certificate keeps e.name
     churn: list[tuple[str, ...]] = [(c.topology_hash[:12], c.shape_hash[:8],
                                      str(c.instantiations), str(c.peak_alive),
                                      ", ".join(map(str, c.rows)),
