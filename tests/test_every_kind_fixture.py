@@ -57,10 +57,6 @@ def test_every_buildable_kind_with_nested_bodies(snap: GraphSnapshot) -> None:
                if n.kind is NodeKind.KERNEL)
 
 
-@pytest.mark.xfail(strict=True, reason="the fixture of 2026-11-25 (commit b5007c0) was read "
-                   "before the batch-op reader took the operations from the driver's array "
-                   "(they read []): re-record it with tools/record_fixtures.py, then drop this "
-                   "mark")
 def test_batch_mem_op_operations_recorded(snap: GraphSnapshot) -> None:
     (batch,) = [n for n in walk(snap) if n.kind is NodeKind.BATCH_MEM_OP]
     assert batch.attrs == {"count": 2, "ops": ["write_value_32", "barrier"]}
