@@ -4,7 +4,8 @@
 # dependencies; cuda-bench for the fidelity steps) in .whl/, and COMMIT set to the commit the
 # tree is (the device's .git is stale, so certificates would say dirty otherwise).
 # Steps: verify, steps, bench:W (every default), sweep (chain over kernels=1,10,100,1000),
-# profile (issue 31), plan:skewed and plan:wide (issue 35, with the model check),
+# profile (issue 31), plan:skewed and plan:wide (issue 35, with the model check), record
+# (issue 32: the example's good run and the planted ones),
 # fidelity:K (against nvbench at K kernels), native (the native loop over 8 placements),
 # repeat (two processes), py:FILE (python3 FILE, its output in $OUT/FILE's name.log), archive (the certificates so far into $OUT/rec.tgz), tier. Logs and the certificates' archive go under $OUT.
 #   COMMIT=$(git rev-parse HEAD) bash tools/device_run.sh verify steps bench:chain sweep tier
@@ -17,8 +18,14 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONPATH=.:/tmp/site:/tmp/cupti PYTHONUNBUFFERED=1 GRAPHCERT_GIT_COMMIT=$COMMIT GRAPHCERT_GIT_DIRTY=0
 mkdir -p $OUT/rec
 { nvidia-smi --query-gpu=name,uuid,driver_version --format=csv; echo "commit $COMMIT"; git status --short | head; } > $OUT/env.log 2>&1
+T0=$(date +%s)
 for step in "$@"; do
   start=$(date +%s)
+  # GLOBAL_LIMIT: no step starts after this many seconds (the archive still runs), so a call
+  # under the device tool's limit brings its files back
+  if [ $(( start - T0 )) -gt ${GLOBAL_LIMIT:-100000} ] && [ "$step" != archive ]; then
+    echo "$step skipped: past GLOBAL_LIMIT" | tee -a $OUT/steps_done.log; continue
+  fi
   case $step in
     verify) timeout 120 bash tools/record_on_gpu.sh verify $OUT/rec > $OUT/verify.log 2>&1; rc=$? ;;
     steps) timeout 300 env PYTHON=python3 bash tools/record_steps.sh $OUT/rec > $OUT/steps.log 2>&1; rc=$? ;;
@@ -38,6 +45,12 @@ for step in "$@"; do
     plan:*) mix=${step#plan:}; top=$([ "$mix" = wide ] && echo 256 || echo 64); d=$OUT/plan-$mix
             timeout 200 python3 -m graphcert plan examples/steps/torch_decode.py:DECODE --traffic examples/traffic/$mix.csv --current vllm:$top --out $d >> $OUT/plan.log 2>&1; rc=$?
             for f in $d/plan-*.json; do timeout 120 python3 benchmarks/plan_replay_check.py --certificate $f >> $OUT/plan.log 2>&1 || rc=$?; cp $f $OUT/rec/; done ;;
+    # issue 32: the record example's good run, and the planted --fallback / --recapture runs
+    # (tests/fixtures/record/) with the gate over them (it fails them: exit 1)
+    record) timeout 60 python3 -m graphcert record --out $OUT/rec -- python examples/record/serve_torch.py >> $OUT/record.log 2>&1; rc=$?
+            timeout 60 python3 -m graphcert record --out $OUT/rec/planted -- python examples/record/serve_torch.py --fallback >> $OUT/record.log 2>&1 || rc=$?
+            timeout 60 python3 -m graphcert record --out $OUT/rec/planted -- python examples/record/serve_torch.py --recapture 500 >> $OUT/record.log 2>&1 || rc=$?
+            timeout 30 python3 -m graphcert gate $OUT/rec/planted --policy examples/record/policy.toml >> $OUT/record.log 2>&1; echo "planted gate exit $?" >> $OUT/record.log ;;
     py:*) f=${step#py:}; timeout ${PY_LIMIT:-240} python3 $f > $OUT/$(basename $f .py).log 2>&1; rc=$? ;;
     archive) tar czf $OUT/rec.tgz -C $OUT rec; rc=$? ;;  # what is recorded so far comes back
     tier) timeout ${TIER_LIMIT:-360} python3 -m pytest -q -m gpu tests/gpu -p no:cacheprovider -rs --timeout 300 > $OUT/tier.log 2>&1; rc=$? ;;
@@ -45,4 +58,6 @@ for step in "$@"; do
   echo "$step rc=$rc $(( $(date +%s) - start )) s" | tee -a $OUT/steps_done.log
 done
 tar czf $OUT/rec.tgz -C $OUT rec && rm -rf $OUT/rec
+# at most 8 files come back: every log but the step list and the tier's in one archive
+( cd $OUT && ls *.log >/dev/null 2>&1 && tar czf logs.tgz *.log && find . -maxdepth 1 -name '*.log' ! -name steps_done.log ! -name tier.log -delete )
 tail -4 $OUT/tier.log 2>/dev/null
