@@ -322,7 +322,10 @@ def set_rules(loaded: Sequence[Loaded], base: Sequence[Loaded], policy: Policy,
                               f"{len(missing)} required certificate(s) missing" if missing else
                               "all required certificates present", tuple(missing)))
     if policy.require_kinds:
-        workloads = sorted({w for w, _ in have} | set(policy.require))
+        # every workload: built-ins and steps, not the programs graphcert record observed
+        # (a program has no topology or bench certificate to give)
+        programs = {w for w, k in have if k == "record"} - {w for w, k in have if k != "record"}
+        workloads = sorted(({w for w, _ in have} - programs) | set(policy.require))
         missing = [f"{w}: no {k} certificate" for w in workloads for k in policy.require_kinds
                    if (w, k) not in have]
         out.append(RuleResult(Rule.REQUIRE_KINDS, RuleStatus.FAIL if missing else RuleStatus.PASS,
