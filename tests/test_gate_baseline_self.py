@@ -37,7 +37,7 @@ def at_root(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _baseline_rules(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return [r for c in doc["certificates"] for r in c["rules"]
-            if r["rule"] in ("allow_topology_change", "max_regression")]
+            if r["rule"] in ("allow_topology_change", "max_regression", "max_node_regression")]
 
 
 def _check_clean_comparison(baseline: str) -> None:
@@ -54,7 +54,10 @@ def _check_clean_comparison(baseline: str) -> None:
     assert not [r for r in rules if "no baseline certificate" in r["summary"]]
     for r in rules:
         assert re.fullmatch(r"(\d+) timing\(s\): \1 same|\d+ class\(es\) unchanged against .*"
-                            r"|a sweep's fit is shown, not compared .*", r["summary"]), r
+                            r"|a sweep's fit is shown, not compared .*"
+                            r"|\d+ node\(s\) within [\d.]+% of .*"  # a profile's nodes
+                            r"|the same \d+ topologies as .*"  # a record's graphs
+                            r"|a plan is gated by max_plan_regret, .*", r["summary"]), r
         assert not [d for d in r["details"] if "unavailable on" in d], r
     table = _gate("reports", "--baseline", baseline)
     assert table.stdout.strip().splitlines()[-1] == CLEAN

@@ -7,6 +7,8 @@ drawn once by graphcert's own layout."""
 
 from __future__ import annotations
 
+import json
+
 import html
 import re
 import shutil
@@ -128,8 +130,13 @@ def test_timeouts_are_marked_where_and_only_where_sampling_ended_on_one(page: st
     timeouts = sum(e is Ended.TIMEOUT for e in ended)
     assert timeouts >= 1  # cupy_step's stream device figure at n=8 ended on its timeout
     assert page.count("(timeout)</span>") == timeouts
-    cupy = [r for r in _rows(page) if r[:3] == ["device (queued)", "9.38 µs", "±1.37% (timeout)"]]
-    assert len(cupy) == 1 and cupy[0][4] == "±0.00%"
+    # that figure's row, as its certificate holds it (reports/ of 2026-11-25: 9.50 µs ±0.67%)
+    doc = json.loads((REPORTS / "bench-cupy_step-NVIDIA_H100_80GB_HBM3.json").read_text())
+    fig = doc["results"]["sizes"][0]["stream"]["device"]
+    want = ["device (queued)", f"{fig['median_s'] * 1e6:.2f} µs",
+            f"±{fig['half_width']:.2%} (timeout)"]
+    cupy = [r for r in _rows(page) if r[:3] == want]
+    assert fig["ended"] == "timeout" and len(cupy) == 1, want
 
 
 def test_microseconds_only_and_cuda_as_its_version(page: str) -> None:
@@ -150,7 +157,9 @@ def test_contents_link_every_workload_and_certificate_and_every_link_lands(page:
     names = {load_certificate(f).workload.name for f in REPORTS.glob("*.json")}
     assert {f"workload-{n}" for n in names} <= set(links)
     assert sum(a.startswith("cert-") for a in links) == len(list(REPORTS.glob("*.json")))
-    assert "certificates" in links and sum(a.startswith("graphs-") for a in links) == 7
+    # the seven built-ins' fixture snapshots and the record example's graphs (reports/
+    # record-*.snapshots/)
+    assert "certificates" in links and sum(a.startswith("graphs-") for a in links) == 8
 
 
 def test_paths_timestamps_and_hashes_never_break(page: str) -> None:
@@ -169,17 +178,23 @@ def test_paths_timestamps_and_hashes_never_break(page: str) -> None:
 
 def test_each_topology_is_drawn_once_and_the_others_refer_to_it(page: str) -> None:
     snaps = [load_snapshot(f) for f in sorted(SNAPS.glob("*.snapshot.json"))]
+    recorded = [load_snapshot(f) for f in sorted(REPORTS.glob("record-*.snapshots/*.json"))]
     topologies = {s.topology_hash for s in snaps}
+    assert len(topologies) == 9 < len(snaps) == 21
+    # the record example's graphs: one per bucket, some buckets sharing a topology
+    assert len({s.topology_hash for s in recorded}) < len(recorded)
+    built_in = set(topologies)
+    snaps += recorded
+    topologies |= {s.topology_hash for s in recorded}
     figures = re.findall(r"<figure id='topology-([0-9a-f]+)'>(.*?)</figure>", page, re.S)
     assert sorted(h for h, _ in figures) == sorted(short_hash(t) for t in topologies)
-    assert len(topologies) == 9 < len(snaps) == 21
     for _, body in figures:  # each drawn inline, by graphcert's own layout
         assert body.count("<svg") == 1 and "class='layered'" in body
     # every other snapshot of a drawn topology is named in its figure's caption
     assert sum(b.count("the same topology:") for _, b in figures) == len(snaps) - len(topologies)
     # a class row of a topology certificate links to the picture of its topology
     scan = re.findall(r"<a href='#topology-([0-9a-f]+)'><code>", page)
-    assert {short_hash(t) for t in topologies} <= set(scan)
+    assert {short_hash(t) for t in built_in} <= set(scan)
 
 
 def test_a_small_graph_is_drawn_with_its_kernels_and_a_conditional_body(page: str) -> None:

@@ -27,6 +27,9 @@ from graphcert.cert.results import (
     VerifyResult,
     WayTimings,
 )
+from graphcert.cert.results.plan import PlanResult
+from graphcert.cert.results.profile import ProfileResult
+from graphcert.cert.results.record import RecordResult
 from graphcert.cert.schemas import check, load_schema
 from graphcert.stats import StopRule
 from tests._certfactory import bench_results, environment, workload
@@ -37,7 +40,8 @@ REPORTS = sorted((Path(__file__).resolve().parents[1] / "reports").glob("*.json"
 @pytest.mark.parametrize("path", REPORTS, ids=lambda p: p.name)
 def test_recorded_certificates_round_trip_exactly(path: Path) -> None:
     cert = json.loads(path.read_text())
-    kind = {"topology": VerifyResult, "bench": BenchResult, "sweep": SweepFit}[cert["kind"]]
+    kind = {"topology": VerifyResult, "bench": BenchResult, "sweep": SweepFit, "plan": PlanResult,
+            "profile": ProfileResult, "record": RecordResult}[cert["kind"]]
     result = kind.from_json(cert["results"], cert["verdict"])
     assert result.to_json() == cert["results"]
     assert result.verdict.passed is cert["verdict"]["passed"]

@@ -24,6 +24,9 @@ from graphcert.cert.results import (
     Verdict,
     VerifyResult,
 )
+from graphcert.cert.results.plan import PlanResult
+from graphcert.cert.results.profile import ProfileResult
+from graphcert.cert.results.record import RecordResult
 from graphcert.cert.signing import SigningKey
 from graphcert.cert.store import check_document, load_certificate
 from graphcert.gate import Policy, Rule, RuleStatus, gate_run, load_all
@@ -56,7 +59,8 @@ def test_typed_fields_of_a_recorded_certificate_match_its_json(path: Path) -> No
     assert cert.workload.to_json() == doc["workload"]
     assert (cert.workload.ref, cert.workload.name) == (doc["workload"]["ref"],
                                                        doc["workload"]["name"])
-    want = {"topology": VerifyResult, "bench": BenchResult, "sweep": SweepFit}[doc["kind"]]
+    want = {"topology": VerifyResult, "bench": BenchResult, "sweep": SweepFit, "plan": PlanResult,
+            "profile": ProfileResult, "record": RecordResult}[doc["kind"]]
     assert isinstance(cert.result, want)
     assert cert.result.to_json() == doc["results"]  # the typed result holds all of it
     assert cert.recorded_verdict == Verdict.from_json(doc["verdict"])

@@ -77,7 +77,9 @@ def certificate_classes() -> list[tuple[Path, dict[str, object]]]:
                 doc = json.loads(path.read_text())
             except (ValueError, UnicodeDecodeError):
                 continue
-            results = doc.get("results") if isinstance(doc, dict) else None
+            if not isinstance(doc, dict) or doc.get("kind") not in ("topology", "bench"):
+                continue  # a profile's or plan's classes are not capacity classes
+            results = doc.get("results")
             classes = results.get("classes") if isinstance(results, dict) else None
             if isinstance(classes, list):
                 found += [(path, c) for c in classes if isinstance(c, dict)]

@@ -314,12 +314,13 @@ def gate_run(paths: Sequence[Path], *, policy: Policy, baseline: Path | None = N
     labels = gpu_labels(loaded)
     results = []
     # A baseline speaks for the kinds it holds: one of profile certificates alone (reports/
-    # baseline/) compares the profiles and says nothing of bench or topology certificates.
+    # .baseline/) compares the profiles and says nothing of bench or topology certificates.
+    # An empty one (allow_empty_baseline) holds no kind: every certificate says it had none.
     base_kinds = {b.cert.kind for b in base}
     for item in sorted(loaded, key=lambda x: (x.cert.workload.name, x.cert.kind, x.key[2],
                                               x.path)):
         rules = certificate_rules(item.cert, policy, method_changed=item.method_changed)
-        if baseline is not None and item.cert.kind in base_kinds:
+        if baseline is not None and (not base_kinds or item.cert.kind in base_kinds):
             rules += baseline_rules(item.cert, baseline_for(item, base), policy,
                                     other_model=_of_another_model(item, base))
         c = item.cert
