@@ -7,9 +7,8 @@ drawn once by graphcert's own layout."""
 
 from __future__ import annotations
 
-import json
-
 import html
+import json
 import re
 import shutil
 from collections.abc import Iterator
