@@ -72,7 +72,9 @@ def test_plan_certificate_is_valid_and_gated_both_ways(gpu_ctx: object, tmp_path
     jsonschema.Draft202012Validator(load_schema("plan")).validate(doc)
     plan = PlanResult.from_json(doc["results"], doc["verdict"])
     assert [r.label for r in plan.comparisons] == ["vllm:32", "sglang:32", "1,32", "current"]
-    assert plan.curve.sizes == plan.candidates and plan.candidates[-1] == 32
+    # buckets are chosen among measured sizes only (the compared lists' buckets among them)
+    assert set(plan.candidates) == {p.size for p in plan.curve.points if p.measured}
+    assert plan.candidates[-1] == 32 and {1, 2, 4, 8, 16, 24, 32} <= set(plan.candidates)
     assert "costs: queued device medians" in plan.why  # torch_decode waits on nothing
     measured = [p for p in plan.curve.points if p.measured]
     assert {1, 32} <= {p.size for p in measured}
@@ -82,14 +84,16 @@ def test_plan_certificate_is_valid_and_gated_both_ways(gpu_ctx: object, tmp_path
     current = plan.current_row
     assert current is not None and current.buckets == (1, 2, 4, 8, 16, 24, 32)
     regret = plan.regret(current)
-    assert regret >= -1e-9  # the exact plan is never beaten on its own curve
+    # the exact plan is never beaten on its own curve by more than its tolerance (within it
+    # the list with fewer graphs won)
+    assert regret >= -plan.tolerance - 1e-9
 
     def gate(limit: float) -> subprocess.CompletedProcess[str]:
         policy = tmp_path / f"g{limit}.toml"
         policy.write_text(f"max_plan_regret = {limit!r}\n")
         return _graphcert("gate", str(tmp_path / "r"), "--policy", str(policy), timeout=120)
 
-    passed = gate(regret + 0.01)
+    passed = gate(max(regret, 0.0) + 0.01)
     assert passed.returncode == 0 and "max_plan_regret" in passed.stdout, passed.stdout[-2000:]
     if regret > 1e-6:  # vllm:32 is slower than the plan: a tighter limit fails the gate
         failed = gate(regret / 2)
