@@ -282,24 +282,6 @@ def test_ambiguous_and_throttled_timings_warn(tmp_path: Path) -> None:
     assert r.status is RuleStatus.WARN and "(GPU clocks throttled)" in r.details[0]
 
 
-def test_baseline_coverage_warns(tmp_path: Path) -> None:
-    put(tmp_path / "base", "b.json", certificate("bench", ref="chain"))
-    put(tmp_path / "cur", "t.json", certificate("topology"))
-    put(tmp_path / "cur", "s.json", certificate("bench"))
-    report = gate([tmp_path / "cur"], baseline=tmp_path / "base")
-    assert report.exit_code == 0
-    bench = next(i for i, c in enumerate(report.certificates) if c.kind == "bench")
-    topo = next(i for i, c in enumerate(report.certificates) if c.kind == "topology")
-    # the baseline holds bench certificates: scan's bench has none to compare with; it holds
-    # no topology certificate, so it says nothing of scan's topology (no baseline rule)
-    assert rule(report, Rule.REGRESSION, bench).summary == \
-        "no baseline certificate to compare with"
-    assert all(r.rule is not Rule.TOPOLOGY for r in report.certificates[topo].rules)
-    assert report.checks[0].rule is Rule.BASELINE
-    assert report.checks[0].details == ("chain bench on TEST-GPU (base/b.json)",) or \
-        report.checks[0].details[0].startswith("chain bench on TEST-GPU (")
-
-
 def test_baseline_must_exist_and_be_sound(tmp_path: Path) -> None:
     put(tmp_path / "cur", "t.json", certificate("topology"))
     with pytest.raises(UnusableInput, match="baseline folder does not exist"):
