@@ -14,7 +14,7 @@ import importlib
 import threading
 import time
 from collections.abc import Callable
-from types import ModuleType, TracebackType
+from types import FrameType, ModuleType, TracebackType
 from typing import Any, Protocol
 
 from graphcert.cupti.library import (
@@ -42,11 +42,22 @@ _STATE = threading.local()  # per thread: inside one of our callbacks now
 _ACTIVE: list[Subscriber] = []  # the subscriber between __enter__ and __exit__ (one at most)
 
 
-def in_callback() -> bool:
+def in_callback(frame: FrameType | None = None) -> bool:
     """True while this thread runs one of graphcert's CUPTI callbacks. An exception raised
     there (a signal handler's KeyboardInterrupt) would be swallowed by cupti-python, so the
-    runner's signal handlers defer while this is true (graphcert.run.record)."""
-    return bool(getattr(_STATE, "busy", False))
+    runner's signal handlers defer while this is true (graphcert.run.record).
+
+    With `frame` (the frame a signal interrupted), any frame of this module on its stack
+    counts too: a signal that lands on the first lines of a callback, before its busy flag
+    is set, would otherwise be raised there and lost."""
+    if getattr(_STATE, "busy", False):
+        return True
+    here = in_callback.__code__.co_filename  # as frames name it (not __file__: a .pyc may differ)
+    while frame is not None:
+        if frame.f_code.co_filename == here:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def silence() -> None:
@@ -193,17 +204,10 @@ class Subscriber:
         self._unsubscribe()
 
     def silence(self) -> None:
-        """No more callbacks into Python: both domains off (best effort) and each callback
-        that still comes returns at once."""
+        """Each callback that still comes returns at once. Only a flag: silence() runs on a
+        timer thread, and a CUPTI call from there (enable_domain) could wait on a lock the
+        program's thread holds inside a callback."""
         self._silent = True
-        cupti, handle = self._cupti, self._handle
-        if cupti is None or handle is None:
-            return
-        for domain in (cupti.CallbackDomain.DRIVER_API, cupti.CallbackDomain.RESOURCE):
-            try:
-                cupti.enable_domain(0, handle, domain)
-            except Exception:  # noqa: BLE001 (best effort: _silent still holds)
-                pass
 
     def _unsubscribe(self) -> None:
         if self._cupti is not None and self._handle is not None:

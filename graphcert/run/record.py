@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+from types import FrameType
 
 from graphcert.cert.document import certificate_filename, make_certificate, write_certificate
 from graphcert.cert.results.record import Ended, GraphMemory, RecordResult
@@ -91,9 +92,9 @@ def _signals_raise(sigterm: bool = True) -> Iterator[None]:
         if live.is_set() and main is not None:
             signal.pthread_kill(main, signum)
 
-    def handler(raises: type[BaseException]) -> Callable[[int, Any], None]:
-        def on_signal(signum: int, frame: Any) -> None:
-            if in_callback():
+    def handler(raises: type[BaseException]) -> Callable[[int, FrameType | None], None]:
+        def on_signal(signum: int, frame: FrameType | None) -> None:
+            if in_callback(frame):
                 timer = threading.Timer(REDELIVER_S, again, (signum,))
                 timer.daemon = True
                 timer.start()
