@@ -3,12 +3,12 @@
 Times the `chain` workload's empty kernels with both tools, in one process, on one stream,
 and prints for device time per kernel on a queued stream and per node of a graph launch each
 tool's figure and their ratio (issue 30: within 1%). The tools take turns: graphcert, nvbench,
-graphcert, ... (`--rounds` nvbench runs, each between two of graphcert's), and each nvbench figure
-is compared with the mean of the two graphcert figures either side of it, so a drift of the
+graphcert (cuda.bench runs once a process), and the nvbench figure is compared with the mean
+of the two graphcert figures either side of it, so a drift of the
 device within the run (1.5% at 16 kernels on an H100) cancels to first order instead of being
 read as disagreement; every figure is printed. Needs a GPU and the cuda-bench wheel:
 
-    python benchmarks/fidelity_vs_nvbench.py [--kernels 64] [--rounds 2]
+    python benchmarks/fidelity_vs_nvbench.py [--kernels 64]
 
 graphcert's harness first moves the context into its several-streams state (NOTES.md), so
 both tools measure in the state a real application runs in.
@@ -89,7 +89,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernels", type=int, default=64)
     parser.add_argument("--device", type=int, default=0)
-    parser.add_argument("--rounds", type=int, default=2, help="nvbench runs, each bracketed")
     args = parser.parse_args()
     k = args.kernels
     with RunContext.open(args.device) as ctx:
@@ -99,11 +98,11 @@ def main() -> None:
         h = Harness(ctx, BenchSettings(StopRule(), flush_l2=True, placements=1, hot=False))
         session = WorkloadSession(ctx, f"chain[kernels={k}]")
         try:
+            # nvbench runs once a process (cuda.bench refuses to register benchmarks after a
+            # run), bracketed by a graphcert run before and after it
             ours = [bench_size(session, h, 1)]
-            theirs = []
-            for _ in range(max(1, args.rounds)):
-                theirs.append(nvbench_times(session, h.stream))
-                ours.append(bench_size(session, h, 1))
+            theirs = [nvbench_times(session, h.stream)]
+            ours.append(bench_size(session, h, 1))
         finally:
             session.release()
             h.close()

@@ -10,11 +10,11 @@
 # repeat (two processes), tier1 and tier2 (the GPU tier in two halves), py:FILE (python3 FILE, its output in $OUT/FILE's name.log), archive (the certificates so far into $OUT/rec.tgz), tier. Logs and the certificates' archive go under $OUT.
 #   COMMIT=$(git rev-parse HEAD) bash tools/device_run.sh verify steps bench:chain sweep tier
 set -u
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 9
+python3 -m pip install -q --no-index --no-deps --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 9
 # CUPTI (cupti-python, nvidia-cuda-cupti, pyelftools) in a folder of its own: installed over
 # /tmp/site its nvidia/ namespace could shadow the NVRTC wheel's (DEVICE_FACTS.md).
 CUPTI_LIB=${CUPTI_LIB:-cupti134}
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/cupti .whl/cupti/*.whl .whl/$CUPTI_LIB/*.whl || exit 9
+python3 -m pip install -q --no-index --no-deps --no-cache-dir --upgrade --target /tmp/cupti .whl/cupti/*.whl .whl/$CUPTI_LIB/*.whl || exit 9
 export PYTHONPATH=.:/tmp/site:/tmp/cupti PYTHONUNBUFFERED=1 GRAPHCERT_GIT_COMMIT=$COMMIT GRAPHCERT_GIT_DIRTY=0
 mkdir -p $OUT/rec
 { nvidia-smi --query-gpu=name,uuid,driver_version --format=csv; echo "commit $COMMIT"; git status --short | head; } > $OUT/env.log 2>&1
