@@ -23,6 +23,8 @@ class ActivityKind(enum.IntEnum):
     MEMCPY = 1
     MEMSET = 2
     KERNEL = 3
+    DRIVER = 4
+    RUNTIME = 5
     CONCURRENT_KERNEL = 10
     MARKER = 12
     GRAPH_TRACE = 51
@@ -35,6 +37,18 @@ class ActivityMemcpyKind(enum.IntEnum):
     DTOD = 8
 
 
+class RuntimeApiTraceCbid(enum.IntEnum):
+    cudaMalloc_v3020 = 20
+    cudaLaunchKernel_v7000 = 211
+    cudaLaunchKernelExC_v11060 = 430
+
+
+class DriverApiTraceCbid(enum.IntEnum):
+    cuMemAlloc_v2 = 5
+    cuLaunchKernel = 307
+    cuGraphLaunch = 514
+
+
 class cuptiError(Exception):  # noqa: N801 (cupti's own name)
     def __init__(self, name: str, code: int = 39):
         super().__init__(f"{name} ({code})")
@@ -45,6 +59,8 @@ class FakeCupti(types.ModuleType):
 
     ActivityKind = ActivityKind
     ActivityMemcpyKind = ActivityMemcpyKind
+    RuntimeApiTraceCbid = RuntimeApiTraceCbid
+    DriverApiTraceCbid = DriverApiTraceCbid
     cuptiError = cuptiError
 
     def __init__(self) -> None:
@@ -56,6 +72,7 @@ class FakeCupti(types.ModuleType):
         self.fail_enable: dict[int, str] = {}  # kind -> cupti.Result name to raise
         self.dropped = 0
         self.node_ids: dict[int, int] = {}
+        self.api_enabled: set[tuple[bool, int]] = set()  # (runtime?, cbid) with records on
 
     def activity_register_callbacks(self, requested: Any, completed: Any) -> None:
         self.registered = (requested, completed)
@@ -68,6 +85,15 @@ class FakeCupti(types.ModuleType):
 
     def activity_disable(self, kind: int) -> None:
         self.enabled.remove(int(kind))
+
+    def _api(self, runtime: bool, cbid: int, enable: int) -> None:
+        (self.api_enabled.add if enable else self.api_enabled.discard)((runtime, int(cbid)))
+
+    def activity_enable_runtime_api(self, cbid: int, enable: int) -> None:
+        self._api(True, cbid, enable)
+
+    def activity_enable_driver_api(self, cbid: int, enable: int) -> None:
+        self._api(False, cbid, enable)
 
     def activity_flush_all(self, flag: int) -> None:
         assert self.registered is not None
@@ -110,9 +136,21 @@ def memset(start: int, end: int, **kw: Any) -> SimpleNamespace:
     return rec
 
 
-def marker(name: str, ts: int, marker_id: int = 1) -> SimpleNamespace:
+def marker(name: str, ts: int, marker_id: int = 1, *, flags: int = 2, thread: int = 0
+           ) -> SimpleNamespace:
+    """ActivityMarker2's shape: flags_ 2 starts a range, 4 ends it (its name empty), 1 marks
+    an instant; object_id.pt names the marking thread."""
     return SimpleNamespace(kind=ActivityKind.MARKER, name=name, id=marker_id, timestamp=ts,
-                           flags_=2, domain="", object_id=0)
+                           flags_=flags, domain="",
+                           object_id=SimpleNamespace(pt=SimpleNamespace(process_id=1,
+                                                                        thread_id=thread)))
+
+
+def api(corr: int, thread: int, start: int, *, runtime: bool = True) -> SimpleNamespace:
+    """ActivityAPI's shape: one API call (a kernel launch) on a thread."""
+    return SimpleNamespace(kind=ActivityKind.RUNTIME if runtime else ActivityKind.DRIVER,
+                           cbid=211 if runtime else 307, correlation_id=corr,
+                           thread_id=thread, start=start, end=start + 3, process_id=1)
 
 
 @contextmanager

@@ -9,7 +9,14 @@ import importlib
 import pytest
 
 from graphcert.cupti import library
-from graphcert.cupti.activity import Activity, DeviceRecord, MarkerRecord, convert
+from graphcert.cupti.activity import (
+    Activity,
+    DeviceRecord,
+    LaunchCallRecord,
+    MarkerRecord,
+    convert,
+    launch_cbids,
+)
 from graphcert.cupti.library import CuptiUnavailable
 from graphcert.cupti.nodes import node_id
 from graphcert.errors import ExitStatus, GraphcertError
@@ -34,8 +41,11 @@ def test_conversion_of_each_kind(monkeypatch: pytest.MonkeyPatch) -> None:
         mset = convert(fake, fc.memset(3, 4))
         assert isinstance(mset, DeviceRecord) and (mset.kind, mset.name) == (NodeKind.MEMSET,
                                                                              "memset")
-        mark = convert(fake, fc.marker("decode", 77, 4))
-        assert mark == MarkerRecord("decode", 4, 77, 2, "", 0)
+        mark = convert(fake, fc.marker("decode", 77, 4, thread=31))
+        assert mark == MarkerRecord("decode", 4, 77, 2, "", 31)
+        call = convert(fake, fc.api(9, 31, 70))
+        assert call == LaunchCallRecord(9, 31, 70)
+        assert convert(fake, fc.api(10, 31, 71, runtime=False)) == LaunchCallRecord(10, 31, 71)
         other = fc.kernel("x", 1, 2)
         other.kind = fc.ActivityKind.GRAPH_TRACE
         assert convert(fake, other) is None
@@ -99,6 +109,7 @@ def test_enable_refused_is_one_line_exit_2(monkeypatch: pytest.MonkeyPatch, stat
 
 def test_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(__import__("sys").modules, "cupti", None)
+    monkeypatch.setitem(__import__("sys").modules, "cupti.cupti", None)  # imported earlier
     with pytest.raises(CuptiUnavailable, match="not installed") as info:
         library.load()
     assert "pip install" in info.value.one_line() and info.value.exit_code == 2
@@ -138,3 +149,20 @@ def test_node_ids_and_version(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_small_buffer_refused() -> None:
     with pytest.raises(GraphcertError, match="too small"):
         Activity(buffer_bytes=100)
+
+
+def test_launch_calls_are_enabled_per_api_and_collected_then_disabled(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """launch_calls=True asks CUPTI for API records of the kernel-launch calls only (never
+    the whole RUNTIME or DRIVER kinds), hands them over, and turns them off at exit."""
+    with fc.installed(monkeypatch) as fake:
+        assert launch_cbids(fake) == [(False, 307), (True, 211), (True, 430)]
+        with Activity(markers=True, launch_calls=True) as act:
+            assert fake.api_enabled == {(False, 307), (True, 211), (True, 430)}
+            assert int(fc.ActivityKind.RUNTIME) not in fake.enabled
+            fake.pending += [fc.kernel("k", 5, 9, graph_id=0, corr=3), fc.api(3, 8, 4),
+                             fc.marker("step", 1, 2, thread=8)]
+        assert fake.api_enabled == set()
+        assert act.launch_calls == (LaunchCallRecord(3, 8, 4),)
+        assert [m.thread_id for m in act.markers] == [8]
+        assert [r.correlation_id for r in act.records] == [3]

@@ -10,7 +10,8 @@ each batch padded up to its bucket and replayed.
 bug: graphs captured but never dispatched); --recapture N captures bucket 8 again every N
 steps (llama.cpp's warm-up reset). Requests' inputs are made before the first capture and
 copied into the graph's static input (a device-to-device copy, not a kernel), so the good run
-launches no kernel one by one once it serves.
+launches no kernel one by one once it serves. The eager path runs inside an NVTX range
+("eager b16"), so the recording names the code that fell back.
 """
 
 from __future__ import annotations
@@ -88,7 +89,8 @@ def main() -> None:
             bucket = next(b for b in BUCKETS if b >= n)
             entry = table.get(bucket)
             if entry is None:  # no graph for this bucket: run the model eagerly
-                net(requests[step % POOL, :n])
+                with torch.cuda.nvtx.range(f"eager b{bucket}"):
+                    net(requests[step % POOL, :n])
                 eager += 1
                 continue
             entry.x[:n].copy_(requests[step % POOL, :n])  # rows n.. keep stale values (padding)

@@ -12,25 +12,70 @@ cuGraphGetEdges): no stream work, no synchronisation, nothing that waits on the 
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
 from types import ModuleType, TracebackType
 
-from graphcert.cupti.activity import Activity
+from graphcert.cupti.activity import (
+    MARKER_END,
+    MARKER_INSTANT,
+    MARKER_START,
+    Activity,
+    MarkerRecord,
+)
 from graphcert.cupti.callbacks import Subscriber
-from graphcert.cupti.library import load
+from graphcert.cupti.library import libcupti_path, load
 from graphcert.errors import GraphcertError
 from graphcert.model import GraphSnapshot, NodeKind
 from graphcert.recording import (
     Destroyed,
     Instantiated,
     KernelRun,
+    LaunchCall,
     Launched,
     Made,
+    Marker,
+    MarkerEdge,
     Recording,
     Updated,
 )
+
+NVTX_ENV = "NVTX_INJECTION64_PATH"  # where NVTX (v3, header-only in PyTorch, CuPy, nvtx)
+# looks, at a process's first NVTX call, for the tool that receives its ranges
+
+
+def route_nvtx() -> tuple[str | None, Callable[[], None]]:
+    """Point NVTX at the libcupti this process loaded (so MARKER activity hears the
+    program's ranges); (why NVTX ranges cannot be heard, or None; what undoes it). Only a
+    process whose NVTX has not started yet is routed: a program calls NVTX after this."""
+    path, current = libcupti_path(), os.environ.get(NVTX_ENV)
+    if path is None:
+        return "libcupti's path could not be read (/proc/self/maps)", lambda: None
+    if current and current != path:
+        return f"NVTX goes to another tool ({NVTX_ENV}={current})", lambda: None
+    if current == path:
+        return None, lambda: None
+    os.environ[NVTX_ENV] = path
+
+    def unroute() -> None:
+        os.environ.pop(NVTX_ENV, None)
+
+    return None, unroute
+
+
+def marker_event(m: MarkerRecord) -> Marker | None:
+    """A marker record as an event; None for the kinds that mark no range (sync markers)."""
+    if m.flags & MARKER_START:
+        edge = MarkerEdge.START
+    elif m.flags & MARKER_END:
+        edge = MarkerEdge.END
+    elif m.flags & MARKER_INSTANT:
+        edge = MarkerEdge.INSTANT
+    else:
+        return None
+    return Marker(m.marker_id, edge, m.name, m.thread_id, m.timestamp_ns)
 
 Reader = Callable[[int], GraphSnapshot]  # a CUgraph's address -> its snapshot
 
@@ -51,7 +96,11 @@ class Recorder:
         self._launched: list[Launched] = []
         self._updated: list[Updated] = []
         self._destroyed: list[Destroyed] = []
-        self._activity = Activity()
+        self._activity = Activity(markers=True, launch_calls=True)
+        self._nvtx_unavailable: str | None = "the recording has not started"
+        self._unroute: Callable[[], None] = lambda: None
+        self._markers: tuple[Marker, ...] = ()
+        self._calls: tuple[LaunchCall, ...] = ()
         self._subscriber = Subscriber(self, clock)
         self._cupti: ModuleType | None = None
         self._kernels: tuple[KernelRun, ...] = ()
@@ -66,6 +115,7 @@ class Recorder:
         except BaseException:
             self._subscriber.__exit__(None, None, None)
             raise
+        self._nvtx_unavailable, self._unroute = route_nvtx()  # libcupti is loaded by now
         self._t0 = self._clock()
         self._open = True
         return self
@@ -83,9 +133,14 @@ class Recorder:
             self._activity.__exit__(None, None, None)
         finally:
             self._subscriber.__exit__(None, None, None)
+            self._unroute()
         self._kernels = tuple(KernelRun(r.name, r.start_ns, r.end_ns, r.graph_id,
                                         r.correlation_id)
                               for r in self._activity.records if r.kind is NodeKind.KERNEL)
+        self._markers = tuple(e for m in self._activity.markers
+                              if (e := marker_event(m)) is not None)
+        self._calls = tuple(LaunchCall(c.correlation_id, c.thread_id, c.start_ns)
+                            for c in self._activity.launch_calls)
         self._dropped = self._activity.dropped
 
     @property
@@ -96,7 +151,8 @@ class Recorder:
     def recording(self) -> Recording:
         with self._lock:
             return Recording(tuple(self._inst), tuple(self._launched), tuple(self._updated),
-                             tuple(self._destroyed), self._kernels, self._dropped)
+                             tuple(self._destroyed), self._kernels, self._dropped,
+                             self._markers, self._calls, self._nvtx_unavailable)
 
     # ------------------------------------------------- the Sink (called in CUPTI's callbacks)
 
@@ -165,4 +221,4 @@ def cupti_version() -> int:
     return version()
 
 
-__all__ = ["Reader", "Recorder", "cupti_version"]
+__all__ = ["NVTX_ENV", "Reader", "Recorder", "cupti_version", "marker_event", "route_nvtx"]

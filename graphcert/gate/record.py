@@ -8,6 +8,7 @@ from __future__ import annotations
 from graphcert.cert.results.record import RecordResult
 from graphcert.gate.policy import Policy
 from graphcert.gate.rules import Rule, RuleResult, RuleStatus
+from graphcert.recording import Recorded
 
 SHOWN = 8  # names listed in a rule's details before "... and N more"
 
@@ -29,7 +30,8 @@ def record_rules(result: RecordResult, policy: Policy, name: str, ref: str | Non
     floor = policy.for_workload(policy.min_graph_coverage, name, ref)
     if floor is not None:
         steady = rec.steady
-        eager = [f"{e.name}: {e.count} eager launch(es)" for e in rec.steady_eager]
+        eager = _regions(rec) + [f"{e.name}: {e.count} eager launch(es)"
+                                 for e in rec.steady_eager]
         if steady is None or steady.fraction is None:
             rules.append(RuleResult(Rule.GRAPH_COVERAGE, RuleStatus.FAIL,
                                     "no graph launched a kernel: steady-state coverage is 0",
@@ -63,8 +65,16 @@ def record_rules(result: RecordResult, policy: Policy, name: str, ref: str | Non
         rules.append(RuleResult(
             Rule.STEADY_EAGER, RuleStatus.PASS if ok else RuleStatus.FAIL,
             f"{n} eager kernel launch(es) in steady state (limit {int(cap)})",
-            () if ok else _listed([f"{e.name}: {e.count}" for e in rec.steady_eager])))
+            () if ok else _listed(_regions(rec) + [f"{e.name}: {e.count}"
+                                                   for e in rec.steady_eager])))
     return rules
+
+
+def _regions(rec: Recorded) -> list[str]:
+    """Where the eager launches were made, by NVTX range (none where not attributed),
+    listed before the kernel names: the range names the code that fell back."""
+    groups = rec.regions.groups if rec.regions is not None else ()
+    return [f"launched in NVTX range {g.region}: {g.count}" for g in groups]
 
 
 def record_baseline_rule(current: RecordResult, baseline: RecordResult, base_path: str,

@@ -17,11 +17,16 @@ from graphcert.recording.events import (
     Destroyed,
     Instantiated,
     KernelRun,
+    LaunchCall,
     Launched,
     Made,
+    Marker,
+    MarkerEdge,
     Recording,
     Updated,
 )
+from graphcert.recording.regions import EagerRegion, NvtxRange, Regions
 
-__all__ = ["Churn", "Coverage", "Destroyed", "EagerGroup", "GraphRow", "Instantiated",
-           "KernelRun", "Launched", "Made", "Recorded", "Recording", "Updated", "analyse"]
+__all__ = ["Churn", "Coverage", "Destroyed", "EagerGroup", "EagerRegion", "GraphRow",
+           "Instantiated", "KernelRun", "LaunchCall", "Launched", "Made", "Marker",
+           "MarkerEdge", "NvtxRange", "Recorded", "Recording", "Regions", "Updated", "analyse"]

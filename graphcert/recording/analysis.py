@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from graphcert.recording.events import KernelRun, Made, Recording
+from graphcert.recording.regions import Regions, attribute
 
 MAX_EAGER_GROUPS = 20  # the eager kernel names a certificate keeps (most launched first)
 
@@ -102,6 +103,9 @@ class Recorded:
     steady_eager: tuple[EagerGroup, ...]
     churn: tuple[Churn, ...]
     dropped_records: int = 0
+    # the eager kernels of steady state (all of them where no graph ran) by NVTX region;
+    # None only in a certificate written before graphcert attributed them
+    regions: Regions | None = None
 
 
 def coverage(kernels: Iterable[KernelRun]) -> Coverage:
@@ -196,7 +200,10 @@ def analyse(rec: Recording) -> Recorded:
     steady_from = min((k.start_ns for k in rec.kernels if k.graph_id), default=None)
     steady_kernels = ([k for k in rec.kernels if k.start_ns >= steady_from]
                       if steady_from is not None else [])
+    regions = attribute(steady_kernels if steady_from is not None else rec.kernels,
+                        rec.markers, rec.launch_calls, rec.nvtx_unavailable)
     return Recorded(tuple(rows), coverage(rec.kernels),
                     coverage(steady_kernels) if steady_from is not None else None,
-                    eager_groups(steady_kernels), churn_of(rows), rec.dropped_records)
+                    eager_groups(steady_kernels), churn_of(rows), rec.dropped_records,
+                    regions)
 

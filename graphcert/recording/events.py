@@ -81,9 +81,43 @@ class KernelRun:
         return max(0, self.end_ns - self.start_ns)
 
 
+class MarkerEdge(str, Enum):
+    """What an NVTX marker record marks."""
+
+    START = "start"  # a range pushed or started (the record carries the range's name)
+    END = "end"  # that range popped or ended (same marker id)
+    INSTANT = "instant"  # a point mark (never a region)
+
+
+@dataclass(frozen=True)
+class Marker:
+    """One NVTX marker record CUPTI gave (MARKER activity, NVTX injected into libcupti):
+    `thread_id` and `at_ns` are CUPTI's thread id and host timestamp, on the clock of the
+    launch calls below."""
+
+    marker_id: int
+    edge: MarkerEdge
+    name: str
+    thread_id: int
+    at_ns: int
+
+
+@dataclass(frozen=True)
+class LaunchCall:
+    """The host call that launched one eager kernel (a cudaLaunchKernel* or cuLaunchKernel*
+    API activity record): which thread, when (CUPTI's host timestamp); `correlation_id`
+    joins it to the kernel's run."""
+
+    correlation_id: int
+    thread_id: int
+    at_ns: int
+
+
 @dataclass(frozen=True)
 class Recording:
-    """Everything observed, in the order it happened (per kind)."""
+    """Everything observed, in the order it happened (per kind). `markers` and
+    `launch_calls` attribute eager kernels to NVTX ranges; `nvtx_unavailable` says why
+    there are no markers to read (None: NVTX was routed to CUPTI)."""
 
     instantiated: tuple[Instantiated, ...] = ()
     launched: tuple[Launched, ...] = ()
@@ -91,3 +125,6 @@ class Recording:
     destroyed: tuple[Destroyed, ...] = ()
     kernels: tuple[KernelRun, ...] = ()
     dropped_records: int = 0  # activity records CUPTI dropped (its buffers were full)
+    markers: tuple[Marker, ...] = ()
+    launch_calls: tuple[LaunchCall, ...] = ()
+    nvtx_unavailable: str | None = None

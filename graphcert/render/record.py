@@ -1,13 +1,14 @@
 """The views of a record (issue 32): the summary lines (program, coverage overall and in
 steady state, graph memory), a table per graph executable, the steady-state eager kernels by
-name, and the churn list. Shared by `graphcert record`, `show` and the HTML report."""
+name and by NVTX range, and the churn list. Shared by `graphcert record`, `show` and the
+HTML report (which adds a bar of the coverage)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from graphcert.cert.results.record import RecordResult
-from graphcert.recording import Coverage, GraphRow
+from graphcert.recording import Coverage, GraphRow, Regions
 from graphcert.render.inventory import format_bytes
 from graphcert.render.layout import Column, Grid
 from graphcert.render.names import short_name
@@ -23,6 +24,8 @@ _GRAPHS = (Column("#", key=True, right=True), Column("topology"), Column("made")
            Column("updates", right=True), Column("fate"), Column("snapshot", wrap=True))
 _EAGER = (Column("eager kernel (steady state)", key=True, wrap=True),
           Column("launches", right=True), Column("device time", right=True))
+_REGIONS = (Column("NVTX range (steady state, eager)", key=True, wrap=True),
+            Column("launches", right=True), Column("device time", right=True))
 _CHURN = (Column("topology", key=True), Column("shape"), Column("instantiations", right=True),
           Column("alive at once", right=True),
           Column("graphs", wrap=True, sep=", "), Column("at", wrap=True, sep=", "))
@@ -70,8 +73,17 @@ def summary_lines(r: RecordResult) -> list[tuple[str, str]]:
                          f"{format_bytes(mem.used_high)}), reserved "
                          f"{format_bytes(mem.reserved_current)}" if mem is not None
          else f"not read ({r.graph_memory_reason})"),
+        ("NVTX", _nvtx_text(rec.regions)),
         *((("dropped", f"{rec.dropped_records} activity record(s)"),)
           if rec.dropped_records else ())]
+
+
+def _nvtx_text(regions: Regions | None) -> str:
+    if regions is None:
+        return "not in this certificate (written before graphcert attributed eager kernels)"
+    if regions.unavailable is not None:
+        return f"no attribution: {regions.unavailable}"
+    return f"{regions.ranges:,} range(s) seen"
 
 
 def _graph_row(g: GraphRow) -> tuple[str, ...]:
@@ -84,42 +96,75 @@ def _graph_row(g: GraphRow) -> tuple[str, ...]:
             fate, g.snapshot_file or (g.read_error or "-"))
 
 
-def record_rows(r: RecordResult) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]],
-                                          list[tuple[str, ...]]]:
-    """The rows of the graph table, the eager-kernel table and the churn list."""
+Rows = list[tuple[str, ...]]
+
+
+def record_rows(r: RecordResult) -> tuple[Rows, Rows, Rows, Rows]:
+    """The rows of the graph table, the eager-kernel table, the NVTX-region table and the
+    churn list."""
     rec = r.recorded
     graphs = [_graph_row(g) for g in rec.graphs]
-    eager: list[tuple[str, ...]] = [(short_name(e.name), f"{e.count:,}", _ms(e.total_ns))
-                                    for e in rec.steady_eager]  # the certificate keeps e.name
-    churn: list[tuple[str, ...]] = [(c.topology_hash[:12], c.shape_hash[:8],
-                                     str(c.instantiations), str(c.peak_alive),
-                                     ", ".join(map(str, c.rows)),
-                                     ", ".join(_s(t) for t in c.at_ns)) for c in rec.churn]
-    return graphs, eager, churn
+    eager: Rows = [(short_name(e.name), f"{e.count:,}", _ms(e.total_ns))
+                   for e in rec.steady_eager]  # the certificate keeps e.name
+    regions: Rows = [(g.region, f"{g.count:,}", _ms(g.total_ns))
+                     for g in (rec.regions.groups if rec.regions is not None else ())]
+    churn: Rows = [(c.topology_hash[:12], c.shape_hash[:8], str(c.instantiations),
+                    str(c.peak_alive), ", ".join(map(str, c.rows)),
+                    ", ".join(_s(t) for t in c.at_ns)) for c in rec.churn]
+    return graphs, eager, regions, churn
 
 
 def record_view(r: RecordResult) -> list[RenderableType]:
-    """The summary, then the graph table, the steady-state eager kernels and the churn."""
-    graphs, eager, churn = record_rows(r)
+    """The summary, then the graph table, the steady-state eager kernels (by name and by
+    NVTX range) and the churn."""
+    graphs, eager, regions, churn = record_rows(r)
     out: list[RenderableType] = [Pairs(summary_lines(r))]
-    if graphs:
-        out.append(Grid(_GRAPHS, graphs, title="graph executables"))
-    if eager:
-        out.append(Grid(_EAGER, eager, title="eager kernels in steady state"))
-    if churn:
-        out.append(Grid(_CHURN, churn, title="churn: one graph instantiated again"))
+    for title, cols, rows in (("graph executables", _GRAPHS, graphs),
+                              ("eager kernels in steady state", _EAGER, eager),
+                              ("eager kernels in steady state by NVTX range", _REGIONS, regions),
+                              ("churn: one graph instantiated again", _CHURN, churn)):
+        if rows:
+            out.append(Grid(cols, rows, title=title))
     return out
 
 
+def coverage_bar(label: str, c: Coverage | None) -> str:
+    """An inline SVG bar: the share of kernel launches (and of device time) graphs made."""
+    from html import escape
+
+    if c is None or c.fraction is None:
+        return ""
+    width = 360
+    bars = [f'<text x="0" y="12" font-size="11">{escape(label)}</text>']
+    for row, (what, share) in enumerate((("launches", c.fraction),
+                                         ("device time", c.time_fraction))):
+        if share is None:
+            continue
+        y = 18 + row * 18
+        bars += [f'<rect x="80" y="{y}" width="{width}" height="12" fill="#e8a33d"/>',
+                 f'<rect x="80" y="{y}" width="{share * width:.1f}" height="12" '
+                 'fill="#3d7be8"/>',
+                 f'<text x="0" y="{y + 10}" font-size="10">{what}</text>',
+                 f'<text x="{86 + width}" y="{y + 10}" font-size="10">{share:.1%} by '
+                 'graphs</text>']
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + 200}" height="56" '
+            f'role="img" aria-label="{escape(label)}">{"".join(bars)}</svg>')
+
+
 def record_html(r: RecordResult) -> str:
-    """The HTML report's section of a record certificate: the same lines and tables."""
+    """The HTML report's section of a record certificate: the same lines and tables, and a
+    bar of the coverage overall and in steady state (graph launches blue, eager orange)."""
     from graphcert.render.htmlparts import para, table
 
-    graphs, eager, churn = record_rows(r)
+    graphs, eager, regions, churn = record_rows(r)
     out = ["<h3>Record</h3>"] + [para(f"{k}: {v}") for k, v in summary_lines(r)]
+    out += [coverage_bar("overall", r.recorded.overall),
+            coverage_bar("steady state", r.recorded.steady)]
     for title, cols, rows, right in (
             ("graph executables", _GRAPHS, graphs, frozenset({0, 3, 4, 5, 6, 7, 8, 9})),
             ("eager kernels in steady state", _EAGER, eager, frozenset({1, 2})),
+            ("eager kernels in steady state by NVTX range", _REGIONS, regions,
+             frozenset({1, 2})),
             ("churn", _CHURN, churn, frozenset({2, 3}))):
         if rows:
             out += [para(title), table([c.header for c in cols], rows, right)]

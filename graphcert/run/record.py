@@ -21,8 +21,8 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 from types import FrameType
+from typing import Any
 
 from graphcert.cert.document import certificate_filename, make_certificate, write_certificate
 from graphcert.cert.results.record import Ended, GraphMemory, RecordResult

@@ -71,6 +71,13 @@ def test_fallback_fails_the_gate_naming_the_eager_kernels(tmp_path: Path) -> Non
     print(gate.stdout[-2500:])
     assert gate.returncode == 1
     assert "min_graph_coverage" in gate.stdout and eager[0]["name"] in gate.stdout
+    # the example runs its eager path inside NVTX range "eager b16": the launches are
+    # attributed to it (NVTX routed to libcupti, MARKER and launch-call records joined)
+    nvtx = doc["results"]["nvtx"]
+    assert nvtx["unavailable"] is None and nvtx["ranges"] > 0, nvtx
+    top = nvtx["regions"][0]
+    assert top["region"] == "eager b16" and top["count"] == sum(e["count"] for e in eager)
+    assert "NVTX range eager b16" in gate.stdout
 
 
 def test_recapture_fails_the_gate_naming_the_churned_topology(tmp_path: Path) -> None:

@@ -56,6 +56,7 @@ def launch_cbids(enum: type) -> list[tuple[str, int]]:
 
 def main() -> None:
     load()
+    cupti.activity_register_callbacks(requested, completed)  # loads libcupti (import does not)
     path = libcupti_path()
     print("libcupti:", path, "| NVTX_INJECTION64_PATH before:",
           os.environ.get("NVTX_INJECTION64_PATH"), flush=True)
@@ -65,7 +66,6 @@ def main() -> None:
 
     x = torch.randn(512, 512, device="cuda")
     torch.cuda.synchronize()
-    cupti.activity_register_callbacks(requested, completed)
     for k in ("MARKER", "CONCURRENT_KERNEL"):
         cupti.activity_enable(getattr(cupti.ActivityKind, k))
     mode = sys.argv[1] if len(sys.argv) > 1 else "per-api"
@@ -119,7 +119,8 @@ def main() -> None:
     print("ranges:", ranges)
     for k in (r for r in RECORDS if r["kind"] == "CONCURRENT_KERNEL"):
         call = api.get(k["corr"])
-        inside = [n for n, a, b, t in ranges if call and a <= call["start"] <= b and t == call["tid"]]
+        inside = [n for n, a, b, t in ranges
+                  if call and a <= call["start"] <= b and t == call["tid"]]
         print(f"kernel {k['name'][:40]:40} graph {k['graph']} corr {k['corr']} -> call "
               f"{'none' if call is None else (call['kind'], call['cbid'])} -> ranges {inside}")
 

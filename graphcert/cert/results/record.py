@@ -13,7 +13,16 @@ from enum import Enum
 from typing import Any
 
 from graphcert.cert.results.verdict import Verdict
-from graphcert.recording import Churn, Coverage, EagerGroup, GraphRow, Made, Recorded
+from graphcert.recording import (
+    Churn,
+    Coverage,
+    EagerGroup,
+    EagerRegion,
+    GraphRow,
+    Made,
+    Recorded,
+    Regions,
+)
 
 
 class Ended(str, Enum):
@@ -96,6 +105,7 @@ class RecordResult:
                        "instantiations": c.instantiations, "peak_alive": c.peak_alive,
                        "at_ns": list(c.at_ns), "rows": list(c.rows)} for c in r.churn],
             "dropped_records": r.dropped_records,
+            **({} if r.regions is None else {"nvtx": _regions_to_json(r.regions)}),
             "graph_memory": None if mem is None else {
                 "used_current": mem.used_current, "used_high": mem.used_high,
                 "reserved_current": mem.reserved_current, "reserved_high": mem.reserved_high},
@@ -115,7 +125,8 @@ class RecordResult:
                         int(c["peak_alive"]),
                         tuple(int(t) for t in c["at_ns"]), tuple(int(i) for i in c["rows"]))
                   for c in doc["churn"]),
-            int(doc.get("dropped_records", 0)))
+            int(doc.get("dropped_records", 0)),
+            *_regions_from_json(doc.get("nvtx")))
         mem = doc.get("graph_memory")
         exit_code, ended = int(doc["exit_code"]), Ended(doc["ended"])
         detail = doc.get("detail")
@@ -127,6 +138,23 @@ class RecordResult:
                    doc.get("graph_memory_reason"), detail,
                    verdict=Verdict.from_json(verdict) if verdict is not None
                    else cls.judge(exit_code, ended, recorded, detail))
+
+
+def _regions_to_json(r: Regions) -> dict[str, Any]:
+    return {"ranges": r.ranges, "unavailable": r.unavailable,
+            "regions": [{"region": g.region, "count": g.count, "total_ns": g.total_ns}
+                        for g in r.groups]}
+
+
+def _regions_from_json(doc: Mapping[str, Any] | None) -> tuple[Regions | None]:
+    """The NVTX attribution of a certificate; None where it has none (written before
+    graphcert attributed eager kernels: the key is absent, so it round-trips as it was)."""
+    if doc is None:
+        return (None,)
+    return (Regions(int(doc["ranges"]),
+                    tuple(EagerRegion(str(g["region"]), int(g["count"]), int(g["total_ns"]))
+                          for g in doc["regions"]),
+                    doc.get("unavailable")),)
 
 
 def _cov_to_json(c: Coverage) -> dict[str, Any]:
