@@ -33,7 +33,7 @@ from graphcert.recording.regions import (
     regions_of_calls,
 )
 
-S, E, I = MarkerEdge.START, MarkerEdge.END, MarkerEdge.INSTANT
+S, E, INSTANT = MarkerEdge.START, MarkerEdge.END, MarkerEdge.INSTANT
 
 
 def _m(mid: int, edge: MarkerEdge, at: int, name: str = "", thread: int = 1) -> Marker:
@@ -42,7 +42,7 @@ def _m(mid: int, edge: MarkerEdge, at: int, name: str = "", thread: int = 1) -> 
 
 def test_ranges_pair_start_and_end_by_id_and_keep_an_unended_one_open() -> None:
     markers = [_m(2, S, 20, "inner"), _m(1, S, 10, "outer"), _m(2, E, 30), _m(1, E, 50),
-               _m(3, I, 15, "tick"), _m(4, S, 60, "open"), _m(9, E, 70)]  # 9: no start
+               _m(3, INSTANT, 15, "tick"), _m(4, S, 60, "open"), _m(9, E, 70)]  # 9: no start
     assert ranges_of(markers) == (NvtxRange("outer", 1, 10, 50), NvtxRange("inner", 1, 20, 30),
                                   NvtxRange("open", 1, 60, None))
 
@@ -182,5 +182,5 @@ def test_marker_records_become_edges_and_sync_markers_are_dropped() -> None:
 
     assert marker_event(MarkerRecord("step", 3, 10, 2, "", 7)) == Marker(3, S, "step", 7, 10)
     assert marker_event(MarkerRecord("", 3, 20, 4, "", 7)) == Marker(3, E, "", 7, 20)
-    assert marker_event(MarkerRecord("tick", 4, 30, 1, "", 7)) == Marker(4, I, "tick", 7, 30)
+    assert marker_event(MarkerRecord("tick", 4, 30, 1, "", 7)) == Marker(4, INSTANT, "tick", 7, 30)
     assert marker_event(MarkerRecord("lock", 5, 40, 8, "", 7)) is None  # sync acquire
