@@ -153,8 +153,8 @@ def profile_graph(graph: Any, replay: Callable[[], object], replays: int = 200, 
     on `stream` (a CUstream address, a torch.cuda.Stream or an object with __cuda_stream__;
     None: the legacy default stream). It is replayed `replays` times untraced and as many
     traced (CUPTI); the result holds per node the median, min and max device time and start
-    offset, the critical path, the gaps and the tracing overhead. Also callable as
-    `graphcert.profile(...)`. InputError for bad arguments or a graph with no kernel, copy
+    offset, the critical path, the gaps and the tracing overhead. `graphcert.profile(...)`
+    is the same call. InputError for bad arguments or a graph with no kernel, copy
     or set node; CuptiUnavailable (one line) where CUPTI cannot trace."""
     from graphcert.apicheck import callable_arg, int_arg, text_arg
 
@@ -166,14 +166,11 @@ def profile_graph(graph: Any, replay: Callable[[], object], replays: int = 200, 
     return profile_object(graph, replay, replays, stream=stream, label=name)
 
 
-def __getattr__(name: str) -> Any:
-    """`graphcert.profile` before anything imported it: the package graphcert.profile, which
-    is callable (graphcert.profile(g, replay=g.replay) is profile_graph)."""
-    if name == "profile":
-        import importlib
-
-        return importlib.import_module("graphcert.profile")
-    raise AttributeError(f"module 'graphcert' has no attribute {name!r}")
+def profile(graph: Any, replay: Callable[[], object], replays: int = 200, *,
+            stream: Any = None, name: str = "graph") -> ProfileResult:
+    """`graphcert.profile(g, replay=g.replay)`: the same as profile_graph (issue 31's name for
+    it; the pure analysis lives in graphcert.profiling)."""
+    return profile_graph(graph, replay, replays, stream=stream, name=name)
 
 
 def record(out: PathLike | None = None, *, device: int = 0) -> Any:

@@ -11,7 +11,7 @@ from typing import Any
 from graphcert.cert.document import make_certificate
 from graphcert.cert.results.profile import ProfiledClass, ProfileResult, ReplayOverhead
 from graphcert.model import NodeKind
-from graphcert.profile import ProfileGraph, analyse, join
+from graphcert.profiling import ProfileGraph, analyse, join
 from tests._certfactory import environment, synthetic_hash, workload
 from tests._profiles import graph, records
 

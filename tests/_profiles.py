@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from hypothesis import strategies as st
 
 from graphcert.model import NodeKind
-from graphcert.profile import ActivityRecord, GraphNode, ProfileGraph
+from graphcert.profiling import ActivityRecord, GraphNode, ProfileGraph
 
 INSTANCE = 7  # the synthetic graph instance (high 32 bits of graph_node_id)
 REPLAY_STRIDE_NS = 10_000_000  # replays far apart, so they never overlap

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graphcert.model import NodeKind
-from graphcert.profile import Profile, ProfileGraph, analyse, critical_path, join, longest_path
+from graphcert.profiling import Profile, ProfileGraph, analyse, critical_path, join, longest_path
 from tests._profiles import chain_graph, dags, graph, records
 
 K = NodeKind

@@ -20,7 +20,7 @@ from graphcert.cert.results import Status
 from graphcert.cert.results.profile import ProfiledClass, ProfileResult, ReplayOverhead
 from graphcert.cert.schemas import load_schema, validate
 from graphcert.errors import InputError
-from graphcert.profile import ProfileGraph, analyse, join
+from graphcert.profiling import ProfileGraph, analyse, join
 from tests._profilecerts import (
     SYNTHETIC_REPLAYS,
     profile_certificate,
@@ -165,7 +165,7 @@ def test_the_overhead_says_what_tracing_adds_per_record() -> None:
 def test_a_conditional_timed_by_its_body_fits_the_certificate() -> None:
     """A synthetic init -> WHILE graph whose body left 6 records a replay (tests/_profiles)."""
     from graphcert.model import NodeKind
-    from graphcert.profile import ActivityRecord
+    from graphcert.profiling import ActivityRecord
     from tests._profiles import INSTANCE, graph
 
     g = graph([NodeKind.KERNEL, NodeKind.CONDITIONAL], [(0, 1)])

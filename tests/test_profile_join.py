@@ -10,7 +10,7 @@ import pytest
 
 from graphcert.errors import InputError
 from graphcert.model import NodeKind, snapshot_from_raw
-from graphcert.profile import ActivityRecord, Profile, analyse, graph_of, join
+from graphcert.profiling import ActivityRecord, Profile, analyse, graph_of, join
 from tests._modelgraphs import fork
 from tests._profiles import INSTANCE, chain_graph, graph, records
 

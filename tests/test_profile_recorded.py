@@ -16,7 +16,7 @@ from graphcert.cert.store import load_certificate
 from graphcert.gate.policy import Policy
 from graphcert.gate.profile import profile_baseline_rules
 from graphcert.gate.rules import Rule, RuleStatus
-from graphcert.profile import longest_path
+from graphcert.profiling import longest_path
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "profile"
 NAMES = ("profile-chain-NVIDIA_H100_80GB_HBM3.json",

@@ -30,7 +30,7 @@ class FakeStream:
 def _read(raw: RawGraph) -> run_profile.ReadGraph:
     snapshot = snapshot_from_raw(raw)
     ids = [(1 << 32) | (50 + i) for i in range(snapshot.node_count)]
-    return run_profile.ReadGraph(snapshot, graphcert.profile.graph_of(snapshot, ids))
+    return run_profile.ReadGraph(snapshot, graphcert.profiling.graph_of(snapshot, ids))
 
 
 def _replayer(fake: fc.FakeCupti, read: run_profile.ReadGraph,
@@ -114,7 +114,7 @@ def test_trace_reports_dropped_records(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_graph_with_no_timed_node_is_refused() -> None:
     snapshot = snapshot_from_raw(RawGraph((RawNode(0, NodeKind.HOST, {}),), ()))
     with pytest.raises(InputError, match="no timed node") as info:
-        graphcert.profile.graph_of(snapshot, [1])
+        graphcert.profiling.graph_of(snapshot, [1])
     assert "\n" not in info.value.one_line() and info.value.exit_code == 2
 
 
@@ -153,9 +153,9 @@ def test_cli_without_cupti_is_one_line_exit_2(monkeypatch: pytest.MonkeyPatch) -
 def test_instance_of_prefers_the_top_level_graph() -> None:
     """Low 32 bits number nodes within their own graph, so a WHILE body's kernels (instance 3,
     three runs per replay) carry the top level's low bits (instance 2, once per replay)."""
-    from graphcert.profile import ActivityRecord
+    from graphcert.profiling import ActivityRecord
 
-    g = graphcert.profile.graph_of(snapshot_from_raw(RawGraph(
+    g = graphcert.profiling.graph_of(snapshot_from_raw(RawGraph(
         (kern(0, "k_a"), kern(1, "k_b")), ((0, 1),))), [0, 1])
 
     def rec(instance: int, node: int, corr: int) -> ActivityRecord:
@@ -166,7 +166,7 @@ def test_instance_of_prefers_the_top_level_graph() -> None:
     assert run_profile.instance_of(body + top, g) == 2
     assert run_profile.instance_of([rec(3, 0, 1)] + top, g) == 2  # covers fewer nodes
     assert run_profile.instance_of([], g) is None
-    joined = graphcert.profile.join(body + top, g, graph_instance=2)
+    joined = graphcert.profiling.join(body + top, g, graph_instance=2)
     assert joined.duplicates == 0 and len(joined.unmatched) == len(body)
 
 

@@ -5,7 +5,7 @@
 # tree is (the device's .git is stale, so certificates would say dirty otherwise).
 # Steps: verify, steps, bench:W (every default), sweep (chain over kernels=1,10,100,1000),
 # profile (issue 31), plan:skewed and plan:wide (issue 35, with the model check), record
-# (issue 32: the example's good run and the planted ones),
+# (issue 32: the example's good run, torch.compile's and the planted ones),
 # fidelity:K (against nvbench at K kernels), native (the native loop over 8 placements),
 # repeat (two processes), tier1 and tier2 (the GPU tier in two halves), py:FILE (python3 FILE, its output in $OUT/FILE's name.log), archive (the certificates so far into $OUT/rec.tgz), tier. Logs and the certificates' archive go under $OUT.
 #   COMMIT=$(git rev-parse HEAD) bash tools/device_run.sh verify steps bench:chain sweep tier
@@ -48,6 +48,7 @@ for step in "$@"; do
     # issue 32: the record example's good run, and the planted --fallback / --recapture runs
     # (tests/fixtures/record/) with the gate over them (it fails them: exit 1)
     record) timeout 60 python3 -m graphcert record --out $OUT/rec -- python examples/record/serve_torch.py >> $OUT/record.log 2>&1; rc=$?
+            timeout 120 python3 -m graphcert record --out $OUT/rec -- python examples/record/compile_torch.py >> $OUT/record.log 2>&1 || rc=$?
             timeout 60 python3 -m graphcert record --out $OUT/rec/planted -- python examples/record/serve_torch.py --fallback >> $OUT/record.log 2>&1 || rc=$?
             timeout 60 python3 -m graphcert record --out $OUT/rec/planted -- python examples/record/serve_torch.py --recapture 500 >> $OUT/record.log 2>&1 || rc=$?
             timeout 30 python3 -m graphcert gate $OUT/rec/planted --policy examples/record/policy.toml >> $OUT/record.log 2>&1; echo "planted gate exit $?" >> $OUT/record.log ;;

@@ -71,12 +71,13 @@ METHOD_FILES["plan"] = (
 # A profile is CUPTI's records of a replayed graph joined to its nodes (issue 31).
 METHOD_FILES["profile"] = (
     ("pkg", "run/profile.py"), ("pkg", "cert/results/profile.py"), ("pkg", "orderstats.py"),
-    *(("pkg", f"{d}/{p.name}") for d in ("profile", "cupti")
+    *(("pkg", f"{d}/{p.name}") for d in ("profiling", "cupti")
       for p in sorted((PACKAGE_DIR / d).glob("*.py"))))
 # A record is a program observed through CUPTI's callbacks and kernel records (issue 32).
 METHOD_FILES["record"] = (
-    ("pkg", "cupti/callbacks.py"), ("pkg", "cupti/record.py"), ("pkg", "run/record.py"),
-    ("pkg", "recording/events.py"), ("pkg", "recording/analysis.py"),
+    ("pkg", "cupti/callbacks.py"), ("pkg", "cupti/record.py"), ("pkg", "cupti/activity.py"),
+    ("pkg", "run/record.py"), ("pkg", "recording/events.py"),
+    ("pkg", "recording/analysis.py"), ("pkg", "recording/regions.py"),
     ("pkg", "cert/results/record.py"))
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from graphcert.cert.compare import Change
 from graphcert.cert.results.profile import ProfiledClass, ProfileResult
 from graphcert.errors import GraphcertError
-from graphcert.profile import Profile
+from graphcert.profiling import Profile
 
 
 class TopologyMismatch(GraphcertError):

@@ -1,7 +1,7 @@
 """A profile certificate's claims held against its own evidence (graphcert.cert.evidence's part
 for kind "profile"). Pure: no numpy.
 
-Per class, every figure graphcert.profile.analyse derives is recomputed from the per-node
+Per class, every figure graphcert.profiling.analyse derives is recomputed from the per-node
 figures the certificate stores: the sum of node medians, each node's share, parallelism (sum
 over span), the critical path and its length (from the recorded edges and node medians); the
 nodes and untimed nodes cover the graph's indices once each; each node's figures are ordered
@@ -17,7 +17,7 @@ from typing import Any
 
 from graphcert.cert.results.profile import ProfiledClass, ProfileResult
 from graphcert.errors import InputError
-from graphcert.profile import Profile, longest_path
+from graphcert.profiling import Profile, longest_path
 
 REL = 1e-9  # float rounding between the way graphcert summed a figure and this
 

@@ -21,7 +21,7 @@ from types import ModuleType, TracebackType
 from graphcert.cupti.library import CuptiUnavailable, load, refusal
 from graphcert.errors import GraphcertError, InputError
 from graphcert.model import NodeKind
-from graphcert.profile import ActivityRecord
+from graphcert.profiling import ActivityRecord
 
 BUFFER_BYTES = 8 * 1024 * 1024
 KINDS = ("CONCURRENT_KERNEL", "MEMCPY", "MEMSET")
@@ -50,7 +50,7 @@ class DeviceRecord:
         return self.graph_id != 0
 
     def activity(self) -> ActivityRecord:
-        """The record as graphcert.profile joins it to a graph's nodes."""
+        """The record as graphcert.profiling joins it to a graph's nodes."""
         return ActivityRecord(self.graph_node_id, self.start_ns, self.end_ns, self.kind,
                               self.name, self.correlation_id, self.stream_id)
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from graphcert.cert.results.profile import ProfiledClass, ProfileResult, ReplayOverhead
 from graphcert.errors import clip
-from graphcert.profile import NodeFigures
+from graphcert.profiling import NodeFigures
 from graphcert.render.layout import Column, Grid
 from graphcert.render.names import demangle, short_name
 from graphcert.render.words import Pairs

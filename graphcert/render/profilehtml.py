@@ -9,7 +9,7 @@ import html
 import math
 
 from graphcert.cert.results.profile import ProfiledClass, ProfileResult
-from graphcert.profile import Profile
+from graphcert.profiling import Profile
 from graphcert.render.dot import KIND_FILL
 from graphcert.render.profile import class_lines, gap_rows, kernel_name, node_rows
 

@@ -1,6 +1,6 @@
 """`graphcert profile` and `graphcert.profile(...)`: replay a captured graph R times with CUPTI
 activity on, join the kernel, memcpy and memset records to the graph's nodes and analyse them
-(graphcert.profile), and measure what tracing costs. Runs on a GPU.
+(graphcert.profiling), and measure what tracing costs. Runs on a GPU.
 
 Per class: the graph is captured as verify and bench capture it (a built-in's own capture, a
 framework step's framework capture at its bucket), read into its canonical snapshot, and each
@@ -34,7 +34,7 @@ from graphcert.cupti.nodes import node_id
 from graphcert.errors import InputError
 from graphcert.model import GraphSnapshot
 from graphcert.options import Options
-from graphcert.profile import ActivityRecord, ProfileGraph, analyse, graph_of, join
+from graphcert.profiling import ActivityRecord, ProfileGraph, analyse, graph_of, join
 
 DEFAULT_REPLAYS = 200
 DEFAULT_SIZE = 1 << 16  # a built-in or user workload without --size/--classes: bench's default

@@ -20,7 +20,7 @@ from graphcert.cuda.context import RunContext
 from graphcert.cuda.stream import Stream
 from graphcert.errors import InputError
 from graphcert.model import NodeKind
-from graphcert.profile import TIMED_KINDS, Profile
+from graphcert.profiling import TIMED_KINDS, Profile
 
 from .every_kind import build_every_kind
 from .torch_fork import capture_fork

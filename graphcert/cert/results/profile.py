@@ -1,11 +1,11 @@
 """The profile result (issue 31): per class or bucket, the device time of every node of a
-replayed graph (graphcert.profile.Profile), the tracing overhead measured beside it, and the
+replayed graph (graphcert.profiling.Profile), the tracing overhead measured beside it, and the
 topology it belongs to. Written as a `profile` certificate the gate reads
 (`max_node_regression`, `max_critical_path_regression`). Pure: no CUDA, no CUPTI.
 
 The verdict (`ProfileResult.judge`):
 - nothing fails here: a graph with no timed node, replays=0 or CUPTI unavailable are refused
-  before a result exists (graphcert.profile.ProfileGraph, the run side); regressions are the
+  before a result exists (graphcert.profiling.ProfileGraph, the run side); regressions are the
   gate's, against a baseline;
 - incomplete (figures exist but something was lost): a class without its overhead figure;
   records CUPTI dropped (full buffers); more than MAX_INCOMPLETE_FRACTION of the replays that
@@ -23,7 +23,7 @@ from typing import Any
 
 from graphcert.cert.results.verdict import Verdict
 from graphcert.errors import InputError
-from graphcert.profile import Profile
+from graphcert.profiling import Profile
 
 MAX_INCOMPLETE_FRACTION = 0.05  # of replays with records: more missing a node is incomplete
 OVERHEAD_NOTE = 1.01  # traced / untraced replay time above this is noted (issue 31's bound)

@@ -9,7 +9,7 @@ of the nodes' medians, so the shares add up to 1 and parallelism = sum / median 
 a chain run back to back). A conditional node timed by its body's records (joining.py) is a
 node like the others here (its duration: the body's span in the replay), with the median
 number of body records per replay. The values and the critical path are
-graphcert.profile.figures.
+graphcert.profiling.figures.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import numpy as np
 
 from graphcert.errors import InputError
 from graphcert.orderstats import median_interval
-from graphcert.profile.figures import EdgeGap, NodeFigures, Profile, critical_path
-from graphcert.profile.joining import Joined
-from graphcert.profile.records import ProfileGraph
+from graphcert.profiling.figures import EdgeGap, NodeFigures, Profile, critical_path
+from graphcert.profiling.joining import Joined
+from graphcert.profiling.records import ProfileGraph
 
 
 def _timed_predecessors(graph: ProfileGraph, timed: frozenset[int]) -> list[dict[int, bool]]:

@@ -1,6 +1,6 @@
 """A profile's figures as values (`NodeFigures`, `EdgeGap`, `Profile`, with to_json/from_json)
 and the critical path by node weight. Pure: the standard library only (no numpy), so the
-certificate readers (graphcert.cert) load them light; graphcert.profile.analysis computes them.
+certificate readers (graphcert.cert) load them light; graphcert.profiling.analysis computes them.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 from graphcert.errors import InputError
 from graphcert.model import NodeKind
-from graphcert.profile.records import ProfileGraph, UntimedNode, _kahn
+from graphcert.profiling.records import ProfileGraph, UntimedNode, _kahn
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from graphcert.errors import InputError
 from graphcert.model import NodeKind
-from graphcert.profile.records import ActivityRecord, GraphNode, ProfileGraph, UntimedNode
+from graphcert.profiling.records import ActivityRecord, GraphNode, ProfileGraph, UntimedNode
 
 Matrix = npt.NDArray[np.int64]
 

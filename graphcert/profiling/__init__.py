@@ -15,14 +15,14 @@ numpy and the standard library, no CUDA, no CUPTI (graphcert.cupti will make the
 
 from typing import TYPE_CHECKING, Any
 
-from graphcert.profile.figures import (
+from graphcert.profiling.figures import (
     EdgeGap,
     NodeFigures,
     Profile,
     critical_path,
     longest_path,
 )
-from graphcert.profile.records import (
+from graphcert.profiling.records import (
     TIMED_KINDS,
     ActivityRecord,
     GraphNode,
@@ -32,18 +32,18 @@ from graphcert.profile.records import (
 )
 
 if TYPE_CHECKING:
-    from graphcert.profile.analysis import analyse
-    from graphcert.profile.joining import Joined, Unmatched, join
+    from graphcert.profiling.analysis import analyse
+    from graphcert.profiling.joining import Joined, Unmatched, join
 
-_LAZY = {"analyse": "graphcert.profile.analysis", "join": "graphcert.profile.joining",
-         "Joined": "graphcert.profile.joining", "Unmatched": "graphcert.profile.joining"}
+_LAZY = {"analyse": "graphcert.profiling.analysis", "join": "graphcert.profiling.joining",
+         "Joined": "graphcert.profiling.joining", "Unmatched": "graphcert.profiling.joining"}
 
 
 def __getattr__(name: str) -> Any:
     """The numpy half (`join`, `analyse`), imported when first named."""
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module 'graphcert.profile' has no attribute {name!r}")
+        raise AttributeError(f"module 'graphcert.profiling' has no attribute {name!r}")
     import importlib
 
     return getattr(importlib.import_module(module), name)
@@ -52,16 +52,3 @@ def __getattr__(name: str) -> Any:
 __all__ = ["TIMED_KINDS", "EdgeGap", "GraphNode", "Joined", "NodeFigures", "ActivityRecord",
            "Profile", "ProfileGraph", "Unmatched", "UntimedNode", "analyse", "critical_path",
            "graph_of", "join", "longest_path"]
-
-
-# `graphcert.profile(g, replay=g.replay)` (issue 31's API): this package is callable; the call
-# is graphcert.profile_graph, the public API's, looked up by name when called (this pure
-# package imports nothing of the run side).
-class _CallablePackage(type(__import__("sys"))):  # type: ignore[misc]
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        import importlib
-
-        return importlib.import_module("graphcert").profile_graph(*args, **kwargs)
-
-
-__import__("sys").modules[__name__].__class__ = _CallablePackage
