@@ -44,9 +44,14 @@ def test_the_fallback_run_names_its_eager_kernels_and_fails_the_gate() -> None:
     names = {e.name for e in rec.steady_eager}
     assert any("nvjet" in n for n in names) and any("Gelu" in n for n in names)
     assert rec.steady.eager_kernels == sum(e.count for e in rec.steady_eager) > 0
+    # every one of them was launched inside the example's NVTX range around its eager path
+    assert rec.regions is not None and rec.regions.unavailable is None
+    assert [(g.region, g.count) for g in rec.regions.groups] == [("eager b16",
+                                                                  rec.steady.eager_kernels)]
     done = _gate(path)
     assert done.returncode == 1
     assert "min_graph_coverage" in done.stdout and "nvjet" in done.stdout
+    assert "NVTX range eager b16" in done.stdout
 
 
 def test_the_recapture_run_churns_one_topology_and_fails_the_gate() -> None:

@@ -127,15 +127,14 @@ def test_timeouts_are_marked_where_and_only_where_sampling_ended_on_one(page: st
              for t in [*(size.way(side).get(q) for q in QUANTITIES),
                        size.hot.get(side) if size.hot else None] if t is not None]
     timeouts = sum(e is Ended.TIMEOUT for e in ended)
-    assert timeouts >= 1  # cupy_step's stream device figure at n=8 ended on its timeout
+    assert timeouts >= 1  # reports/ of 2026-11-27: decode's and converge's graph host enqueue
     assert page.count("(timeout)</span>") == timeouts
-    # that figure's row, as its certificate holds it (reports/ of 2026-11-25: 9.50 µs ±0.67%)
-    doc = json.loads((REPORTS / "bench-cupy_step-NVIDIA_H100_80GB_HBM3.json").read_text())
-    fig = doc["results"]["sizes"][0]["stream"]["device"]
-    want = ["device (queued)", f"{fig['median_s'] * 1e6:.2f} µs",
-            f"±{fig['half_width']:.2%} (timeout)"]
-    cupy = [r for r in _rows(page) if r[:3] == want]
-    assert fig["ended"] == "timeout" and len(cupy) == 1, want
+    # that figure's row, as its certificate holds it
+    doc = json.loads((REPORTS / "bench-decode-NVIDIA_H100_80GB_HBM3.json").read_text())
+    fig = doc["results"]["sizes"][0]["graph"]["host_enqueue"]
+    want = [f"{fig['median_s'] * 1e6:.2f} µs", f"±{fig['half_width']:.2%} (timeout)"]
+    rows = [r for r in _rows(page) if r[:1] == ["host enqueue"] and r[3:5] == want]  # graph
+    assert fig["ended"] == "timeout" and len(rows) == 1, want
 
 
 def test_microseconds_only_and_cuda_as_its_version(page: str) -> None:
