@@ -3,14 +3,15 @@
 Times the `chain` workload's empty kernels with both tools, in one process, on one stream,
 and prints for device time per kernel on a queued stream and per node of a graph launch each
 tool's figure and their ratio (issue 30: within 1%). The tools take turns: graphcert,
-nvbench, graphcert, ... (`--rounds` nvbench runs, each between two of graphcert's; cuda.bench
-takes its registrations once and runs them again each round). Each nvbench figure is
-compared with the mean of the two graphcert figures either side of it, so a drift of the
-device within the run (1.5% at 16 kernels on an H100) cancels to first order instead of
-being read as disagreement, and the median ratio over the rounds is the result; every
-figure is printed. Needs a GPU and the cuda-bench wheel:
+nvbench, graphcert. The nvbench figure is compared with the mean of the two graphcert
+figures either side of it, so a drift of the device within the run (1.5% at 16 kernels on an
+H100) cancels to first order instead of being read as disagreement; every figure is printed.
+`--rounds N` asks for more nvbench runs between graphcert's, but cuda.bench 0.3.0 runs its
+benchmarks once a process ("Benchmarks were already executed" on the second run, on an H100
+on 2026-11-27): the script then keeps the rounds it has and says so. Needs a GPU and the
+cuda-bench wheel:
 
-    python benchmarks/fidelity_vs_nvbench.py [--kernels 64] [--rounds 3]
+    python benchmarks/fidelity_vs_nvbench.py [--kernels 64]
 
 graphcert's harness first moves the context into its several-streams state (NOTES.md), so
 both tools measure in the state a real application runs in.
@@ -112,8 +113,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernels", type=int, default=64)
     parser.add_argument("--device", type=int, default=0)
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="nvbench runs, each between two graphcert runs")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="nvbench runs, each between two graphcert runs (cuda.bench 0.3.0 "
+                             "runs once a process)")
     args = parser.parse_args()
     k = args.kernels
     ratios: dict[str, list[float]] = {"stream": [], "graph": []}
