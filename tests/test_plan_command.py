@@ -79,7 +79,13 @@ def test_plan_writes_a_valid_certificate_the_gate_passes(planner: Path) -> None:
     assert set(result.candidates) == measured
     assert set(first_round(result.curve.sizes)) <= measured
     assert {1, 2, 4, 8, 12, 16, 24} <= measured  # vllm:24, sglang:24, 1,8,24 and current
-    assert 3 in result.curve.sizes and 3 not in measured  # a traffic size, interpolated
+    # every traffic size is a candidate; one between two measured neighbours is measured only
+    # where they differ by more than FLAT (the fake step's costs are real host timings, so
+    # which gaps are flat varies from run to run): the finished curve has no steep gap left
+    assert 3 in result.curve.sizes
+    done_points = [p for p in result.curve.points if p.measured]
+    assert thin_next(done_points, result.curve.sizes) == []
+    assert all(p.measured == (p.size in measured) for p in result.curve.points)
     assert "end to end medians" in result.why  # the fake eager side has no queued figure
     # the synthetic eager call is host numpy, so the plan may be "no graph": either form
     lines = done.stdout.splitlines()
