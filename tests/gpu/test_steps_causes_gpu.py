@@ -3,8 +3,9 @@ issue's user cases (a closure float the eager path changes: stale capture, not p
 pad value for every input where slots need -1; the `.item()` captured in every bucket, one
 line and a count, is tests/gpu/test_steps_gpu.py's synchronising step) and the
 padding-dependent example step; and each adapter's padding with the real rows repeated (the
-integer poison). The moved-memory cause is H4's (its check feeds run/step_causes.py's
-moved_memory hook). The CPU side is tests/test_steps_causes.py.
+integer poison); moved memory with a CuPy step whose raw kernel takes plain pointers (written
+on 2026-11-27 when the device time had run out: not yet run on a GPU). The CPU side is
+tests/test_steps_causes.py.
 
 Each test skips with its own reason when its framework cannot run (FrameworkMissing); the
 GPU itself skips only through the gpu_ctx fixture (no driver / no device)."""
@@ -111,6 +112,45 @@ def test_a_pad_value_per_input_passes_where_one_for_all_fails(gpu_ctx: object) -
     assert failed and all(c.cause is Cause.PADDING for c in failed), \
         [(c.capacity, c.reasons) for c in failed]
     assert "(padded with 1, then with [NaN, copies of the real rows])" in failed[0].reasons[0]
+
+
+def test_weights_freed_after_capture_are_moved_memory_named_by_node_and_parameter(
+        gpu_ctx: object) -> None:
+    """Moved memory with a framework step: a CuPy step whose raw kernel reads a weight
+    buffer through a plain pointer parameter (parameter 1), and a make_inputs that "reloads
+    the weights" into a new buffer and gives the old one back to the driver. The graph was
+    captured with the old pointer: verify names the cause, the node and the parameter before
+    it replays into freed memory. (PyTorch's and CuPy's elementwise kernels pass their
+    pointers inside struct parameters, which the check does not read yet.)"""
+    _adapter("cupy")
+    import cupy as cp
+
+    kernel = cp.RawKernel(r"""
+    extern "C" __global__ void weigh(const float* x, const float* w, float* y, int count) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < count) y[i] = x[i] * w[i % 1024];
+    }""", "weigh")
+    state = {"w": cp.ones(1 << 22, dtype=cp.float32)}  # 16 MiB: an allocation of its own
+
+    def step(x: Any, out: Any) -> Any:
+        kernel(((x.size + 255) // 256,), (256,), (x, state["w"], out, np.int32(x.size)))
+        return out
+
+    def make_inputs(n: int) -> tuple[Any, Any]:
+        old = state["w"]
+        state["w"] = cp.full(1 << 22, 2.0, dtype=cp.float32)  # the reloaded weights
+        del old
+        cp.get_default_memory_pool().free_all_blocks()  # the old buffer back to the driver
+        x = cp.random.default_rng(n).standard_normal((n, 1024), dtype=cp.float32)
+        return x, cp.zeros_like(x)
+
+    result = graphcert.verify_step(graphcert.step(step, make_inputs, framework="cupy",
+                                                  name="reloads"), "8", samples=2)
+    (failed,) = _failed(result)
+    assert failed.cause is Cause.MOVED_MEMORY, (failed.cause, failed.reasons)
+    why = failed.reasons[0]
+    assert "moved memory: kernel node 0 parameter 1 points outside every live allocation" \
+        in why, why
 
 
 @pytest.mark.parametrize("framework", ["torch", "cupy", "cuda.core"])
