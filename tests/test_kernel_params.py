@@ -150,6 +150,47 @@ def test_reader_takes_values_from_the_node_buffer(monkeypatch: pytest.MonkeyPatc
                    "param_pointers": [[0, 16, 4096]]}
 
 
+def test_reader_finds_pointers_packed_in_a_struct(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Synthetic: a 40-byte struct parameter (as PyTorch's elementwise kernels pass their
+    data pointers) holding two live pointers, a size, a small value that an allocation holds
+    (below 4 GiB: not looked up) and a large value no allocation holds."""
+    monkeypatch.setattr(cuda_params, "param_layout", lambda *_a, **_k: [(0, 4), (8, 40)])
+    live = {0x7F0000000040: (0x7F0000000000, 4096), 0x7F0000200000: (0x7F0000200000, 1 << 20),
+            4096: (0, 8192)}
+    asked: list[int] = []
+
+    def allocation(v: int, strict: bool = True) -> tuple[int, int] | None:
+        asked.append(v)
+        return live.get(v)
+
+    monkeypatch.setattr(cuda_params, "allocation_of", allocation)
+    words = [0x7F0000000040, 4096, 0x7F0000200000, 1024, 0x7E0000000000]
+    struct = b"".join(w.to_bytes(8, "little") for w in words)
+    p, _keep = _synthetic_node_params([(3).to_bytes(4, "little"), struct])
+    got = cuda_params.param_attrs(p, func=object())
+    assert got["param_values"] == [3, "hex:" + struct.hex()]
+    assert got["param_pointers"] == [[1, 0x40, 4096, 0, 0x7F0000000040],
+                                     [1, 0, 1 << 20, 16, 0x7F0000200000]]
+    assert 4096 not in asked and 1024 not in asked  # sizes and strides are not looked up
+
+
+def test_dangling_pointer_inside_a_struct_names_its_byte(monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """Synthetic: a struct parameter's pointer at byte 16 freed, the one at byte 0 alive."""
+    attrs = {"name": "k_synthetic", "grid": [1, 1, 1], "block": [1, 1, 1],
+             "shared_mem_bytes": 0, "param_sizes": [4, 300],
+             "param_values": [3, "hex:00...(+44 bytes)"],
+             "param_pointers": [[1, 0x40, 4096, 0, 0x7F0000000040],
+                                [1, 0, 4096, 16, 0x7F0000200000]]}
+    snap = snapshot_from_raw(RawGraph((RawNode(0, NodeKind.KERNEL, attrs),), ()))
+    now = {0x7F0000000040: (0x7F0000000000, 4096)}
+    monkeypatch.setattr(cuda_params, "allocation_of", lambda v, strict=True: now.get(v))
+    (found,) = cuda_params.dangling_pointers(snap)
+    assert (found.node, found.param, found.byte, found.why) == (0, 1, 16, "freed")
+    assert "parameter 1 (the pointer at byte 16) = 0x7f0000200000" in found.line()
+    assert DanglingPointer.from_json(found.to_json()) == found
+
+
 def test_reader_takes_values_from_an_extra_buffer(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cuda_params, "param_layout", lambda *_a, **_k: [(0, 4), (8, 8)])
     monkeypatch.setattr(cuda_params, "allocation_of", lambda _v, strict=True: None)

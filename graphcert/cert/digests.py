@@ -57,7 +57,9 @@ METHOD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
              ("pkg", "frameworks/compare.py"), ("pkg", "run/steps.py"),
              # issue 33: pad values per input, and why a bucket fails (its causes' words)
              ("pkg", "frameworks/padding.py"), ("pkg", "run/step_causes.py"),
-             ("pkg", "cert/results/causes.py")),
+             ("pkg", "cert/results/causes.py"),
+             # the moved-memory cause: the pointers read among kernel parameters, checked
+             ("pkg", "cuda/params.py"), ("pkg", "cuda/handles.py"), ("pkg", "model/params.py")),
     "step:bench": (("pkg", "run/steps_bench.py"),),
 }
 # A sweep is bench runs plus the fit over them.

@@ -33,6 +33,10 @@ _END, _BUFFER_POINTER, _BUFFER_SIZE = 0, 1, 2
 _MAX_EXTRA = 64  # pairs read from an `extra` array before giving up on its end marker
 
 Allocation = tuple[int, int]  # (base, size)
+# A word of a struct parameter below this is not looked up as an address: sizes, strides and
+# flags fill structs, and device allocations lie above 4 GiB in the 64-bit address space
+# (a 1,720-byte cuBLAS parameter would otherwise ask the driver 215 times).
+MIN_STRUCT_ADDRESS = 1 << 32
 # What cuMemGetAddressRange answers for an address no allocation holds.
 _NOT_AN_ALLOCATION = (driver.CUresult.CUDA_ERROR_NOT_FOUND,
                       driver.CUresult.CUDA_ERROR_INVALID_VALUE)
@@ -102,17 +106,25 @@ def param_attrs(params: Any, func: Any = None, kern: Any = None,
     if isinstance(got, str):
         return {UNREAD_ATTR: {PARAM_VALUES: got}}
     cache = allocations if allocations is not None else {}
+
+    def lookup(address: int) -> Allocation | None:
+        if address not in cache:
+            cache[address] = allocation_of(address, strict=False)
+        return cache[address]
+
     values = [encode_param(b) for b in got]
-    pointers = []
+    pointers: list[list[int]] = []
     for i, (value, data) in enumerate(zip(values, got, strict=True)):
-        if len(data) != 8 or not isinstance(value, int):
-            continue
-        if value not in cache:
-            cache[value] = allocation_of(value, strict=False)
-        found = cache[value]
-        if found is not None:
-            base, size = found
-            pointers.append([i, value - base, size])
+        if len(data) == 8 and isinstance(value, int):
+            found = lookup(value)
+            if found is not None:
+                pointers.append([i, value - found[0], found[1]])
+        elif len(data) > 8:  # a struct: its aligned words that point into an allocation
+            for byte in range(0, len(data) - 7, 8):
+                word = int.from_bytes(data[byte:byte + 8], "little")
+                found = lookup(word) if word >= MIN_STRUCT_ADDRESS else None
+                if found is not None:
+                    pointers.append([i, word - found[0], found[1], byte, word])
     return {PARAM_VALUES: values, PARAM_POINTERS: pointers}
 
 
@@ -133,9 +145,11 @@ def dangling_pointers(snapshot: GraphSnapshot) -> tuple[DanglingPointer, ...]:
     for p in recorded_pointers(snapshot):
         got = now(p.value)
         if got is None:
-            found.append(DanglingPointer(p.node, p.at, p.kernel, p.param, p.value, "freed"))
+            found.append(DanglingPointer(p.node, p.at, p.kernel, p.param, p.value, "freed",
+                                         p.byte))
         elif (p.value - got[0], got[1]) != (p.offset, p.size):
-            found.append(DanglingPointer(p.node, p.at, p.kernel, p.param, p.value, "reused"))
+            found.append(DanglingPointer(p.node, p.at, p.kernel, p.param, p.value, "reused",
+                                         p.byte))
     found += [DanglingPointer(p.node, p.at, p.kernel, p.param, p.value, "unmapped")
               for p in unrecorded_in_span(snapshot) if now(p.value, strict=False) is None]
     return tuple(found)

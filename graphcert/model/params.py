@@ -10,7 +10,11 @@ fingerprints):
   memory order (at most MAX_VALUE_BYTES of them, then "...(+N bytes)");
 - `param_pointers`: [parameter index, offset into its allocation, allocation size] for each
   8-byte parameter that pointed into a live device allocation when the graph was read, so
-  that a later check can tell that the allocation is gone or is another one now.
+  that a later check can tell that the allocation is gone or is another one now; and
+  [parameter index, offset, allocation size, byte offset in the parameter, value] for each
+  aligned 8-byte word of a larger parameter (a struct: PyTorch's elementwise and cuBLAS's
+  kernels pass their pointers packed in one) that did (the value is kept whole: a struct's
+  hex entry may be cut at MAX_VALUE_BYTES).
 """
 
 from __future__ import annotations
@@ -49,11 +53,13 @@ def format_param(value: Any) -> str:
 
 
 def pointer_indices(attrs: dict[str, Any]) -> frozenset[int]:
-    """Indices of the parameters recorded as device pointers in a node's attrs."""
+    """Indices of the 8-byte parameters recorded as device pointers in a node's attrs (not
+    the structs that hold pointers among other fields)."""
     found = attrs.get(PARAM_POINTERS)
     if not isinstance(found, list):
         return frozenset()
-    return frozenset(p[0] for p in found if isinstance(p, list) and p and isinstance(p[0], int))
+    return frozenset(p[0] for p in found
+                     if isinstance(p, list) and len(p) == 3 and isinstance(p[0], int))
 
 
 def param_changes(a: Any, b: Any) -> list[tuple[int, Any, Any]]:
@@ -91,7 +97,9 @@ class DanglingPointer:
     """A captured kernel parameter that no longer points into the allocation it pointed
     into when the graph was read: `node` is the canonical index of the top-level node that
     holds it, `at` the full path ("7" or, inside bodies, "8[0].2" as the inventory numbers
-    nodes), `param` the parameter index, `value` the pointer, `why` freed or reused."""
+    nodes), `param` the parameter index, `value` the pointer, `why` freed or reused;
+    `byte` the pointer's byte offset inside a struct parameter (None: the parameter is the
+    pointer)."""
 
     node: int
     at: str
@@ -99,16 +107,18 @@ class DanglingPointer:
     param: int
     value: int
     why: Why
+    byte: int | None = None
 
     def line(self) -> str:
         """One line naming node, kernel and parameter."""
         name = f" ({self.kernel})" if self.kernel else ""
-        return (f"node {self.at}{name} parameter {self.param} = {self.value:#x}: "
+        where = "" if self.byte is None else f" (the pointer at byte {self.byte})"
+        return (f"node {self.at}{name} parameter {self.param}{where} = {self.value:#x}: "
                 f"{WHY_TEXT[self.why]}")
 
     def to_json(self) -> dict[str, Any]:
         return {"node": self.node, "at": self.at, "kernel": self.kernel, "param": self.param,
-                "value": self.value, "why": self.why}
+                "value": self.value, "why": self.why, "byte": self.byte}
 
     @classmethod
     def from_json(cls, d: Any) -> DanglingPointer:
@@ -116,8 +126,9 @@ class DanglingPointer:
             why = d["why"]
             if why not in WHY_TEXT:
                 raise ValueError(why)
+            byte = d.get("byte")
             return cls(int(d["node"]), str(d["at"]), d.get("kernel"), int(d["param"]),
-                       int(d["value"]), why)
+                       int(d["value"]), why, None if byte is None else int(byte))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"not a dangling-pointer finding: {exc}") from None
 
@@ -133,6 +144,7 @@ class RecordedPointer:
     value: int
     offset: int
     size: int
+    byte: int | None = None  # the pointer's byte offset inside a struct parameter
 
 
 def kernel_nodes(s: GraphSnapshot) -> Iterator[tuple[NodeRecord, str, int]]:
@@ -161,8 +173,13 @@ def recorded_pointers(s: GraphSnapshot) -> Iterator[RecordedPointer]:
         if not isinstance(values, list) or not isinstance(found, list):
             continue
         for entry in found:
-            if not (isinstance(entry, list) and len(entry) == 3
-                    and all(isinstance(x, int) for x in entry)):
+            if not (isinstance(entry, list) and len(entry) in (3, 5)
+                    and all(isinstance(x, int) and not isinstance(x, bool) for x in entry)):
+                continue
+            if len(entry) == 5:  # a pointer inside a struct parameter: its value is kept
+                i, offset, size, byte, value = entry
+                if 0 <= i < len(values):
+                    yield RecordedPointer(owner, at, n.name, i, value, offset, size, byte)
                 continue
             i, offset, size = entry
             if 0 <= i < len(values) and isinstance(values[i], int):

@@ -120,8 +120,7 @@ def test_weights_freed_after_capture_are_moved_memory_named_by_node_and_paramete
     buffer through a plain pointer parameter (parameter 1), and a make_inputs that "reloads
     the weights" into a new buffer and gives the old one back to the driver. The graph was
     captured with the old pointer: verify names the cause, the node and the parameter before
-    it replays into freed memory. (PyTorch's and CuPy's elementwise kernels pass their
-    pointers inside struct parameters, which the check does not read yet.)"""
+    it replays into freed memory."""
     _adapter("cupy")
     import cupy as cp
 
@@ -151,6 +150,36 @@ def test_weights_freed_after_capture_are_moved_memory_named_by_node_and_paramete
     why = failed.reasons[0]
     assert "moved memory: kernel node 0 parameter 1 points outside every live allocation" \
         in why, why
+
+
+def test_torch_weights_freed_after_capture_are_moved_memory_inside_a_struct(
+        gpu_ctx: object) -> None:
+    """Moved memory with a PyTorch step: its elementwise kernel gets the weight's pointer
+    packed in an array parameter (a struct), not as a parameter of its own. make_inputs
+    reloads the weights into a new tensor and empties PyTorch's cache, so the captured
+    pointer's memory goes back to the driver: verify names the cause and the node."""
+    _adapter("torch")
+    import torch
+
+    state = {"w": torch.ones(1 << 22, device="cuda")}  # 16 MiB: a segment of its own
+
+    def step(x: Any, out: Any) -> Any:
+        return torch.mul(x, state["w"][:1024], out=out)
+
+    def make_inputs(n: int) -> tuple[Any, Any]:
+        old = state["w"]
+        state["w"] = torch.full((1 << 22,), 2.0, device="cuda")  # the reloaded weights
+        del old
+        torch.cuda.empty_cache()  # the old segment back to the driver
+        x = torch.randn((n, 1024), device="cuda", generator=torch.Generator("cuda").manual_seed(n))
+        return x, torch.zeros_like(x)
+
+    result = graphcert.verify_step(graphcert.step(step, make_inputs, framework="torch",
+                                                  name="reloads"), "8", samples=2)
+    (failed,) = _failed(result)
+    assert failed.cause is Cause.MOVED_MEMORY, (failed.cause, failed.reasons)
+    why = failed.reasons[0]
+    assert "moved memory: kernel node 0 parameter" in why and "live allocation" in why, why
 
 
 @pytest.mark.parametrize("framework", ["torch", "cupy", "cuda.core"])
