@@ -4,8 +4,7 @@ and the bad input that is refused before any GPU work. Synthetic: nothing came f
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -13,7 +12,6 @@ from click.testing import CliRunner
 
 import graphcert
 from graphcert.cli import cli
-from graphcert.cuda.stream import BlockingKernel
 from graphcert.errors import InputError
 from graphcert.model import NodeKind, RawGraph, RawNode, snapshot_from_raw
 from graphcert.run import profile as run_profile
@@ -67,8 +65,7 @@ def test_trace_joins_analyses_and_measures_overhead(monkeypatch: pytest.MonkeyPa
     with fc.installed(monkeypatch) as fake:
         timings = iter([[1000.0, 1100.0, 900.0], [1010.0, 1200.0, 950.0]])  # untraced, traced
         monkeypatch.setattr(run_profile, "time_replays",
-                            lambda launch, stream, count, blocker:
-                            ([launch() or t for t in next(timings)], None))
+                            lambda launch, stream, count: [launch() or t for t in next(timings)])
         read = _read(fork())
         fake.pending.append(fc.kernel("eager", 1, 2, graph_id=0, node=0))  # not of the graph
         replay = _replayer(fake, read)
@@ -101,8 +98,7 @@ def test_trace_joins_analyses_and_measures_overhead(monkeypatch: pytest.MonkeyPa
 def test_trace_reports_dropped_records(monkeypatch: pytest.MonkeyPatch) -> None:
     with fc.installed(monkeypatch) as fake:
         monkeypatch.setattr(run_profile, "time_replays",
-                            lambda launch, stream, count, blocker:
-                            ([launch() or 1.0 for _ in range(count)], None))
+                            lambda launch, stream, count: [launch() or 1.0 for _ in range(count)])
         read = _read(RawGraph((memset(0), kern(1, "k_a")), ((0, 1),)))
         replay = _replayer(fake, read)
 
@@ -184,69 +180,3 @@ def test_a_step_profiles_its_buckets_and_a_workload_its_default_size() -> None:
     step = run_profile.default_sizes(SimpleNamespace(is_step=True))
     assert list(step) == list(parse_buckets("vllm:64")) and len(step) > 1
     assert list(run_profile.default_sizes(SimpleNamespace(is_step=False))) == [65536]
-
-
-class _FakeEvent:
-    """Stands in for a CUDA event: elapsed time 2 ns per launch made between the two."""
-
-    launches = 0
-
-    def record(self, stream: object) -> None:
-        self.at = _FakeEvent.launches
-
-    def synchronize(self) -> None:
-        pass
-
-    def elapsed_s(self, after: _FakeEvent) -> float:
-        return (after.at - self.at) * 2e-9
-
-    def destroy(self) -> None:
-        pass
-
-
-class _FakeBlocker:
-    """A blocking kernel that reports `outcome` after each hold, counting the holds."""
-
-    timeout_s = 5.0
-
-    def __init__(self, outcome: int) -> None:
-        self._outcome, self.holds = outcome, 0
-
-    @contextlib.contextmanager
-    def holding(self, stream: object) -> Iterator[None]:
-        self.holds += 1
-        yield
-
-    def outcome(self) -> int:
-        return self._outcome
-
-
-def _launch() -> None:
-    _FakeEvent.launches += 1
-
-
-@pytest.mark.parametrize("outcome", [BlockingKernel.RELEASED, BlockingKernel.TIMED_OUT])
-def test_timed_replays_queue_in_batches_behind_the_blocker(monkeypatch: pytest.MonkeyPatch,
-                                                           outcome: int) -> None:
-    monkeypatch.setattr(run_profile, "Event", _FakeEvent)
-    blocker = _FakeBlocker(outcome)
-    count = 2 * run_profile.QUEUE_BATCH + 1
-    times, reason = run_profile.time_replays(_launch, FakeStream(), count,  # type: ignore[arg-type]
-                                             blocker)  # type: ignore[arg-type]
-    assert times == [2.0] * count
-    if outcome == BlockingKernel.RELEASED:
-        assert reason is None and blocker.holds == 3
-    else:  # a replay waited on the host: said, and the rest are not held (no 5 s each)
-        assert reason is not None and "waits on the host" in reason and blocker.holds == 1
-
-
-def test_trace_without_a_device_only_figure_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
-    with fc.installed(monkeypatch) as fake:
-        monkeypatch.setattr(run_profile, "time_replays",
-                            lambda launch, stream, count, blocker:
-                            ([launch() or 1.0 for _ in range(count)], "a replay waits"))
-        read = _read(RawGraph((memset(0), kern(1, "k_a")), ((0, 1),)))
-        cls = run_profile.trace(read, _replayer(fake, read), FakeStream(),  # type: ignore[arg-type]
-                                3, label="c1", size=1, warmup=0)
-    assert cls.overhead is None and cls.overhead_reason == "a replay waits"
-    assert cls.profile.replays == 3  # the profile itself is kept

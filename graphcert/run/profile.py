@@ -9,20 +9,14 @@ bits name the node in every instantiation's records). Then, in one process and o
 stream: WARMUP replays, `replays` replays with tracing off and `replays` with tracing on, each
 replay between two CUDA events; the traced replays' records are the profile, and the median
 event times of the two loops are the overhead. Untraced first: CUPTI, once enabled, may keep
-hooks in the driver after it is disabled. The timed replays queue behind graphcert's blocking
-kernel (QUEUE_BATCH at a time), so the events time the device alone: enqueued one by one, a
-replay whose launch costs the host more than the GPU takes to run it starts late, and the
-events would count CUPTI's host cost of each launch as device time. A replay that waits on
-the host holds the blocking kernel to its timeout: its overhead is then not measured, with
-that reason.
+hooks in the driver after it is disabled.
 """
 
 from __future__ import annotations
 
-import contextlib
 import statistics
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -30,10 +24,9 @@ from typing import Any
 
 from graphcert.buckets import class_of
 from graphcert.cert.results.profile import ProfiledClass, ProfileResult, ReplayOverhead
-from graphcert.cuda.context import RunContext
 from graphcert.cuda.graph import Graph, GraphRef
 from graphcert.cuda.snapshot import read_snapshot_indexed
-from graphcert.cuda.stream import BlockingKernel, Event, Stream
+from graphcert.cuda.stream import Event, Stream
 from graphcert.cupti.activity import Activity
 from graphcert.cupti.library import load as load_cupti
 from graphcert.cupti.library import version as cupti_version
@@ -48,8 +41,6 @@ DEFAULT_SIZE = 1 << 16  # a built-in or user workload without --size/--classes: 
 STEP_BUCKETS = "vllm:64"  # a framework step's: graphcert.verify_step's and the pytest plugin's
 MAX_REPLAYS = 100_000
 WARMUP = 10  # untimed replays first: the first launches of an instantiated graph are slower
-QUEUE_BATCH = 50  # timed replays queued behind one blocking kernel (2 events and a launch each)
-BLOCKER_TIMEOUT_S = 5.0
 
 
 def check_replays(replays: object) -> int:
@@ -84,76 +75,39 @@ def read_graph(graph: Graph, meta: dict[str, Any] | None = None) -> ReadGraph:
     return ReadGraph(snapshot, graph_of(snapshot, ids))
 
 
-def time_replays(launch: Callable[[], None], stream: Stream, count: int,
-                 blocker: BlockingKernel | None = None) -> tuple[list[float], str | None]:
-    """Device nanoseconds of each of `count` replays (a CUDA event before and after each
-    launch on the replay stream, read once all are done), queued behind `blocker` in batches
-    of QUEUE_BATCH where one is given. Also None, or why the figures are not the device's
-    alone: the blocking kernel timed out (a replay waited on the host), after which the rest
-    are enqueued without it."""
+def time_replays(launch: Callable[[], None], stream: Stream, count: int) -> list[float]:
+    """Device nanoseconds of each of `count` replays: a CUDA event before and after each
+    launch on the replay stream, read once all are done."""
     events = [(Event(), Event()) for _ in range(count)]
-    reason = None
     try:
-        for first in range(0, count, QUEUE_BATCH):
-            batch = events[first:first + QUEUE_BATCH]
-            with (blocker.holding(stream) if blocker is not None
-                  else contextlib.nullcontext()):
-                for before, after in batch:
-                    before.record(stream)
-                    launch()
-                    after.record(stream)
-            if blocker is not None and blocker.outcome() != BlockingKernel.RELEASED:
-                reason = (f"a replay waits on the host (replays queued behind a blocking "
-                          f"kernel held it to its {blocker.timeout_s:g} s timeout), so its "
-                          f"events would count host time")
-                blocker = None
+        for before, after in events:
+            before.record(stream)
+            launch()
+            after.record(stream)
         events[-1][1].synchronize()
-        return [before.elapsed_s(after) * 1e9 for before, after in events], reason
+        return [before.elapsed_s(after) * 1e9 for before, after in events]
     finally:
         for pair in events:
             for event in pair:
                 event.destroy()
 
 
-@contextlib.contextmanager
-def replay_queue(ctx: RunContext | None = None, device: int = 0) -> Iterator[BlockingKernel]:
-    """graphcert's blocking kernel in `ctx` (else in `device`'s primary context, which PyTorch
-    and CuPy work in), freed on exit."""
-    own = ctx is None
-    run_ctx = RunContext.open(device) if ctx is None else ctx
-    try:
-        blocker = BlockingKernel(run_ctx.kernel("graphcert_runtime.cu",
-                                                "gc_block_until_released"), BLOCKER_TIMEOUT_S)
-        try:
-            yield blocker
-        finally:
-            blocker.free()
-    finally:
-        if own:
-            run_ctx.close()
-
-
 def trace(read: ReadGraph, launch: Callable[[], None], stream: Stream, replays: int, *,
-          label: str, size: int, warmup: int = WARMUP,
-          blocker: BlockingKernel | None = None) -> ProfiledClass:
-    """Replay `launch` untraced then traced `replays` times each, queued behind `blocker`
-    (see the module's docstring), and analyse the traced replays' records."""
+          label: str, size: int, warmup: int = WARMUP) -> ProfiledClass:
+    """Replay `launch` untraced then traced `replays` times each (see the module's
+    docstring) and analyse the traced replays' records."""
     check_replays(replays)
     load_cupti()  # CUPTI missing: one line before any replay
     for _ in range(warmup):
         launch()
     stream.synchronize()
-    untraced, reason = time_replays(launch, stream, replays, blocker)
+    untraced = time_replays(launch, stream, replays)
     with Activity() as activity:
-        traced, traced_reason = time_replays(launch, stream, replays,
-                                             blocker if reason is None else None)
+        traced = time_replays(launch, stream, replays)
         stream.synchronize()
     records = [r.activity() for r in activity.records if r.in_graph]
     profile = analyse(join(records, read.graph, dropped=activity.dropped,
                            graph_instance=instance_of(records, read.graph)))
-    reason = reason or traced_reason
-    if reason is not None:
-        return ProfiledClass(label, size, read.snapshot.topology_hash, profile, None, reason)
     overhead = ReplayOverhead(statistics.median(traced), statistics.median(untraced), replays,
                               len(records) / replays)
     return ProfiledClass(label, size, read.snapshot.topology_hash, profile, overhead)
@@ -187,7 +141,7 @@ def profile_built_in(ctx: Any, ref: str, workload: Any, sizes: Sequence[int], re
 
     session = WorkloadSession(ctx, ref, workload)
     out: list[ProfiledClass] = []
-    with Stream() as stream, replay_queue(ctx) as blocker:
+    with Stream() as stream:
         try:
             for n in sizes:
                 capacity = capacity_of(n)
@@ -198,7 +152,7 @@ def profile_built_in(ctx: Any, ref: str, workload: Any, sizes: Sequence[int], re
                             "mode": mode}
                     read = read_graph(built.graph, meta)
                     out.append(trace(read, partial(built.exe.launch, stream), stream, replays,
-                                     label=f"c{capacity}", size=n, blocker=blocker))
+                                     label=f"c{capacity}", size=n))
                 finally:
                     built.destroy()
         finally:
@@ -247,10 +201,9 @@ def profile_captured(obj: Any, launch: Callable[[], None], stream: Stream, repla
     from graphcert.sources.detect import graph_ref
 
     ref = graph_ref(obj)
-    device = ref.device if device is None else device
-    with current_context(device), replay_queue(device=device or 0) as blocker:
+    with current_context(ref.device if device is None else device):
         read = read_graph(GraphRef(graph_from_address(ref.address)), meta)
-        return trace(read, launch, stream, replays, label=label, size=size, blocker=blocker)
+        return trace(read, launch, stream, replays, label=label, size=size)
 
 
 def profile_object(obj: Any, replay: Callable[[], object], replays: int = DEFAULT_REPLAYS, *,
@@ -371,4 +324,4 @@ def profile_workloads(refs: Sequence[str], sizes: Sequence[int] | None, replays:
 __all__ = ["DEFAULT_REPLAYS", "DEFAULT_SIZE", "STEP_BUCKETS", "ProfiledRun", "ReadGraph",
            "check_replays", "default_sizes", "instance_of", "profile_built_in",
            "profile_captured", "profile_object", "profile_ref", "profile_step",
-           "profile_workloads", "read_graph", "replay_queue", "time_replays", "trace"]
+           "profile_workloads", "read_graph", "time_replays", "trace"]

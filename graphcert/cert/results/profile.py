@@ -32,8 +32,7 @@ OVERHEAD_NOTE = 1.01  # traced / untraced replay time above this is noted (issue
 @dataclass(frozen=True)
 class ReplayOverhead:
     """Tracing overhead measured in the same run: median device time of one whole replay
-    (CUDA events around cuGraphLaunch on the replay stream, the replays queued behind a
-    blocking kernel so that host time is not counted) with CUPTI activity on and off."""
+    (CUDA events around cuGraphLaunch on the replay stream) with CUPTI activity on and off."""
 
     traced_ns: float
     untraced_ns: float
