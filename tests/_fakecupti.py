@@ -27,6 +27,7 @@ class ActivityKind(enum.IntEnum):
     RUNTIME = 5
     CONCURRENT_KERNEL = 10
     MARKER = 12
+    MEMORY2 = 49
     GRAPH_TRACE = 51
 
 

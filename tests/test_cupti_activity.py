@@ -12,6 +12,7 @@ from graphcert.cupti import library
 from graphcert.cupti.activity import (
     Activity,
     DeviceRecord,
+    GraphLaunchRecord,
     LaunchCallRecord,
     MarkerRecord,
     convert,
@@ -46,8 +47,11 @@ def test_conversion_of_each_kind(monkeypatch: pytest.MonkeyPatch) -> None:
         call = convert(fake, fc.api(9, 31, 70))
         assert call == LaunchCallRecord(9, 31, 70)
         assert convert(fake, fc.api(10, 31, 71, runtime=False)) == LaunchCallRecord(10, 31, 71)
+        launch = fc.kernel("x", 1, 2, graph_id=6, corr=8)
+        launch.kind = fc.ActivityKind.GRAPH_TRACE  # one record of a whole graph launch
+        assert convert(fake, launch) == GraphLaunchRecord(6, 8, 1, 2)
         other = fc.kernel("x", 1, 2)
-        other.kind = fc.ActivityKind.GRAPH_TRACE
+        other.kind = fc.ActivityKind.MEMORY2  # a kind graphcert does not keep
         assert convert(fake, other) is None
 
 

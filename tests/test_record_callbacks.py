@@ -55,9 +55,6 @@ class Heard:
     def captured(self, graph: int, start_ns: int, end_ns: int) -> None:
         self.calls.append(("captured", graph, end_ns - start_ns))
 
-    def launched(self, graph_exec: int, correlation_id: int, at_ns: int) -> None:
-        self.calls.append(("launched", graph_exec, correlation_id))
-
     def updated(self, graph_exec: int, ok: bool, result: str, at_ns: int) -> None:
         self.calls.append(("updated", graph_exec, ok, result))
 
@@ -108,15 +105,14 @@ def test_a_capture_instantiate_launch_update_destroy_sequence_reaches_the_sink()
     _resource(sub, Resource.GRAPHEXEC_CREATED, 0xA, 0xE)
     _api(sub, "cuGraphInstantiateWithFlags", Site.API_EXIT, {"h_graph": 0xA,
                                                              "ph_graph_exec": _cell(0xE)})
-    _api(sub, "cuGraphLaunch", Site.API_ENTER, {"h_graph": 0xE, "h_stream": 7},
-         correlation=42)
     _api(sub, "cuGraphExecUpdate_v2", Site.API_EXIT, {"h_graph_exec": 0xE, "h_graph": 0xB,
                                                       "result_info": 0}, code=910)
     _resource(sub, Resource.GRAPHEXEC_DESTROY_STARTING, 0xA, 0xE)
     assert sub.errors == []
     assert heard.calls == [("captured", 0xA, 10), ("instantiated", 0xA, 0xE, 10),
-                           ("launched", 0xE, 42), ("updated", 0xE, False, "CUresult 910"),
-                           ("destroyed", 0xE)]
+                           ("updated", 0xE, False, "CUresult 910"), ("destroyed", 0xE)]
+    # launches are not subscribed to (GRAPH_TRACE records count them)
+    assert not any(name.startswith("cuGraphLaunch") for name in DRIVER_CALLS)
 
 
 def test_without_a_resource_callback_the_out_parameter_names_the_executable() -> None:
@@ -132,7 +128,7 @@ def test_a_failed_instantiation_makes_nothing_and_a_bad_callback_is_kept_not_rai
     _api(sub, "cuGraphInstantiateWithFlags", Site.API_EXIT, {"h_graph": 1, "ph_graph_exec": 0},
          code=1)
     assert heard.calls == []
-    _api(sub, "cuGraphLaunch", Site.API_ENTER, {})  # no h_graph: the read fails
+    _api(sub, "cuGraphExecUpdate", Site.API_EXIT, {})  # no h_graph_exec: the read fails
     assert len(sub.errors) == 1 and "AttributeError" in sub.errors[0]
 
 
@@ -260,14 +256,12 @@ def test_a_silenced_subscriber_hears_nothing_more_and_asks_nothing_of_cupti() ->
     sub._cupti = SimpleNamespace(**vars(FAKE_CUPTI),  # type: ignore[assignment]
                                  enable_domain=lambda on, h, d: asked.append((on, h, d)))
     sub._handle = 7
-    _api(sub, "cuGraphLaunch", Site.API_ENTER, {"h_graph": 0xE1, "h_stream": 7},
-         correlation=1)
+    _api(sub, "cuGraphExecUpdate", Site.API_EXIT, {"h_graph_exec": 0xE1, "h_graph": 0xB})
     before = list(heard.calls)
-    assert before, "the fake launch was heard before silence"
+    assert before, "the fake update was heard before silence"
     sub.silence()
     assert asked == []
-    _api(sub, "cuGraphLaunch", Site.API_ENTER, {"h_graph": 0xE1, "h_stream": 7},
-         correlation=2)
+    _api(sub, "cuGraphExecUpdate", Site.API_EXIT, {"h_graph_exec": 0xE1, "h_graph": 0xB})
     _resource(sub, Resource.GRAPHEXEC_DESTROY_STARTING, 0xA, 0xE1)
     assert heard.calls == before
 

@@ -129,16 +129,20 @@ def test_cli_passes_the_exit_code_on(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert missing.exit_code == 2 and "gone.py: no such script" in missing.output
 
 
-def test_launches_whose_kernels_never_arrived_mean_cupti_was_taken_over() -> None:
-    """Synthetic: 20 launches, no graph kernel record (torch.profiler took the records)."""
+def test_graphs_made_with_no_activity_record_mean_cupti_was_taken_over() -> None:
+    """Synthetic: a graph instantiated (heard through callbacks) and no kernel or graph
+    launch record at all (torch.profiler took the activity records)."""
     from graphcert.cupti.library import CuptiUnavailable
-    from graphcert.recording import KernelRun, Launched
+    from graphcert.recording import Instantiated, KernelRun, Launched, Made
 
-    launches = tuple(Launched(0, i, i + 1) for i in range(20))
+    made = (Instantiated(0, (2,), Made.CAPTURE, 10, 5),)
     with pytest.raises(CuptiUnavailable, match="took CUPTI over"):
-        run_record.check_not_taken(Recording(launched=launches))
-    kept = tuple(KernelRun("k", i, i + 1, 7, 10_000 + i) for i in range(20))  # other ids
-    run_record.check_not_taken(Recording(launched=launches, kernels=kept))  # no error
+        run_record.check_not_taken(Recording(instantiated=made))
+    run_record.check_not_taken(Recording(instantiated=made,  # a launch record: no error
+                                         launched=(Launched(0, 1, 2, 100, 200),)))
+    run_record.check_not_taken(Recording(instantiated=made,  # an eager kernel: no error
+                                         kernels=(KernelRun("k", 1, 2, 0),)))
+    run_record.check_not_taken(Recording())  # no graph made: nothing to say
 
 
 def test_graphcert_record_as_a_context_manager_gives_the_result(

@@ -19,7 +19,7 @@ from graphcert.cert.results.record import Ended, GraphMemory, RecordResult
 from graphcert.cert.store import check_document
 from graphcert.gate.policy import parse_policy
 from graphcert.gate.rules import Rule, RuleStatus, baseline_rules, certificate_rules
-from graphcert.model import GraphSnapshot
+from graphcert.model import GraphSnapshot, NodeKind, RawGraph, RawNode, snapshot_from_raw
 from graphcert.recording import (
     Destroyed,
     Instantiated,
@@ -30,8 +30,10 @@ from graphcert.recording import (
     Updated,
     analyse,
 )
+from graphcert.recording.analysis import kernels_in
 from graphcert.render.record import record_html, summary_lines
 from graphcert.workloads import registry
+from tests._modelgraphs import kern, memset
 
 
 def synthetic_snapshot(label: str) -> GraphSnapshot:
@@ -70,6 +72,38 @@ def test_coverage_counts_graph_and_eager_kernels_overall_and_in_steady_state() -
     assert rec.steady.fraction == pytest.approx(12 / 16)
     assert [(e.name, e.count, e.total_ns) for e in rec.steady_eager] == [
         ("fallback_kernel", 4, 20)]
+
+
+def graph_with_bodies() -> GraphSnapshot:
+    """Synthetic: two kernels and a memset at the top, a child graph of one kernel, and a
+    WHILE conditional whose body holds a kernel (run an unknown number of times)."""
+    child = RawGraph((kern(0, "k_child"),), ())
+    body = RawGraph((kern(0, "k_body"),), ())
+    return snapshot_from_raw(RawGraph(
+        (kern(0, "k_a"), kern(1, "k_b"), memset(2), RawNode(3, NodeKind.GRAPH, {}, (child,)),
+         RawNode(4, NodeKind.CONDITIONAL, {"type": "while", "size": 1}, (body,))),
+        ((0, 1), (1, 2), (2, 3), (3, 4))))
+
+
+def test_launches_timed_whole_count_their_graphs_kernel_nodes() -> None:
+    """Synthetic: what graphcert record sees with GRAPH_TRACE on: one record per graph launch
+    (its device span) and kernel records of eager work only."""
+    snap = graph_with_bodies()
+    assert kernels_in(snap) == 3 and kernels_in(None) == 0  # the body's kernel is not counted
+    inst = (Instantiated(0, (2, 1), Made.CAPTURE, 1_000, 500, 2_000, snap),
+            Instantiated(1, (4, 3), Made.EXPLICIT, 1_500, 500, None, None, "not read"))
+    launched = tuple(Launched(key, 0, corr, 1_000 * corr, 1_000 * corr + span)
+                     for key, corr, span in ((0, 1, 300), (0, 2, 310), (1, 3, 50)))
+    eager = (KernelRun("warmup", 10, 20, 0), KernelRun("fallback", 2_500, 2_540, 0))
+    rec = analyse(Recording(inst, launched, kernels=eager))
+    assert (rec.overall.graph_kernels, rec.overall.graph_ns) == (6, 660)  # 3 + 3 + 0 kernels
+    assert (rec.overall.eager_kernels, rec.overall.eager_ns) == (2, 50)
+    assert rec.steady is not None  # from the first launch that ran a kernel (t=1,000)
+    assert (rec.steady.graph_kernels, rec.steady.eager_kernels) == (6, 1)
+    assert [e.name for e in rec.steady_eager] == ["fallback"]
+    a, b = rec.graphs
+    assert (a.launches, a.device_ns_median, a.device_ns_total) == (2, 305.0, 610)
+    assert (b.launches, b.device_ns_total) == (1, 50)
 
 
 def test_rows_carry_launches_device_spans_updates_and_fate() -> None:

@@ -6,14 +6,18 @@ where asked, NVTX markers) as pure values, and how many records CUPTI dropped.
     act.records   # DeviceRecord values, graph and eager ones alike
     act.dropped   # cuptiActivityGetNumDroppedRecords on the global queue (context NULL)
 
-GRAPH_TRACE is never enabled: with it CUPTI gives one record per graph launch and no kernel
-records (measured on an H100, DEVICE_FACTS.md). Records are converted inside the
-buffer-completed callback, since the record objects view a buffer CUPTI reuses.
+With GRAPH_TRACE (graph_trace=True) CUPTI gives one record per graph launch and no kernel,
+copy or set records of the graph's nodes (eager ones still come; measured on an H100,
+DEVICE_FACTS.md): profile leaves it off, record turns it on (a serving step's eight graph
+kernel records cost it 52 µs of Python a step on an H100, its one launch record 1 µs).
+Records are converted inside the buffer-completed callback, since the record objects view a
+buffer CUPTI reuses.
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import threading
 from dataclasses import dataclass
 from types import ModuleType, TracebackType
@@ -62,6 +66,19 @@ LAUNCH_CALLS = ("LaunchKernel", "LaunchCooperativeKernel")  # API names whose ca
 
 
 @dataclass(frozen=True)
+class GraphLaunchRecord:
+    """One graph launch CUPTI timed on the device (GRAPH_TRACE activity): `graph_id` is the
+    launched executable's CUPTI id (cupti.get_graph_exec_id), `correlation_id` its
+    cuGraphLaunch call's; start and end span the launch's first node's start to its last
+    node's end."""
+
+    graph_id: int
+    correlation_id: int
+    start_ns: int
+    end_ns: int
+
+
+@dataclass(frozen=True)
 class MarkerRecord:
     """One NVTX marker record (MARKER activity): a range's start or end, or an instant.
     `flags` holds the MARKER_* bits; `thread_id` is CUPTI's id of the thread that marked."""
@@ -93,27 +110,53 @@ def _marker_thread(rec: object) -> int:
         return 0
 
 
-def convert(cupti: ModuleType, rec: object
-            ) -> DeviceRecord | MarkerRecord | LaunchCallRecord | None:
+@dataclass(frozen=True)
+class _Kinds:
+    """The ActivityKind values convert() tells apart, as ints (read once per cupti module:
+    enum lookups per record cost a serving loop microseconds a step)."""
+
+    kernels: tuple[int, int]
+    memcpy: int
+    memset: int
+    marker: int
+    api: tuple[int, int]
+    graph_trace: int
+
+
+@functools.lru_cache(maxsize=4)
+def _kinds(cupti: ModuleType) -> _Kinds:
+    ak = cupti.ActivityKind
+    return _Kinds((int(ak.CONCURRENT_KERNEL), int(ak.KERNEL)), int(ak.MEMCPY), int(ak.MEMSET),
+                  int(ak.MARKER), (int(ak.RUNTIME), int(ak.DRIVER)), int(ak.GRAPH_TRACE))
+
+
+Converted = DeviceRecord | MarkerRecord | LaunchCallRecord | GraphLaunchRecord
+
+
+def convert(cupti: ModuleType, rec: object) -> Converted | None:
     """The pure value of one CUPTI activity record, or None for a kind we do not keep."""
     kind = int(getattr(rec, "kind", -1))
-    ak = cupti.ActivityKind
-    if kind in (int(ak.CONCURRENT_KERNEL), int(ak.KERNEL)):
+    ak = _kinds(cupti)
+    if kind in ak.kernels:
         node_kind, name = NodeKind.KERNEL, str(getattr(rec, "name", "") or "")
-    elif kind == int(ak.MEMCPY):
+    elif kind == ak.graph_trace:
+        return GraphLaunchRecord(int(getattr(rec, "graph_id", 0)),
+                                 int(getattr(rec, "correlation_id", 0)),
+                                 int(getattr(rec, "start", 0)), int(getattr(rec, "end", 0)))
+    elif kind == ak.memcpy:
         copy = int(getattr(rec, "copy_kind", 0))
         try:
             label = cupti.ActivityMemcpyKind(copy).name
         except ValueError:
             label = str(copy)
         node_kind, name = NodeKind.MEMCPY, f"memcpy {label}"
-    elif kind == int(ak.MEMSET):
+    elif kind == ak.memset:
         node_kind, name = NodeKind.MEMSET, "memset"
-    elif kind == int(ak.MARKER):
+    elif kind == ak.marker:
         return MarkerRecord(str(getattr(rec, "name", "") or ""), int(getattr(rec, "id", 0)),
                             int(getattr(rec, "timestamp", 0)), int(getattr(rec, "flags_", 0)),
                             str(getattr(rec, "domain", "") or ""), _marker_thread(rec))
-    elif kind in (int(ak.RUNTIME), int(ak.DRIVER)):
+    elif kind in ak.api:
         return LaunchCallRecord(int(getattr(rec, "correlation_id", 0)),
                                 int(getattr(rec, "thread_id", 0)), int(getattr(rec, "start", 0)))
     else:
@@ -137,24 +180,28 @@ def launch_cbids(cupti: ModuleType) -> list[tuple[bool, int]]:
 
 
 class Activity:
-    """Enables CONCURRENT_KERNEL, MEMCPY and MEMSET activity (and MARKER with markers=True;
-    API records of the kernel-launch calls alone with launch_calls=True, through
-    cuptiActivityEnableRuntimeApi/DriverApi: the RUNTIME and DRIVER kinds whole gave 2,080
-    records for 8 launches in a PyTorch probe on an H200) on entry; on exit flushes every
-    buffer (forced), disables them and reads the dropped count. A failure to enable is a
-    CuptiUnavailable with nothing left enabled."""
+    """Enables CONCURRENT_KERNEL activity, MEMCPY and MEMSET unless copies=False, GRAPH_TRACE
+    with graph_trace=True (one record a graph launch instead of its nodes' records), MARKER
+    with markers=True, and API records of the kernel-launch calls alone with
+    launch_calls=True (through cuptiActivityEnableRuntimeApi/DriverApi: the RUNTIME and DRIVER
+    kinds whole gave 2,080 records for 8 launches in a PyTorch probe on an H200) on entry; on
+    exit flushes every buffer (forced), disables them and reads the dropped count. A failure
+    to enable is a CuptiUnavailable with nothing left enabled."""
 
     def __init__(self, *, markers: bool = False, launch_calls: bool = False,
+                 graph_trace: bool = False, copies: bool = True,
                  buffer_bytes: int = BUFFER_BYTES) -> None:
         if buffer_bytes < 64 * 1024:
             raise InputError(f"activity buffer of {buffer_bytes} bytes is too small",
                              hint="use at least 64 KiB")
-        self._kinds = KINDS + (("MARKER",) if markers else ())
+        self._kinds = ((KINDS if copies else KINDS[:1]) + (("MARKER",) if markers else ())
+                       + (("GRAPH_TRACE",) if graph_trace else ()))
         self._buffer_bytes = buffer_bytes
         self._lock = threading.Lock()
         self._records: list[DeviceRecord] = []
         self._markers: list[MarkerRecord] = []
         self._calls: list[LaunchCallRecord] = []
+        self._graph_launches: list[GraphLaunchRecord] = []
         self._launch_calls = launch_calls
         self._enabled: list[object] = []
         self._enabled_apis: list[tuple[bool, int]] = []
@@ -232,16 +279,24 @@ class Activity:
         with self._lock:
             return tuple(self._calls)
 
+    @property
+    def graph_launches(self) -> tuple[GraphLaunchRecord, ...]:
+        with self._lock:
+            return tuple(self._graph_launches)
+
     def _completed(self, activities: list[object]) -> None:
         assert self._cupti is not None
         devices: list[DeviceRecord] = []
         markers: list[MarkerRecord] = []
         calls: list[LaunchCallRecord] = []
+        launches: list[GraphLaunchRecord] = []
         ignored = 0
         for rec in activities:
             value = convert(self._cupti, rec)
             if isinstance(value, DeviceRecord):
                 devices.append(value)
+            elif isinstance(value, GraphLaunchRecord):
+                launches.append(value)
             elif isinstance(value, MarkerRecord):
                 markers.append(value)
             elif isinstance(value, LaunchCallRecord):
@@ -252,6 +307,7 @@ class Activity:
             self._records.extend(devices)
             self._markers.extend(markers)
             self._calls.extend(calls)
+            self._graph_launches.extend(launches)
             self.ignored += ignored
 
     def _read_dropped(self) -> int:
@@ -319,5 +375,5 @@ def ensure_available() -> None:
 
 
 __all__ = ["KINDS", "MARKER_END", "MARKER_INSTANT", "MARKER_START", "Activity",
-           "CuptiUnavailable", "DeviceRecord", "LaunchCallRecord", "MarkerRecord", "convert",
-           "ensure_available", "launch_cbids"]
+           "CuptiUnavailable", "DeviceRecord", "GraphLaunchRecord", "LaunchCallRecord",
+           "MarkerRecord", "convert", "ensure_available", "launch_cbids"]

@@ -3,6 +3,13 @@ steady state, the eager kernels of steady state grouped by name, and churn. Pure
 
 Steady state begins at the device start of the first kernel a graph launched (both sides of
 the comparison are on CUPTI's device clock, so no host/device clock pairing is needed).
+
+A graph launch is seen in one of two ways: its nodes' kernel records (graph_id set), or one
+record of the whole launch (Launched with a device span: GRAPH_TRACE, what graphcert record
+turns on, since a Python conversion of every graph kernel's record cost a serving loop more
+than the loop itself). A launch timed whole counts the kernel nodes of its executable's graph
+as its kernels (child graphs included; conditional bodies not, since how often a body ran is
+not recorded) and its span as their device time.
 """
 
 from __future__ import annotations
@@ -12,7 +19,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from graphcert.recording.events import KernelRun, Made, Recording
+from graphcert.model import GraphSnapshot, NodeKind
+from graphcert.recording.events import KernelRun, Launched, Made, Recording
 from graphcert.recording.regions import Regions, attribute
 
 MAX_EAGER_GROUPS = 20  # the eager kernel names a certificate keeps (most launched first)
@@ -108,15 +116,32 @@ class Recorded:
     regions: Regions | None = None
 
 
-def coverage(kernels: Iterable[KernelRun]) -> Coverage:
-    """Count and device time of graph-launched and eager kernels."""
+def coverage(kernels: Iterable[KernelRun], whole: Iterable[tuple[int, int]] = ()) -> Coverage:
+    """Count and device time of graph-launched and eager kernels; `whole`: (kernels, device
+    ns) of each graph launch timed as a whole."""
     gk = ek = gns = ens = 0
     for k in kernels:
         if k.graph_id:
             gk, gns = gk + 1, gns + k.duration_ns
         else:
             ek, ens = ek + 1, ens + k.duration_ns
+    for count, ns in whole:
+        gk, gns = gk + count, gns + ns
     return Coverage(gk, ek, gns, ens)
+
+
+def kernels_in(snapshot: GraphSnapshot | None) -> int:
+    """Kernel nodes one launch of `snapshot`'s graph runs for certain: its own and its child
+    graphs' (not conditional bodies'); 0 for a graph that was not read."""
+    if snapshot is None:
+        return 0
+    count = 0
+    for node in snapshot.nodes:
+        if node.kind is NodeKind.KERNEL:
+            count += 1
+        elif node.kind is NodeKind.GRAPH:
+            count += sum(kernels_in(child) for child in node.children)
+    return count
 
 
 def eager_groups(kernels: Iterable[KernelRun], limit: int = MAX_EAGER_GROUPS
@@ -132,8 +157,9 @@ def eager_groups(kernels: Iterable[KernelRun], limit: int = MAX_EAGER_GROUPS
     return tuple(EagerGroup(n, count[n], total[n]) for n in order)
 
 
-def _spans(kernels: Sequence[KernelRun]) -> dict[int, int]:
-    """Device span (first start to last end) of each graph launch, by correlation id."""
+def _spans(kernels: Sequence[KernelRun], launched: Sequence[Launched]) -> dict[int, int]:
+    """Device span (first start to last end) of each graph launch, by correlation id: from
+    its kernels' records, or the launch's own where it was timed whole."""
     first: dict[int, int] = {}
     last: dict[int, int] = {}
     for k in kernels:
@@ -141,7 +167,10 @@ def _spans(kernels: Sequence[KernelRun]) -> dict[int, int]:
             c = k.correlation_id
             first[c] = min(first.get(c, k.start_ns), k.start_ns)
             last[c] = max(last.get(c, k.end_ns), k.end_ns)
-    return {c: last[c] - first[c] for c in first}
+    spans = {c: last[c] - first[c] for c in first}
+    spans.update((x.correlation_id, span) for x in launched
+                 if (span := x.span_ns) is not None)
+    return spans
 
 
 def _peak_alive(rows: Sequence[GraphRow]) -> int:
@@ -173,7 +202,7 @@ def churn_of(rows: Sequence[GraphRow]) -> tuple[Churn, ...]:
 
 def analyse(rec: Recording) -> Recorded:
     """Rows, coverage, steady-state eager kernels and churn of a recording."""
-    spans = _spans(rec.kernels)
+    spans = _spans(rec.kernels, rec.launched)
     launches: dict[int, list[int]] = defaultdict(list)
     for launch in rec.launched:
         launches[launch.exec_key].append(launch.correlation_id)
@@ -197,13 +226,19 @@ def analyse(rec: Recording) -> Recorded:
             read_error=inst.read_error))
     # the first graph kernel's start, found once (a min() inside the filter below made this
     # quadratic: 8 s of a 3,000-step serve loop's 125k kernels on an H200)
-    steady_from = min((k.start_ns for k in rec.kernels if k.graph_id), default=None)
+    counts = {inst.exec_key: kernels_in(inst.snapshot) for inst in rec.instantiated}
+    whole = [(x.start_ns or 0, counts.get(x.exec_key, 0), x.span_ns or 0)
+             for x in rec.launched if x.span_ns is not None]
+    steady_from = min([*(k.start_ns for k in rec.kernels if k.graph_id),
+                       *(start for start, count, _ in whole if count)], default=None)
     steady_kernels = ([k for k in rec.kernels if k.start_ns >= steady_from]
                       if steady_from is not None else [])
     regions = attribute(steady_kernels if steady_from is not None else rec.kernels,
                         rec.markers, rec.launch_calls, rec.nvtx_unavailable)
-    return Recorded(tuple(rows), coverage(rec.kernels),
-                    coverage(steady_kernels) if steady_from is not None else None,
+    return Recorded(tuple(rows), coverage(rec.kernels, ((c, ns) for _, c, ns in whole)),
+                    coverage(steady_kernels, ((c, ns) for s, c, ns in whole
+                                              if s >= steady_from))
+                    if steady_from is not None else None,
                     eager_groups(steady_kernels), churn_of(rows), rec.dropped_records,
                     regions)
 

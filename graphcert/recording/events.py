@@ -40,11 +40,23 @@ class Instantiated:
 
 @dataclass(frozen=True)
 class Launched:
-    """One cuGraphLaunch of an executable; `correlation_id` joins it to its kernels."""
+    """One cuGraphLaunch of an executable; `correlation_id` joins it to its kernels. A launch
+    timed as a whole (a GRAPH_TRACE record: no kernel records of its nodes) carries its
+    device start and end (CUPTI's clock), and `at_ns` is its device start since the
+    recording began."""
 
     exec_key: int
     at_ns: int
     correlation_id: int
+    start_ns: int | None = None
+    end_ns: int | None = None
+
+    @property
+    def span_ns(self) -> int | None:
+        """Device time from the launch's first node's start to its last node's end."""
+        if self.start_ns is None or self.end_ns is None:
+            return None
+        return max(0, self.end_ns - self.start_ns)
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,6 @@ from graphcert.errors import InputError
 from graphcert.recording import Recorded, Recording, analyse
 
 EXIT_CODES = {Ended.INTERRUPTED: 130, Ended.TERMINATED: 143, Ended.EXCEPTION: 1}
-LOST_SHARE = 0.5  # launches whose kernels never reached us: another CUPTI client took them
-LOST_MIN = 10
 
 
 class Terminated(BaseException):
@@ -199,20 +197,18 @@ def check_cupti_failure(ran: Ran) -> None:
 
 
 def check_not_taken(rec: Recording) -> None:
-    """CuptiUnavailable when graph launches went on but their kernel records did not reach
-    graphcert: another CUPTI client in the program (torch.profiler, Nsight) took CUPTI's
-    activity records over. Counted, not joined by correlation id: every launch of a graph
-    with a kernel gives at least one kernel record, so fewer graph kernels than half the
-    launches means most launches' records went elsewhere."""
+    """CuptiUnavailable when the program made graphs (heard through callbacks) but no
+    activity record reached graphcert, neither a kernel's nor a graph launch's: another CUPTI
+    client in the program (torch.profiler, Nsight) took CUPTI's activity records over. Making
+    a graph runs kernels (a capture's warm-up at least), so a whole recording has some."""
     from graphcert.cupti.library import CuptiUnavailable
 
-    graph_kernels = sum(1 for k in rec.kernels if k.graph_id)
-    launches = len(rec.launched)
-    if launches >= LOST_MIN and graph_kernels < LOST_SHARE * launches:
+    if rec.instantiated and not rec.kernels and not rec.launched:
         raise CuptiUnavailable(
-            f"{launches} graph launches but only {graph_kernels} graph kernel records reached "
-            "graphcert: the program ran another CUPTI client (torch.profiler, Nsight?) that "
-            "took CUPTI over", hint="record the program without its own profiler running")
+            f"the program made {len(rec.instantiated)} graph(s) but no kernel or graph launch "
+            "record reached graphcert: the program ran another CUPTI client (torch.profiler, "
+            "Nsight?) that took CUPTI over",
+            hint="record the program without its own profiler running")
 
 
 def record_result(argv: Sequence[str], ran: Ran, recorded: Recorded, device: int
