@@ -15,7 +15,7 @@ import graphcert
 from graphcert.cuda.context import RunContext
 from graphcert.errors import InputError
 from graphcert.model import GraphSnapshot, NodeKind
-from graphcert.model.params import PARAM_VALUES
+from graphcert.model.params import PARAM_POINTERS, PARAM_VALUES
 
 
 def _kernels(snap: GraphSnapshot) -> list[Any]:
@@ -62,9 +62,10 @@ def test_torch_cuda_graph(gpu_ctx: RunContext) -> None:
     assert (a.topology_hash, a.shape_hash) == (b.topology_hash, b.shape_hash)
     d = graphcert.diff(a, b)
     # two captures over different tensors: the same graph, only the kernels' parameter
-    # values (their pointers) differ
+    # values (their pointers, some packed in struct parameters) differ
     assert d.summary() == "parameters only" and not (d.added or d.removed)
-    assert {c.field for c in d.changed} <= {PARAM_VALUES}, d.summary_lines()
+    assert {c.field for c in d.changed} <= {PARAM_VALUES, PARAM_POINTERS}, d.summary_lines()
+    assert all(": parameter " in line for line in d.summary_lines()), d.summary_lines()
     g1.instantiate()  # reading left PyTorch's graph usable
     g1.replay()
     torch.cuda.synchronize()
