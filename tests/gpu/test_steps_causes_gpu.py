@@ -38,6 +38,15 @@ def _failed(result: VerifyResult) -> list[ClassResult]:
     return [c for c in result.classes if isinstance(c, ClassResult) and not c.passed]
 
 
+def _moved_memory_reason(step: Any, make_inputs: Any, framework: str) -> str:
+    """Verify `step` at bucket 8: its one failing class must be moved memory; its reason."""
+    result = graphcert.verify_step(graphcert.step(step, make_inputs, framework=framework,
+                                                  name="reloads"), "8", samples=2)
+    (failed,) = _failed(result)
+    assert failed.cause is Cause.MOVED_MEMORY, (failed.cause, failed.reasons)
+    return failed.reasons[0]
+
+
 def test_the_padding_dependent_example_is_named_padding_dependence(gpu_ctx: object) -> None:
     _adapter("torch")
     ref = f"{EXAMPLES / 'torch_unsafe.py'}:UNSAFE"
@@ -143,11 +152,7 @@ def test_weights_freed_after_capture_are_moved_memory_named_by_node_and_paramete
         x = cp.random.default_rng(n).standard_normal((n, 1024), dtype=cp.float32)
         return x, cp.zeros_like(x)
 
-    result = graphcert.verify_step(graphcert.step(step, make_inputs, framework="cupy",
-                                                  name="reloads"), "8", samples=2)
-    (failed,) = _failed(result)
-    assert failed.cause is Cause.MOVED_MEMORY, (failed.cause, failed.reasons)
-    why = failed.reasons[0]
+    why = _moved_memory_reason(step, make_inputs, "cupy")
     assert "moved memory: kernel node 0 parameter 1 points outside every live allocation" \
         in why, why
 
@@ -174,11 +179,7 @@ def test_torch_weights_freed_after_capture_are_moved_memory_inside_a_struct(
         x = torch.randn((n, 1024), device="cuda", generator=torch.Generator("cuda").manual_seed(n))
         return x, torch.zeros_like(x)
 
-    result = graphcert.verify_step(graphcert.step(step, make_inputs, framework="torch",
-                                                  name="reloads"), "8", samples=2)
-    (failed,) = _failed(result)
-    assert failed.cause is Cause.MOVED_MEMORY, (failed.cause, failed.reasons)
-    why = failed.reasons[0]
+    why = _moved_memory_reason(step, make_inputs, "torch")
     assert "moved memory: kernel node 0 parameter" in why and "live allocation" in why, why
 
 
