@@ -42,8 +42,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from graphcert.cert.results.plan import PlanResult  # noqa: E402
 from graphcert.frameworks.padding import resolve  # noqa: E402
+from graphcert.kinds.plan.result import PlanResult  # noqa: E402
 from graphcert.plan.costs import CostCurve  # noqa: E402
 from graphcert.plan.evaluate import Evaluation  # noqa: E402
 from graphcert.plan.traffic import Traffic  # noqa: E402

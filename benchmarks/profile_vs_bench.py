@@ -32,7 +32,7 @@ def main() -> int:
     parser.add_argument("--device", type=int, default=0)
     args = parser.parse_args()
 
-    from graphcert.cert.results import Timing
+    from graphcert.cert.results.figures import Timing
     from graphcert.options import Options
     from graphcert.run.harness import BenchSettings
     from graphcert.run.jobs import bench_workloads

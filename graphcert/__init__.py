@@ -30,10 +30,10 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-    from graphcert.cert.results import VerifyResult
-    from graphcert.cert.results.profile import ProfileResult
     from graphcert.frameworks.padding import PadSpec
     from graphcert.frameworks.step import Step
+    from graphcert.kinds.profile.result import ProfileResult
+    from graphcert.kinds.topology.result import VerifyResult
     from graphcert.model import GraphSnapshot, SnapshotDiff
 
 __all__ = ["__version__", "diff", "load", "profile", "profile_graph", "record", "save",

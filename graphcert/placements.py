@@ -8,7 +8,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from graphcert.cert.results import Ended, PlacementSpread, Timing, Unavailable
+from graphcert.cert.results.figures import Ended, Timing, Unavailable
+from graphcert.cert.results.measure import PlacementSpread
 from graphcert.stats import median_interval, summarize
 
 # Worst first: a pooled figure ended as its worst placement did (unless the precision rule's

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from graphcert.cert.results import ClassResult, VerifyResult
+from graphcert.kinds.topology.result import ClassResult, VerifyResult
 
 if TYPE_CHECKING:
     from graphcert.buckets import Buckets

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from graphcert.cert.results import Ended, Interval, LineFit, Timing
+from graphcert.cert.results.figures import Ended, Interval, LineFit, Timing
 from graphcert.orderstats import median_interval
 
 # The two stopping rules: "precision" (the default: the 95% interval of the median each loop

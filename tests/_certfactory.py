@@ -11,7 +11,7 @@ import hashlib
 from typing import Any
 
 from graphcert.cert.document import make_certificate
-from graphcert.cert.results import SampleResult, UpdateOutcome
+from graphcert.kinds.topology.result import SampleResult, UpdateOutcome
 from graphcert.workloads import registry
 
 CREATED = "2026-01-01T00:00:00Z"
@@ -114,7 +114,7 @@ def plan_results(*, max_graphs: int | None = 3, current: tuple[int, ...] | None 
     """A synthetic plan's results (made-up curve and traffic, never measured), chosen by
     graphcert.plan.optimise and compared with vllm:64 and, when given, the engine's
     `current` list (the row labelled "current")."""
-    from graphcert.cert.results.plan import plan_result
+    from graphcert.kinds.plan.result import plan_result
     from graphcert.plan.costs import Budgets, CostCurve, CostPoint
     from graphcert.plan.evaluate import evaluate
     from graphcert.plan.optimise import Plan, choose

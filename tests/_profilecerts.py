@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from graphcert.cert.document import make_certificate
-from graphcert.cert.results.profile import ProfiledClass, ProfileResult, ReplayOverhead
+from graphcert.kinds.profile.result import ProfiledClass, ProfileResult, ReplayOverhead
 from graphcert.model import NodeKind
 from graphcert.profiling import ProfileGraph, analyse, join
 from tests._certfactory import environment, synthetic_hash, workload

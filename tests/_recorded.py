@@ -29,7 +29,7 @@ def load(path: Path) -> dict[str, Any]:
 @cache
 def _sweep() -> dict[str, Any]:
     from graphcert.cert.document import make_certificate
-    from graphcert.cert.results import SizeResult
+    from graphcert.kinds.bench.result import SizeResult
     from graphcert.run.bench import fit_sweep
     from graphcert.workloads import registry
 

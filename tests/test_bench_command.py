@@ -13,8 +13,8 @@ from _certfactory import bench_results
 from click.testing import CliRunner
 from test_sweep import RECORDED_H200, _point
 
-from graphcert.cert.results import BenchResult
 from graphcert.cli import cli
+from graphcert.kinds.bench.result import BenchResult
 from graphcert.options import Options
 from graphcert.run import jobs
 from graphcert.run.harness import BenchSettings

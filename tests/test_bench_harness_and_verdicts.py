@@ -14,9 +14,10 @@ import pytest
 from _certfactory import bench_results
 from click.testing import CliRunner
 
-from graphcert.cert.results import BenchResult, SizeResult, Status, Verdict
+from graphcert.cert.results.verdict import Status, Verdict
 from graphcert.cli import cli
 from graphcert.errors import GraphcertError
+from graphcert.kinds.bench.result import BenchResult, SizeResult
 from graphcert.options import Options
 from graphcert.run import fresh, harness, jobs, worker
 from graphcert.run.bench import throttle_check
@@ -214,12 +215,12 @@ def test_an_unreadable_clock_is_never_a_pass() -> None:
 
 def test_sweep_names_the_plot_and_draws_nothing(monkeypatch: pytest.MonkeyPatch,
                                                 tmp_path: Path) -> None:
-    import graphcert.render.bench as render_bench
+    import graphcert.kinds.sweep.views as render_sweep
 
     def no_drawing(*a: Any) -> None:
         raise AssertionError("the run layer drew the plot")
 
-    monkeypatch.setattr(render_bench, "plot_sweep", no_drawing)
+    monkeypatch.setattr(render_sweep, "plot_sweep", no_drawing)
     monkeypatch.setattr(jobs.environment, "environment", lambda device, git: {})
     monkeypatch.setattr(jobs.environment, "gpu_label", lambda env, names=None: "TEST-GPU")
     monkeypatch.setattr(jobs.environment, "write_sweep",

@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from graphcert.cert.results import Ended, PlacementContexts, Timing, Unavailable, Upfront
+from graphcert.cert.results.figures import Ended, Timing, Unavailable
+from graphcert.cert.results.measure import PlacementContexts
+from graphcert.kinds.bench.result import Upfront
 from graphcert.placements import Sampled, pad_bytes
 from graphcert.run import bench as bench_mod
 from graphcert.run.harness import BenchSettings

@@ -11,17 +11,16 @@ import jsonschema
 import pytest
 
 from graphcert import telemetry
-from graphcert.cert.results import (
-    BenchResult,
+from graphcert.cert.results.figures import Ended, Unavailable
+from graphcert.cert.results.measure import (
     Context,
-    Ended,
     HotTimings,
     PlacementContexts,
     PlacementSpread,
     Telemetry,
-    Unavailable,
 )
 from graphcert.cert.schemas import check, load_schema
+from graphcert.kinds.bench.result import BenchResult
 from graphcert.placements import Sampled, pad_bytes, pooled
 from tests._certfactory import bench_results
 
@@ -136,7 +135,7 @@ def test_telemetry_window_counts_only_inside() -> None:
 def test_view_shows_placements_hot_state_and_telemetry() -> None:
     from rich.console import Console
 
-    from graphcert.render.bench import bench_view
+    from graphcert.kinds.bench.views import bench_view
 
     console = Console(width=240, record=True)
     for item in bench_view("chain", _enriched()):

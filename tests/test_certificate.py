@@ -23,9 +23,10 @@ from graphcert.cert.document import (
     validate_certificate,
     write_certificate,
 )
-from graphcert.cert.results import BenchResult, Status
+from graphcert.cert.results.verdict import Status
 from graphcert.cert.schemas import check, load_schema, schema_kinds
 from graphcert.cert.store import load_certificate, staleness
+from graphcert.kinds.bench.result import BenchResult
 from graphcert.workloads import registry
 
 

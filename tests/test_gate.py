@@ -26,9 +26,9 @@ from _certfactory import (
 )
 
 from graphcert.cert.certificate import Certificate
-from graphcert.cert.compare import Change, compare_timing, compare_topology, diff_certificates
+from graphcert.cert.compare import Change, compare_timing, diff_certificates
 from graphcert.cert.document import write_certificate
-from graphcert.cert.results import Timing, VerifyResult
+from graphcert.cert.results.figures import Timing
 from graphcert.gate import (
     GateReport,
     Policy,
@@ -41,6 +41,8 @@ from graphcert.gate import (
     run_gate,
 )
 from graphcert.gate.policy import check_workload_names
+from graphcert.kinds.topology.compare import compare_topology
+from graphcert.kinds.topology.result import VerifyResult
 from graphcert.render.report import OutputFormat, render
 from graphcert.workloads import registry
 

@@ -15,10 +15,10 @@ import pytest
 from _certfactory import bench_results, certificate
 from click.testing import CliRunner, Result
 
-from graphcert.cert.compare import compare_bench
 from graphcert.cert.document import write_certificate
-from graphcert.cert.results import BenchResult
 from graphcert.cli import cli
+from graphcert.kinds.bench.compare import compare_bench
+from graphcert.kinds.bench.result import BenchResult
 
 ROOT = Path(__file__).resolve().parent.parent
 CLEAN = "gate: PASS (0 failed rule(s), 0 warning(s))"

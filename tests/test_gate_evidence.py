@@ -15,8 +15,9 @@ from _recorded import REPORTS, load, recorded, recorded_sweep
 from click.testing import CliRunner, Result
 
 from graphcert.cert.document import compute_digest
-from graphcert.cert.evidence import QUANTUM_S, contradictions
+from graphcert.cert.evidence import contradictions
 from graphcert.cli import cli
+from graphcert.kinds.bench.evidence import QUANTUM_S
 
 Doc = dict[str, Any]
 TOPOLOGY = "topology-scan-NVIDIA_H100_80GB_HBM3.json"

@@ -172,7 +172,7 @@ import os, sys
 from pathlib import Path
 sys.path.insert(0, os.environ["TESTS_DIR"])
 from _certfactory import environment, topology_results, transitions
-from graphcert.cert.results import VerifyResult
+from graphcert.kinds.topology.result import VerifyResult
 from graphcert.run.environment import write
 from graphcert.run.worker import serve
 from graphcert.workloads.registry import load

@@ -11,8 +11,8 @@ import pytest
 from _certfactory import CREATED, bench_results, certificate, topology_results
 
 from graphcert.cert.document import compute_digest, write_certificate
-from graphcert.cert.results import SkippedClass
 from graphcert.gate import GateReport, Policy, PolicyError, Rule, RuleStatus, parse_policy, run_gate
+from graphcert.kinds.topology.result import SkippedClass
 
 
 def gate(folder: Path, policy: Policy | None = None, baseline: Path | None = None

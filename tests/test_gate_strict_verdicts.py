@@ -12,9 +12,9 @@ from _certfactory import CREATED, bench_results, certificate, topology_results
 from click.testing import CliRunner
 
 from graphcert.cert.document import compute_digest, write_certificate
-from graphcert.cert.results import SkippedClass, VerifyResult
 from graphcert.cli import cli
 from graphcert.gate import GateReport, Policy, Rule, RuleStatus, UnusableInput, run_gate
+from graphcert.kinds.topology.result import SkippedClass, VerifyResult
 
 
 def gate(folder: Path, policy: Policy | None = None) -> GateReport:

@@ -12,8 +12,8 @@ from pathlib import Path
 from _env import committed_report
 
 from graphcert.cert.certificate import Certificate
-from graphcert.cert.results import BenchResult
-from graphcert.render.bench import host_cost_line
+from graphcert.kinds.bench.result import BenchResult
+from graphcert.kinds.bench.views import host_cost_line
 from graphcert.render.html import _results
 
 FLEET = Path(__file__).resolve().parent / "fixtures" / "fleet"

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from _certfactory import bench_results, topology_results
 
-from graphcert.cert.results import BenchResult, VerifyResult
-from graphcert.render.bench import bench_json
-from graphcert.render.verify import verify_json
+from graphcert.kinds.bench.result import BenchResult
+from graphcert.kinds.bench.views import bench_json
+from graphcert.kinds.topology.result import VerifyResult
+from graphcert.kinds.topology.views import verify_json
 
 
 def test_verify_json_names_each_workloads_verdict_results_and_certificate() -> None:

@@ -13,10 +13,10 @@ import pytest
 from _certfactory import topology_results
 from click.testing import CliRunner
 
-from graphcert.cert.results import VerifyResult
 from graphcert.cert.signing import KEY_ENV, KEY_FILE_ENV, load_key
 from graphcert.cli import cli
 from graphcert.errors import InputError
+from graphcert.kinds.topology.result import VerifyResult
 from graphcert.options import GitCommit, Options
 from graphcert.run import jobs
 

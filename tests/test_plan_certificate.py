@@ -18,14 +18,14 @@ from click.testing import CliRunner, Result
 from graphcert.cert.digests import method_digest
 from graphcert.cert.document import compute_digest, validate_certificate, write_certificate
 from graphcert.cert.evidence import contradictions
-from graphcert.cert.results import Status
-from graphcert.cert.results.plan import PlanResult, plan_result, traffic_digest
+from graphcert.cert.results.verdict import Status
 from graphcert.cert.schemas import load_schema
 from graphcert.cert.store import check_document
 from graphcert.cli import cli
 from graphcert.errors import InputError
 from graphcert.gate.policy import PolicyError, parse_policy
 from graphcert.gate.rules import Rule, RuleStatus, certificate_rules
+from graphcert.kinds.plan.result import PlanResult, plan_result, traffic_digest
 from graphcert.plan.costs import Budgets, CostCurve, CostPoint
 from graphcert.plan.evaluate import evaluate
 from graphcert.plan.optimise import Plan, choose
@@ -157,7 +157,7 @@ def test_the_plan_method_covers_the_planner_and_leaves_other_kinds_alone() -> No
 
     labels = {label for label, _ in method_files("plan")}
     assert {"graphcert/plan/optimise.py", "graphcert/plan/evaluate.py",
-            "graphcert/cert/results/plan.py"} <= labels
+            "graphcert/kinds/plan/result.py"} <= labels
     for kind in ("topology", "bench", "sweep", "topology+step", "bench+step"):
         assert not any(lab.startswith("graphcert/plan/") for lab, _ in method_files(kind))
     recorded = {}

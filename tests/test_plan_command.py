@@ -17,9 +17,9 @@ from click.testing import CliRunner, Result
 
 from graphcert.cert.document import validate_certificate
 from graphcert.cert.evidence import contradictions
-from graphcert.cert.results.plan import PlanResult, traffic_digest
 from graphcert.cert.schemas import load_schema
 from graphcert.cli import cli
+from graphcert.kinds.plan.result import PlanResult, traffic_digest
 from graphcert.plan.costs import CostPoint
 from graphcert.plan.traffic import Traffic
 from graphcert.run.plan import FLAT, candidate_grid, first_round, thin_next, traffic_ref
@@ -186,7 +186,7 @@ def test_measuring_stops_at_its_limit_and_says_so(planner: Path) -> None:
     no more sizes are measured than the limit allows, and the steep gaps left are named."""
     from _fakestep import SAFE
 
-    from graphcert.cert.results import Ended
+    from graphcert.cert.results.figures import Ended
     from graphcert.placements import Sampled
     from graphcert.run.harness import BenchSettings
     from graphcert.run.plan import measure_curve

@@ -139,7 +139,7 @@ def test_the_check_runs_end_to_end_on_the_synthetic_framework(
         def device_samples(self, enqueue, ops):  # type: ignore[no-untyped-def]
             import time
 
-            from graphcert.cert.results import Ended
+            from graphcert.cert.results.figures import Ended
 
             t0 = time.perf_counter()
             enqueue(self.stream)

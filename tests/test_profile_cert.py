@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from graphcert.cert.certificate import Certificate
 from graphcert.cert.document import make_certificate
 from graphcert.cert.evidence import contradictions
-from graphcert.cert.results import Status
-from graphcert.cert.results.profile import ProfiledClass, ProfileResult, ReplayOverhead
+from graphcert.cert.results.verdict import Status
 from graphcert.cert.schemas import load_schema, validate
 from graphcert.errors import InputError
+from graphcert.kinds.profile.result import ProfiledClass, ProfileResult, ReplayOverhead
 from graphcert.profiling import ProfileGraph, analyse, join
 from tests._profilecerts import (
     SYNTHETIC_REPLAYS,

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from test_cli_gate import clean_env, run  # noqa: F401 (clean_env: the same autouse fixture)
 
 from graphcert.cert.document import write_certificate
-from graphcert.cert.profilecompare import TopologyMismatch, compare_profiles
 from graphcert.gate.policy import parse_policy
+from graphcert.kinds.profile.compare import TopologyMismatch, compare_profiles
+from graphcert.kinds.profile.html import branches, profile_html, timeline_svg
 from graphcert.model import NodeKind
-from graphcert.render.profilehtml import branches, profile_html, timeline_svg
 from tests._profilecerts import (
     SYNTHETIC_EDGES,
     SYNTHETIC_KINDS,
@@ -210,7 +210,7 @@ MANGLED = ("_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_15CUDAFunctor_a
 def test_views_demangle_kernel_names_and_the_certificate_keeps_them_mangled() -> None:
     import dataclasses
 
-    from graphcert.render.profile import node_rows
+    from graphcert.kinds.profile.views import node_rows
 
     c = synthetic_class()
     nodes = tuple(dataclasses.replace(n, name=MANGLED) if n.index == 1 else n

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from graphcert.cert.results.profile import ProfileResult
 from graphcert.cert.store import load_certificate
 from graphcert.gate.policy import Policy
-from graphcert.gate.profile import profile_baseline_rules
 from graphcert.gate.rules import Rule, RuleStatus
+from graphcert.kinds.profile.result import ProfileResult
+from graphcert.kinds.profile.rules import profile_baseline_rules
 from graphcert.profiling import longest_path
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "profile"

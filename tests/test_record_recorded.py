@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from graphcert.cert.results.record import RecordResult
 from graphcert.cert.store import load_certificate
+from graphcert.kinds.record.result import RecordResult
 
 ROOT = Path(__file__).resolve().parents[1]
 PLANTED = ROOT / "tests" / "fixtures" / "record"

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphcert.cert.results.record import Ended, RecordResult
 from graphcert.cert.results.verdict import Verdict
+from graphcert.kinds.record.result import Ended, RecordResult
 from graphcert.recording import (
     Instantiated,
     KernelRun,
@@ -142,7 +142,8 @@ def test_the_certificate_keeps_the_regions_and_reads_them_back() -> None:
 
 
 def test_the_views_name_the_region_or_why_there_is_none() -> None:
-    from graphcert.render.record import record_html, record_rows, summary_lines
+    from graphcert.kinds.record.html import record_html
+    from graphcert.kinds.record.views import record_rows, summary_lines
 
     result = _result(True)
     _, _, regions, _ = record_rows(result)

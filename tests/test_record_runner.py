@@ -16,10 +16,10 @@ from click.testing import CliRunner
 
 import graphcert.cupti.record as cupti_record
 import graphcert.run.record as run_record
-from graphcert.cert.results import Status
-from graphcert.cert.results.record import Ended
+from graphcert.cert.results.verdict import Status
 from graphcert.cli import cli
 from graphcert.errors import InputError
+from graphcert.kinds.record.result import Ended
 from graphcert.options import Options
 from graphcert.recording import Recording
 

@@ -14,11 +14,13 @@ from _certfactory import environment
 
 from graphcert.cert.document import compute_digest, make_certificate
 from graphcert.cert.evidence import contradictions
-from graphcert.cert.results import Status
-from graphcert.cert.results.record import Ended, GraphMemory, RecordResult
+from graphcert.cert.results.verdict import Status
 from graphcert.cert.store import check_document
 from graphcert.gate.policy import parse_policy
 from graphcert.gate.rules import Rule, RuleStatus, baseline_rules, certificate_rules
+from graphcert.kinds.record.html import record_html
+from graphcert.kinds.record.result import Ended, GraphMemory, RecordResult
+from graphcert.kinds.record.views import summary_lines
 from graphcert.model import GraphSnapshot, NodeKind, RawGraph, RawNode, snapshot_from_raw
 from graphcert.recording import (
     Destroyed,
@@ -31,7 +33,6 @@ from graphcert.recording import (
     analyse,
 )
 from graphcert.recording.analysis import kernels_in
-from graphcert.render.record import record_html, summary_lines
 from graphcert.workloads import registry
 from tests._modelgraphs import kern, memset
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from graphcert.cert.certificate import Certificate
 from graphcert.cli import cli
-from graphcert.render.sweep import sweep_points, sweep_svg
+from graphcert.kinds.sweep.html import sweep_points, sweep_svg
 from tests._env import committed_report
 
 ROOT = Path(__file__).resolve().parent.parent

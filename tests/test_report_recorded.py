@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from graphcert.cert.results import QUANTITIES, BenchResult, Ended, SizeResult, Timing
+from graphcert.cert.results.figures import QUANTITIES, Ended, Timing
 from graphcert.cert.store import load_certificate
 from graphcert.cli import cli
+from graphcert.kinds.bench.result import BenchResult, SizeResult
 from graphcert.model import load_snapshot
 from graphcert.model.jsontext import short_hash
 from graphcert.render import graphviz

@@ -11,16 +11,11 @@ from typing import Any
 from _certfactory import bench_results, topology_results
 from rich.console import Console
 
-from graphcert.cert.results import (
-    BenchResult,
-    Ended,
-    SkippedClass,
-    Unavailable,
-    VerifyResult,
-    WayTimings,
-)
-from graphcert.render.bench import bench_view
-from graphcert.render.verify import verify_view
+from graphcert.cert.results.figures import Ended, Unavailable, WayTimings
+from graphcert.kinds.bench.result import BenchResult
+from graphcert.kinds.bench.views import bench_view
+from graphcert.kinds.topology.result import SkippedClass, VerifyResult
+from graphcert.kinds.topology.views import verify_view
 
 
 def text(items: list[Any]) -> str:

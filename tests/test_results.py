@@ -12,25 +12,16 @@ import jsonschema
 import pytest
 
 from graphcert.cert.document import certificate_of
-from graphcert.cert.results import (
-    BenchResult,
-    Cause,
-    ClassResult,
-    Ended,
-    SampleResult,
-    SkippedClass,
-    Status,
-    SweepFit,
-    Timing,
-    Unavailable,
-    Verdict,
-    VerifyResult,
-    WayTimings,
-)
-from graphcert.cert.results.plan import PlanResult
-from graphcert.cert.results.profile import ProfileResult
-from graphcert.cert.results.record import RecordResult
+from graphcert.cert.results.figures import Ended, Timing, Unavailable, WayTimings
+from graphcert.cert.results.verdict import Status, Verdict
 from graphcert.cert.schemas import check, load_schema
+from graphcert.kinds.bench.result import BenchResult
+from graphcert.kinds.plan.result import PlanResult
+from graphcert.kinds.profile.result import ProfileResult
+from graphcert.kinds.record.result import RecordResult
+from graphcert.kinds.sweep.result import SweepFit
+from graphcert.kinds.topology.causes import Cause
+from graphcert.kinds.topology.result import ClassResult, SampleResult, SkippedClass, VerifyResult
 from graphcert.stats import StopRule
 from tests._certfactory import bench_results, environment, workload
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from graphcert.cert.results import Ended, Interval, LineFit, Timing
+from graphcert.cert.results.figures import Ended, Interval, LineFit, Timing
 from graphcert.stats import (
     Stopper,
     StopRule,

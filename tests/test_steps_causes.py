@@ -18,8 +18,7 @@ from hypothesis import strategies as st
 
 import graphcert
 from graphcert.cert.document import certificate_of, validate_certificate
-from graphcert.cert.results import ClassResult, SampleResult, Status, VerifyResult
-from graphcert.cert.results.causes import Cause
+from graphcert.cert.results.verdict import Status
 from graphcert.errors import InputError
 from graphcert.frameworks.padding import (
     PadValueError,
@@ -28,6 +27,8 @@ from graphcert.frameworks.padding import (
     recorded,
     resolve,
 )
+from graphcert.kinds.topology.causes import Cause
+from graphcert.kinds.topology.result import ClassResult, SampleResult, VerifyResult
 from graphcert.run.steps import StepVerifier
 
 TESTS = Path(__file__).resolve().parent

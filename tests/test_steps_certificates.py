@@ -17,8 +17,8 @@ from click.testing import CliRunner
 import graphcert
 from graphcert.buckets import parse_buckets
 from graphcert.cert.document import certificate_of, validate_certificate
-from graphcert.cert.results import BenchResult
 from graphcert.cert.schemas import load_schema
+from graphcert.kinds.bench.result import BenchResult
 from graphcert.model.io import load_snapshot
 from graphcert.run.harness import BenchSettings
 from graphcert.run.steps_bench import bench_step

@@ -13,11 +13,12 @@ from click.testing import CliRunner
 
 import graphcert
 from graphcert.cert.document import certificate_of, validate_certificate
-from graphcert.cert.results import ClassResult, Status, VerifyResult
+from graphcert.cert.results.verdict import Status
 from graphcert.errors import FrameworkMissing, InputError
 from graphcert.frameworks.adapters import adapter_for
 from graphcert.frameworks.compare import first_mismatch
 from graphcert.frameworks.step import is_step
+from graphcert.kinds.topology.result import ClassResult, VerifyResult
 from graphcert.run.steps_bench import bench_step
 from graphcert.stats import StopRule
 from graphcert.workloads.registry import load
@@ -110,7 +111,7 @@ class HostClockHarness:
     def measure_samples(self, enqueue, ops, weight=None, bare=None, known=None):  # type: ignore[no-untyped-def]
         import time
 
-        from graphcert.cert.results import Ended, Unavailable
+        from graphcert.cert.results.figures import Ended, Unavailable
         from graphcert.placements import Sampled
 
         def timed() -> float:
@@ -163,7 +164,7 @@ def test_bench_step_times_replay_against_eager_with_the_harness() -> None:
         assert size.speedup["end_to_end"] is not None and size.speedup["device"] is None
     assert result.verdict.status is Status.PASS  # the clock was read: no incomplete verdict
     # the eager call's device figure, unavailable at the first bucket, is not held again
-    from graphcert.cert.results import Unavailable
+    from graphcert.cert.results.figures import Unavailable
 
     assert fakes[0].known == [{}, {}, {"device": Unavailable("held to its timeout")}, {}]
     assert result.settings["timing"] == "graphcert's harness on the framework's stream"

@@ -13,8 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 import graphcert
-from graphcert.cert.results import ClassResult, Status
+from graphcert.cert.results.verdict import Status
 from graphcert.frameworks.adapters import adapter_for, device_compare
+from graphcert.kinds.topology.result import ClassResult
 from graphcert.run.steps import FRAMEWORK_PHASES, StepVerifier, verify_step
 
 TESTS = Path(__file__).resolve().parent

@@ -15,9 +15,10 @@ from rich.console import Console
 import graphcert
 from graphcert.cert.certificate import Certificate
 from graphcert.cert.document import certificate_of, write_certificate
-from graphcert.cert.results import ClassResult, StepBucket, VerifyResult
+from graphcert.kinds.topology.result import ClassResult, VerifyResult
+from graphcert.kinds.topology.steps import StepBucket
+from graphcert.kinds.topology.views import BUCKET_COLUMNS, bucket_rows, verify_view
 from graphcert.render.html import _results
-from graphcert.render.verify import BUCKET_COLUMNS, bucket_rows, verify_view
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"

@@ -19,9 +19,10 @@ from _certfactory import bench_size, certificate, timing, workload
 from click.testing import CliRunner
 
 from graphcert.cert.document import make_certificate, write_certificate
-from graphcert.cert.results import SizeResult, SweepFit
 from graphcert.cert.schemas import check, load_schema
 from graphcert.cli import cli
+from graphcert.kinds.bench.result import SizeResult
+from graphcert.kinds.sweep.result import SweepFit
 from graphcert.run.bench import fit_sweep
 
 # kernels -> (stream device µs per kernel, graph device µs per node), benchmarks/NOTES.md

@@ -17,7 +17,7 @@ from test_sweep import recorded_fit
 
 from graphcert.cli import cli
 from graphcert.errors import InputError
-from graphcert.render.bench import plot_sweep
+from graphcert.kinds.sweep.views import plot_sweep
 
 pytestmark = pytest.mark.usefixtures("synthetic_cli", "no_driver")
 

@@ -16,23 +16,19 @@ from _certfactory import CREATED, certificate, topology_results
 from graphcert.cert.certificate import Certificate, GpuFacts
 from graphcert.cert.compare import diff_certificates
 from graphcert.cert.document import compute_digest, write_certificate
-from graphcert.cert.results import (
-    BenchResult,
-    SkippedClass,
-    Status,
-    SweepFit,
-    Verdict,
-    VerifyResult,
-)
-from graphcert.cert.results.plan import PlanResult
-from graphcert.cert.results.profile import ProfileResult
-from graphcert.cert.results.record import RecordResult
+from graphcert.cert.results.verdict import Status, Verdict
 from graphcert.cert.signing import SigningKey
 from graphcert.cert.store import check_document, load_certificate
 from graphcert.gate import Policy, Rule, RuleStatus, gate_run, load_all
 from graphcert.gate.fleet import cross_gpu_rules
 from graphcert.gate.report import baseline_for
 from graphcert.gate.rules import baseline_rules, certificate_rules, set_rules
+from graphcert.kinds.bench.result import BenchResult
+from graphcert.kinds.plan.result import PlanResult
+from graphcert.kinds.profile.result import ProfileResult
+from graphcert.kinds.record.result import RecordResult
+from graphcert.kinds.sweep.result import SweepFit
+from graphcert.kinds.topology.result import SkippedClass, VerifyResult
 from graphcert.render.certview import header_rows
 from graphcert.render.html import render_html
 

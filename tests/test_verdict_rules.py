@@ -13,18 +13,13 @@ import pytest
 from _certfactory import CREATED, bench_results, certificate, topology_results
 
 from graphcert.cert.document import write_certificate
-from graphcert.cert.results import (
-    BenchResult,
-    ClassResult,
-    SkippedClass,
-    Status,
-    SweepFit,
-    Unavailable,
-    Verdict,
-    VerifyResult,
-)
+from graphcert.cert.results.figures import Unavailable
+from graphcert.cert.results.verdict import Status, Verdict
 from graphcert.gate import Policy, Rule, run_gate
 from graphcert.gate import RuleStatus as GateStatus
+from graphcert.kinds.bench.result import BenchResult
+from graphcert.kinds.sweep.result import SweepFit
+from graphcert.kinds.topology.result import ClassResult, SkippedClass, VerifyResult
 
 THROTTLED = "n=256: SM clock dropped from 1980 to 1500 MHz (throttled)"
 UNREAD = ("n=256: the SM clock could not be read (clock64 over %globaltimer gave no time), "

@@ -12,7 +12,7 @@ from _certfactory import certificate, topology_results
 
 import graphcert
 from graphcert.cert.document import validate_certificate
-from graphcert.cert.results import VerifyResult, VerifySettings
+from graphcert.kinds.topology.result import VerifyResult, VerifySettings
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"

@@ -22,9 +22,12 @@ import pytest
 from click.testing import CliRunner
 from rich.cells import cell_len
 
-from graphcert.cert.results import QUANTITIES, SIDES, BenchResult, SweepFit, VerifyResult
+from graphcert.cert.results.figures import QUANTITIES, SIDES
 from graphcert.cert.store import load_certificate
 from graphcert.cli import cli
+from graphcert.kinds.bench.result import BenchResult
+from graphcert.kinds.sweep.result import SweepFit
+from graphcert.kinds.topology.result import VerifyResult
 from graphcert.model import NodeKind, load_snapshot
 from graphcert.model.jsontext import short_hash
 from graphcert.render import console as consoles

@@ -18,9 +18,9 @@ import pytest
 from _certfactory import bench_results
 
 from graphcert.buckets import parse_buckets
-from graphcert.cert.results import BenchResult
 from graphcert.cert.results.fleet import ProgressEvent, WorkerError
 from graphcert.errors import GraphcertError
+from graphcert.kinds.bench.result import BenchResult
 from graphcert.options import Options
 from graphcert.run import fresh, jobs, worker
 from graphcert.run.fresh import BenchJob

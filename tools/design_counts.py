@@ -4,8 +4,10 @@ and the modules that read the process environment.
 
     python tools/design_counts.py [ROOT]     # ROOT: a checkout (default: this one)
 
-A file belongs to a kind when its path names the kind (or the word its modules use:
-"verify" for topology, "profil" for profile) or it imports a module whose path does.
+A file belongs to a kind when its module path names the kind (or the word its modules use:
+"verify" for topology, "profil" for profile), or, with --importers, also when it imports one
+that does. The first figure is what a reader opens to find the kind; the second, everything
+that touches it.
 """
 
 from __future__ import annotations
@@ -13,14 +15,14 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 KIND_WORDS = {"topology": ("topology", "verify"), "bench": ("bench",), "sweep": ("sweep",),
               "plan": ("plan",), "profile": ("profil",), "record": ("record",),
               "fleet": ("fleet",)}
 KIND_NAMES = "topology|bench|sweep|plan|profile|record"
-BRANCH = re.compile(rf"""kind\s*(==|!=)\s*["']({KIND_NAMES})["']|kind\s+(not\s+)?in\s+\(["']({KIND_NAMES})""")
+BRANCH = re.compile(rf"""kind\s*(==|!=)\s*["']({KIND_NAMES})["']"""
+                    rf"""|kind\s+(not\s+)?in\s+\(["']({KIND_NAMES})""")
 
 
 def modules(root: Path) -> dict[str, Path]:
@@ -43,6 +45,11 @@ def imported(tree: ast.Module, name: str) -> set[str]:
     return out
 
 
+def _spread(files: set[str], mods: dict[str, Path]) -> str:
+    packages = {m.rsplit(".", 1)[0] if mods[m].name != "__init__.py" else m for m in files}
+    return f"{len(files):3} files in {len(packages):2} packages"
+
+
 def is_loose(ann: ast.expr | None) -> bool:
     return ann is not None and ast.unparse(ann) in ("Any", "object", "typing.Any")
 
@@ -53,10 +60,8 @@ def main() -> None:
     trees = {m: ast.parse(p.read_text(encoding="utf-8")) for m, p in mods.items()}
     for kind, words in KIND_WORDS.items():
         named = {m for m in mods if any(w in m.split(".", 1)[1] for w in words)}
-        users = {m for m, t in trees.items() if imported(t, m) & named}
-        files = named | users
-        packages = {m.rsplit(".", 1)[0] if mods[m].name != "__init__.py" else m for m in files}
-        print(f"kind {kind:9} {len(files):3} files in {len(packages):2} packages")
+        users = named | {m for m, t in trees.items() if imported(t, m) & named}
+        print(f"kind {kind:9} {_spread(named, mods)}; with importers {_spread(users, mods)}")
     branches = sum(len(BRANCH.findall(p.read_text(encoding="utf-8"))) for p in mods.values())
     loose = dict_any = 0
     for t in trees.values():
@@ -66,13 +71,15 @@ def main() -> None:
                 params = [*a.posonlyargs, *a.args, *a.kwonlyargs]
                 loose += sum(is_loose(p.annotation) for p in params)
                 sig = [p.annotation for p in params] + [node.returns]
-                dict_any += any(s is not None and re.search(r"dict\[str, *Any\]", ast.unparse(s))
-                                for s in sig)
+                dict_any += any(s is not None and
+                                re.search(r"dict\[str, *Any\]", ast.unparse(s)) for s in sig)
     environ = sorted(m for m, p in mods.items()
                      if re.search(r"os\.environ|os\.getenv|environ\.get", p.read_text("utf-8")))
-    print(f"modules {len(mods)}, lines {sum(len(p.read_text('utf-8').splitlines()) for p in mods.values())}")
+    lines = sum(len(p.read_text("utf-8").splitlines()) for p in mods.values())
+    print(f"modules {len(mods)}, lines {lines}")
     print(f"branches on a kind's name: {branches}")
-    print(f"parameters typed Any/object: {loose}; functions taking or returning dict[str, Any]: {dict_any}")
+    print(f"parameters typed Any/object: {loose}; "
+          f"functions taking or returning dict[str, Any]: {dict_any}")
     print(f"modules reading the environment: {len(environ)} ({', '.join(environ)})")
 
 

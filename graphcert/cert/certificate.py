@@ -11,17 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any
 
+from graphcert.cert.kind import KindResult
 from graphcert.cert.method import method_kind
-from graphcert.cert.results import BenchResult, Status, SweepFit, Verdict, VerifyResult
-from graphcert.cert.results.plan import PlanResult
-from graphcert.cert.results.profile import ProfileResult
-from graphcert.cert.results.record import RecordResult
+from graphcert.cert.registry import spec
+from graphcert.cert.results.verdict import Status, Verdict
 
 Scalar = str | int | float | bool | None  # what the schema allows a producer to add
-CertKind = Literal["topology", "bench", "sweep", "plan", "profile", "record"]
-TypedResult = VerifyResult | BenchResult | SweepFit | PlanResult | ProfileResult | RecordResult
 
 
 def _extra(doc: Mapping[str, Any], known: tuple[str, ...]) -> dict[str, Scalar]:
@@ -140,33 +137,15 @@ class Signature:
 _STRICTNESS = {Status.PASS: 0, Status.INCOMPLETE: 1, Status.FAIL: 2}
 
 
-def judged_verdict(result: TypedResult) -> Verdict:
+def judged_verdict(result: KindResult) -> Verdict:
     """The stricter of `result`'s stored verdict and the one its results earn now. A stored
     verdict its evidence contradicts never gets here (the loader refuses it:
     graphcert.cert.evidence); this makes a certificate written before graphcert recorded
     verdict status read incomplete where its results say so (a skipped class)."""
-    judged = (SweepFit.judge(result.points) if isinstance(result, SweepFit) else
-              VerifyResult.judge(result.classes) if isinstance(result, VerifyResult) else
-              result.rejudged())
+    judged = result.rejudged()
     if _STRICTNESS[judged.status] > _STRICTNESS[result.verdict.status]:
         return judged
     return result.verdict
-
-
-def _result_of(kind: CertKind, results: Mapping[str, Any],
-               verdict: Mapping[str, Any]) -> TypedResult:
-    """The certificate's results as their typed value, with the verdict it records."""
-    if kind == "sweep":
-        return SweepFit.from_json(results, verdict)
-    if kind == "plan":
-        return PlanResult.from_json(results, verdict)
-    if kind == "profile":
-        return ProfileResult.from_json(results, verdict)
-    if kind == "record":
-        return RecordResult.from_json(results, verdict)
-    if kind == "topology":
-        return VerifyResult.from_json(results, verdict)
-    return BenchResult.from_json(results, verdict)
 
 
 @dataclass(frozen=True)
@@ -178,13 +157,13 @@ class Certificate:
     now (`judged_verdict`).
     """
 
-    kind: CertKind
+    kind: str  # one of graphcert.cert.registry.KIND_NAMES (the schema admits no other)
     schema_version: int
     tool_version: str
     created: str
     environment: Environment
     workload: WorkloadIdentity
-    result: TypedResult
+    result: KindResult
     verdict: Verdict
     digest: str
     signature: Signature | None
@@ -202,19 +181,14 @@ class Certificate:
     def method_kind(self) -> str:
         """The kind graphcert's method digest is taken for: "+step" for a framework step
         (graphcert.cert.method.method_kind, as the writer derives it)."""
-        settings: Mapping[str, object] | None = None
-        if isinstance(self.result, VerifyResult) and self.result.settings is not None:
-            settings = {"framework": self.result.settings.framework}
-        elif isinstance(self.result, BenchResult):
-            settings = self.result.settings
-        return method_kind(self.kind, settings)
+        return method_kind(self.kind, {"framework": self.result.framework})
 
     @classmethod
     def from_document(cls, doc: Mapping[str, Any]) -> Certificate:
         """The typed value of a schema-valid certificate document (graphcert.cert.store
         checks the document first; this checks nothing)."""
-        kind = cast(CertKind, doc["kind"])
-        result = _result_of(kind, doc["results"], doc["verdict"])
+        kind = str(doc["kind"])
+        result = spec(kind).result_type().from_json(doc["results"], doc["verdict"])
         sig = doc.get("signature")
         return cls(kind, doc["schema_version"], doc["tool"]["version"], doc["created"],
                    Environment.from_json(doc["environment"]),

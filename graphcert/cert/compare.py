@@ -1,27 +1,22 @@
-"""Comparing two certificates' results: timings with nvbench-compare interval logic, capacity
-classes by topology and shape hash. Pure and import-light; used by the gate and by diff."""
+"""Comparing two certificates: the rows every kind's compare module gives (timings judged with
+nvbench-compare interval logic, capacity classes by topology and shape hash, nodes), the
+GPU-model rule, and `diff` of two certificates. Pure and import-light; used by the gate and
+by diff. A kind's own comparison is graphcert/kinds/<kind>/compare.py."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from graphcert.cert.certificate import Certificate
-from graphcert.cert.results import (
-    QUANTITIES,
-    SIDES,
-    BenchResult,
-    ClassResult,
-    Timing,
-    VerifyResult,
-)
-from graphcert.errors import GraphcertError, InputError
+from graphcert.cert.registry import spec
+from graphcert.cert.results.figures import Timing
+from graphcert.errors import GraphcertError
 from graphcert.model.jsontext import short_hash
 
 if TYPE_CHECKING:
-    from graphcert.cert.profilecompare import NodeComparison
     from graphcert.model import SnapshotDiff
 
 MIN_SAMPLES = 10  # fewer samples than this: the noise estimate is not trusted
@@ -103,36 +98,6 @@ def compare_timing(baseline: Timing, current: Timing, *,
     return diff, threshold, (Change.SLOWER if diff > 0 else Change.FASTER), None
 
 
-def compare_bench(baseline: BenchResult, current: BenchResult, *,
-                  min_noise: float = 0.005) -> tuple[list[TimingComparison], list[str]]:
-    """Every timing of sizes both results hold; notes for what could not be compared."""
-    notes: list[str] = []
-    base_sizes = {s.n: s for s in baseline.sizes}
-    cur_sizes = {s.n: s for s in current.sizes}
-    out: list[TimingComparison] = []
-    for n in sorted(set(base_sizes) | set(cur_sizes)):
-        if n not in cur_sizes or n not in base_sizes:
-            notes.append(f"n={n} only in the {'baseline' if n in base_sizes else 'current'}")
-            continue
-        bs, cs = base_sizes[n], cur_sizes[n]
-        throttled = bs.throttled or cs.throttled
-        for side in SIDES:
-            for q in QUANTITIES:
-                bt, ct = bs.way(side).get(q), cs.way(side).get(q)
-                if bt is None or ct is None:
-                    # missing on one side only is news; on both, nothing was lost
-                    if q == "device" and (bt is not None or ct is not None):
-                        notes.append(f"n={n} {side} device time unavailable on "
-                                     f"{'the baseline' if bt is None else 'current'}")
-                    continue
-                diff, thr, change, why = compare_timing(bt, ct, min_noise=min_noise)
-                if throttled and change in (Change.SLOWER, Change.FASTER):
-                    change, why = Change.AMBIGUOUS, "GPU clocks throttled"
-                out.append(TimingComparison(n, side, q, bt.median_s, ct.median_s, diff, thr,
-                                            change, why))
-    return out, notes
-
-
 @dataclass(frozen=True)
 class ClassComparison:
     """One capacity class, baseline against current."""
@@ -177,49 +142,6 @@ def _counts_diff(c: ClassComparison) -> str:
     return ", ".join(parts) or "none"
 
 
-def compare_topology(baseline: VerifyResult, current: VerifyResult) -> list[ClassComparison]:
-    """Class by class: same, shape (launch shape only) or topology changed."""
-    base = {c.capacity: c for c in baseline.classes}
-    cur = {c.capacity: c for c in current.classes}
-    out = []
-    for cap in sorted(set(base) | set(cur)):
-        b, c = base.get(cap), cur.get(cap)
-        node_diff: tuple[str, ...] = ()
-        if b is None or c is None:
-            change = "only baseline" if b is not None else "only current"
-        elif b.topology_hash is None or c.topology_hash is None:
-            change = "not comparable"
-        elif b.topology_hash != c.topology_hash:
-            change = "topology"
-        elif b.shape_hash != c.shape_hash:
-            change = "shape"
-        else:
-            change = "same"
-        if change in ("topology", "shape") and isinstance(b, ClassResult) and \
-                isinstance(c, ClassResult):
-            node_diff = _snapshot_diff(b.embedded_snapshot, c.embedded_snapshot)
-        out.append(ClassComparison(
-            cap, change, b.topology_hash if b else None, c.topology_hash if c else None,
-            b.shape_hash if b else None, c.shape_hash if c else None,
-            dict(b.counts) if b else {}, dict(c.counts) if c else {}, node_diff))
-    return out
-
-
-def _snapshot_diff(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None
-                   ) -> tuple[str, ...]:
-    """Node-level diff lines where both classes embed their snapshot (optional evidence: an
-    unreadable one leaves the hashes and counts, which decide)."""
-    if a is None or b is None:
-        return ()
-    from graphcert.model import diff_snapshots, snapshot_from_json
-
-    try:
-        diff = diff_snapshots(snapshot_from_json(a), snapshot_from_json(b))
-    except InputError:
-        return ()
-    return tuple(diff.summary_lines())
-
-
 def _flatten(value: object, prefix: str = "") -> dict[str, Any]:
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
@@ -227,6 +149,55 @@ def _flatten(value: object, prefix: str = "") -> dict[str, Any]:
             out.update(_flatten(v, f"{prefix}{k}."))
         return out
     return {prefix.rstrip("."): value}
+
+
+@dataclass(frozen=True)
+class NodeComparison:
+    """One node (or the critical path: index None), baseline against current, in ns."""
+
+    label: str  # the class label
+    index: int | None  # canonical index; None for the critical path
+    name: str  # kernel name, or "critical path"
+    baseline_ns: float
+    current_ns: float
+    baseline_high_ns: float
+    current_low_ns: float
+    change: Change
+
+    @property
+    def diff(self) -> float:
+        """(current - baseline) / baseline."""
+        return (self.current_ns - self.baseline_ns) / self.baseline_ns \
+            if self.baseline_ns > 0 else 0.0
+
+    @property
+    def where(self) -> str:
+        node = "critical path" if self.index is None else f"node {self.index} ({self.name})"
+        return f"{self.label} {node}"
+
+    def describe(self) -> str:
+        return (f"{self.where}: {self.baseline_ns / 1e3:.3f} -> {self.current_ns / 1e3:.3f} us "
+                f"({self.diff:+.1%}): {self.change.value}")
+
+
+@dataclass(frozen=True)
+class ResultsDiff:
+    """What a kind's compare module finds between two certificates' results: capacity classes,
+    timings or nodes (None: the kind compares no nodes), notes on what could not be compared,
+    and warnings that make the comparison doubtful."""
+
+    classes: tuple[ClassComparison, ...] = ()
+    timings: tuple[TimingComparison, ...] = ()
+    nodes: tuple[NodeComparison, ...] | None = None
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+class ResultsCompare(Protocol):
+    """A kind's compare module, as diff and the gate use it."""
+
+    def diff_results(self, a: Certificate, b: Certificate, *,
+                     min_noise: float) -> ResultsDiff: ...
 
 
 @dataclass(frozen=True)
@@ -241,7 +212,7 @@ class CertificateDiff:
     timings: tuple[TimingComparison, ...] = ()
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()  # what makes the comparison doubtful (printed on stderr)
-    nodes: tuple[NodeComparison, ...] = ()  # profiles: by canonical index (issue 31)
+    nodes: tuple[NodeComparison, ...] | None = None  # by canonical index (profiles); None: none
 
     @property
     def graphs_differ(self) -> bool:
@@ -271,7 +242,7 @@ class CertificateDiff:
             **({"nodes": [{"class": c.label, "index": c.index, "name": c.name,
                            "a_ns": c.baseline_ns, "b_ns": c.current_ns, "diff": c.diff,
                            "change": c.change.value} for c in self.nodes]}
-               if self.kind == "profile" else {}),
+               if self.nodes is not None else {}),
         }
 
 
@@ -284,55 +255,31 @@ def snapshots_differ(diff: SnapshotDiff) -> bool:
 
 def diff_certificates(a: Certificate, b: Certificate, *,
                       min_noise: float = 0.005) -> CertificateDiff:
-    """Compare certificate `b` against `a` (the older); both of the same kind."""
+    """Compare certificate `b` against `a` (the older); both of the same kind. The kind's
+    compare module compares the results; a kind without one is compared by its environment,
+    workload and verdict alone."""
     if a.kind != b.kind:
         raise GraphcertError(f"cannot compare a {a.kind} certificate with a {b.kind} one",
                              hint="diff two topology or two bench certificates")
-    if a.kind == "sweep":
-        raise GraphcertError("sweep certificates are not diffed",
-                             hint="diff the bench certificates of their runs (the sweep "
-                                  "certificate names them)")
 
     def changed(x: object, y: object) -> tuple[tuple[str, Any, Any], ...]:
         fx, fy = _flatten(x), _flatten(y)
         return tuple((k, fx.get(k), fy.get(k)) for k in sorted(set(fx) | set(fy))
                      if fx.get(k) != fy.get(k))
 
-    classes: tuple[ClassComparison, ...] = ()
-    timings: tuple[TimingComparison, ...] = ()
-    notes: tuple[str, ...] = ()
     warnings: list[str] = []
     if a.workload.name != b.workload.name:  # allowed (a renamed workload), never silently
         warnings.append(f"these certificates are of different workloads ({a.workload.name} "
                         f"and {b.workload.name}); the comparison is across workloads")
-    ra, rb = a.result, b.result
-    nodes: tuple[NodeComparison, ...] = ()
-    if a.kind == "profile":  # nodes lined up by canonical index; another topology refused
-        from graphcert.cert.profilecompare import compare_profiles
-        from graphcert.cert.results.profile import ProfileResult
-
-        assert isinstance(ra, ProfileResult) and isinstance(rb, ProfileResult)
-        found_nodes, found_notes = compare_profiles(ra, rb, node_limit=min_noise,
-                                                    path_limit=min_noise)
-        nodes, notes = tuple(found_nodes), tuple(found_notes)
-        models = across_models(a, b)
-        if models is not None:
-            warnings.append(f"these profile certificates are {models} (the gate would not "
-                            f"compare them)")
-    if isinstance(ra, VerifyResult) and isinstance(rb, VerifyResult):
-        classes = tuple(compare_topology(ra, rb))
-    elif isinstance(ra, BenchResult) and isinstance(rb, BenchResult):
-        found, found_notes = compare_bench(ra, rb, min_noise=min_noise)
-        timings, notes = tuple(found), tuple(found_notes)
-        models = across_models(a, b)
-        if models is not None:  # shown, as diff shows what it is given, but never unflagged
-            warnings.append(f"these bench certificates are {models} (the gate would not "
-                            f"compare them)")
+    kind = spec(a.kind)
+    found = (cast(ResultsCompare, kind.module("compare")).diff_results(a, b, min_noise=min_noise)
+             if kind.has("compare") else ResultsDiff())
     return CertificateDiff(
         kind=a.kind, environment=changed(a.environment.to_json(), b.environment.to_json()),
         workload=changed(a.workload.to_json(), b.workload.to_json()),
         verdict=(a.recorded_verdict.passed, b.recorded_verdict.passed),
-        classes=classes, timings=timings, notes=notes, warnings=tuple(warnings), nodes=nodes)
+        classes=found.classes, timings=found.timings, notes=found.notes,
+        warnings=tuple(warnings) + found.warnings, nodes=found.nodes)
 
 
 def fmt_seconds(seconds: float) -> str:

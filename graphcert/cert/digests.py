@@ -40,13 +40,14 @@ METHOD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
                # the optional hooks' defaults, resolved at load (tolerance, size parameters)
                ("pkg", "workloads/loaded.py")),
     "topology": (("pkg", "run/verify.py"), ("pkg", "run/capture.py"),
-                 ("pkg", "cert/results/verify.py"), ("pkg", "cert/results/capture.py"),
-                 ("pkg", "cert/results/steps.py"), ("pkg", "buckets.py"),
+                 ("pkg", "kinds/topology/result.py"), ("pkg", "cert/results/capture.py"),
+                 ("pkg", "kinds/topology/steps.py"), ("pkg", "buckets.py"),
                  ("pkg", "model/canonical.py"), ("pkg", "model/twins.py"),
                  ("pkg", "model/kinds.py")),
     "bench": (("pkg", "run/bench.py"), ("pkg", "run/harness.py"), ("pkg", "placements.py"),
-              ("pkg", "run/fresh.py"), ("pkg", "cert/results/bench.py"),
-              ("pkg", "cert/results/measure.py"), ("pkg", "stats.py"),
+              ("pkg", "run/fresh.py"), ("pkg", "kinds/bench/result.py"),
+              ("pkg", "cert/results/figures.py"), ("pkg", "cert/results/measure.py"),
+              ("pkg", "stats.py"),
               # stats' median interval is defined there (one definition with profile's)
               ("pkg", "orderstats.py"),
               # a new primary context for each placement after the first (renew)
@@ -55,32 +56,32 @@ METHOD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
              ("pkg", "frameworks/array_adapter.py"), ("pkg", "frameworks/torch_adapter.py"),
              ("pkg", "frameworks/cupy_adapter.py"), ("pkg", "frameworks/cuda_core_adapter.py"),
              ("pkg", "frameworks/compare.py"), ("pkg", "run/steps.py"),
-             # issue 33: pad values per input, and why a bucket fails (its causes' words)
+             # pad values per input, and why a bucket fails (its causes' words)
              ("pkg", "frameworks/padding.py"), ("pkg", "run/step_causes.py"),
-             ("pkg", "cert/results/causes.py"),
+             ("pkg", "kinds/topology/causes.py"),
              # the moved-memory cause: the pointers read among kernel parameters, checked
              ("pkg", "cuda/params.py"), ("pkg", "cuda/handles.py"), ("pkg", "model/params.py")),
     "step:bench": (("pkg", "run/steps_bench.py"),),
 }
 # A sweep is bench runs plus the fit over them.
-METHOD_FILES["sweep"] = (*METHOD_FILES["bench"], ("pkg", "cert/results/sweep.py"))
-# A plan is the planner's choice over a step's measured cost curve (issue 35). A new kind's
+METHOD_FILES["sweep"] = (*METHOD_FILES["bench"], ("pkg", "kinds/sweep/result.py"))
+# A plan is the planner's choice over a step's measured cost curve. A new kind's
 # entry adds to its own digest only: each kind's digest covers "common" and its own files.
 METHOD_FILES["plan"] = (
     *(("pkg", f"plan/{name}.py") for name in
       ("__init__", "costs", "engines", "evaluate", "optimise", "traffic")),
-    ("pkg", "cert/results/plan.py"), ("pkg", "run/plan.py"))
-# A profile is CUPTI's records of a replayed graph joined to its nodes (issue 31).
+    ("pkg", "kinds/plan/result.py"), ("pkg", "run/plan.py"))
+# A profile is CUPTI's records of a replayed graph joined to its nodes.
 METHOD_FILES["profile"] = (
-    ("pkg", "run/profile.py"), ("pkg", "cert/results/profile.py"), ("pkg", "orderstats.py"),
+    ("pkg", "run/profile.py"), ("pkg", "kinds/profile/result.py"), ("pkg", "orderstats.py"),
     *(("pkg", f"{d}/{p.name}") for d in ("profiling", "cupti")
       for p in sorted((PACKAGE_DIR / d).glob("*.py"))))
-# A record is a program observed through CUPTI's callbacks and kernel records (issue 32).
+# A record is a program observed through CUPTI's callbacks and kernel records.
 METHOD_FILES["record"] = (
     ("pkg", "cupti/callbacks.py"), ("pkg", "cupti/record.py"), ("pkg", "cupti/activity.py"),
     ("pkg", "run/record.py"), ("pkg", "recording/events.py"),
     ("pkg", "recording/analysis.py"), ("pkg", "recording/regions.py"),
-    ("pkg", "cert/results/record.py"))
+    ("pkg", "kinds/record/result.py"))
 
 
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)

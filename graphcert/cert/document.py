@@ -16,28 +16,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphcert._version import __version__
+from graphcert.cert.registry import KIND_NAMES, known
 from graphcert.cert.signing import SigningKey, sign
 from graphcert.errors import ExitStatus, GraphcertError, clip_repr
 from graphcert.fileio import atomic_write_text
 from graphcert.model.jsontext import canonical_json, sha256_text
 
 if TYPE_CHECKING:
-    from graphcert.cert.results import BenchResult, VerifyResult
-    from graphcert.cert.results.plan import PlanResult
-    from graphcert.cert.results.profile import ProfileResult
+    from graphcert.cert.kind import KindResult
 
 # 2: the workload block carries method_digest, the source digest follows imports and
 # includes, and a certificate may carry an HMAC signature.
 SCHEMA_VERSION = 2
-CERT_KINDS: tuple[str, ...] = ("topology", "bench", "sweep", "plan", "profile")
 TOOL_NAME = "graphcert"
-# What regenerates a certificate of each kind, for "re-run" hints.
-PRODUCER: dict[str, str] = {"topology": "graphcert verify", "bench": "graphcert bench",
-                            "sweep": "graphcert bench --sweep", "plan": "graphcert plan",
-                            "profile": "graphcert profile"}
-# issue 32: a program's run observed by `graphcert record` (graphcert.cert.results.record)
-CERT_KINDS = (*CERT_KINDS, "record")
-PRODUCER["record"] = "graphcert record"
 
 
 class CertificateError(GraphcertError):
@@ -78,8 +69,8 @@ def make_certificate(kind: str, *, workload: dict[str, Any], environment: dict[s
                      results: dict[str, Any], verdict: dict[str, Any],
                      created: str | None = None) -> dict[str, Any]:
     """Assemble a certificate of `kind` and seal it with its digest (not schema-checked)."""
-    if kind not in CERT_KINDS:
-        raise ValueError(f"unknown certificate kind {kind!r}; known: {', '.join(CERT_KINDS)}")
+    if not known(kind):
+        raise ValueError(f"unknown certificate kind {kind!r}; known: {', '.join(KIND_NAMES)}")
     cert: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "kind": kind,
@@ -94,20 +85,11 @@ def make_certificate(kind: str, *, workload: dict[str, Any], environment: dict[s
     return cert
 
 
-def certificate_of(result: VerifyResult | BenchResult | PlanResult | ProfileResult, *,
-                   workload: dict[str, Any], environment: dict[str, Any],
-                   created: str | None = None) -> dict[str, Any]:
-    """The sealed certificate of a typed result: topology for verify, bench for bench,
-    plan for a plan, profile for a profile."""
-    from graphcert.cert.results import VerifyResult
-    from graphcert.cert.results.plan import PlanResult
-    from graphcert.cert.results.profile import ProfileResult
-
-    kind = ("topology" if isinstance(result, VerifyResult) else
-            "plan" if isinstance(result, PlanResult) else
-            "profile" if isinstance(result, ProfileResult) else "bench")
-    return make_certificate(kind, workload=workload, environment=environment,
-                            results=result.to_json(), verdict=result.verdict.to_json(),
+def certificate_of(result: KindResult, *, workload: dict[str, Any],
+                   environment: dict[str, Any], created: str | None = None) -> dict[str, Any]:
+    """The sealed certificate of a typed result, of the kind its type belongs to."""
+    return make_certificate(result.kind, workload=workload, environment=environment,
+                            results=dict(result.to_json()), verdict=result.verdict.to_json(),
                             created=created)
 
 
@@ -116,9 +98,9 @@ def validate_certificate(cert: Mapping[str, Any]) -> list[str]:
     from graphcert.cert.schemas import validate
 
     kind = cert.get("kind")
-    if kind not in CERT_KINDS:
+    if not known(kind):
         return [f"field 'kind': {clip_repr(kind)} is not one of "
-                f"{', '.join(map(repr, CERT_KINDS))}"]
+                f"{', '.join(map(repr, KIND_NAMES))}"]
     return validate(cert, str(kind))
 
 

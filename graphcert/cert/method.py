@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from graphcert.cert.registry import spec
+
 # A framework step's topology or bench certificate has method kind "<kind>+step": its
 # method also covers graphcert's framework-step code (graphcert.cert.digests).
 STEP_SUFFIX = "+step"
@@ -14,9 +16,9 @@ STEP_SUFFIX = "+step"
 
 def method_kind(kind: str, settings: Mapping[str, Any] | None) -> str:
     """The method kind a certificate's method digest is taken for: its kind, plus "+step"
-    for a framework step's topology or bench certificate (its results' settings name the
-    framework). The writer and the gate both derive it this way."""
-    if kind in ("topology", "bench") and settings and settings.get("framework"):
+    for a framework step's certificate of a kind that declares `steps` (its results'
+    settings name the framework). The writer and the gate both derive it this way."""
+    if settings and settings.get("framework") and spec(kind).steps:
         return kind + STEP_SUFFIX
     return kind
 

@@ -16,8 +16,6 @@ from typing import Any
 from graphcert._version import __version__
 from graphcert.cert.certificate import Certificate
 from graphcert.cert.document import (
-    CERT_KINDS,
-    PRODUCER,
     SCHEMA_VERSION,
     TOOL_NAME,
     CertificateError,
@@ -26,6 +24,7 @@ from graphcert.cert.document import (
     validate_certificate,
 )
 from graphcert.cert.evidence import contradictions
+from graphcert.cert.registry import KIND_NAMES, known, spec
 from graphcert.cert.signing import SigningKey, signature_problem
 from graphcert.errors import GraphcertError, clip, clip_repr
 from graphcert.fileio import JSONProblem, parse_json
@@ -61,7 +60,7 @@ def _looks_like_certificate(doc: Any) -> bool:
     tool = doc.get("tool")
     if isinstance(tool, dict) and tool.get("name") == TOOL_NAME:
         return True
-    return doc.get("kind") in CERT_KINDS and "schema_version" in doc
+    return known(doc.get("kind")) and "schema_version" in doc
 
 
 def check_document(doc: Any, path: Path | str, *, digest_of: DigestOf | None = None,
@@ -90,7 +89,7 @@ def check_document(doc: Any, path: Path | str, *, digest_of: DigestOf | None = N
         raise CertificateError(path, f"field 'schema_version': expected integer, got "
                                      f"{clip_repr(version)}", reason="invalid")
     kind = doc.get("kind")
-    producer = PRODUCER.get(str(kind), "graphcert verify/bench")
+    producer = spec(kind).producer if known(kind) else "graphcert verify/bench"
     if version > SCHEMA_VERSION:
         tool = doc.get("tool")
         writer = tool.get("version", "?") if isinstance(tool, dict) else "?"
@@ -103,9 +102,9 @@ def check_document(doc: Any, path: Path | str, *, digest_of: DigestOf | None = N
             path, f"schema version {version} is older than this graphcert reads "
                   f"({SCHEMA_VERSION})", hint=f"re-run {producer} to regenerate it",
             reason="older")
-    if kind not in CERT_KINDS:
+    if not known(kind):
         raise CertificateError(path, f"unknown certificate kind {clip_repr(kind)} (known: "
-                                     f"{', '.join(CERT_KINDS)})", reason="invalid")
+                                     f"{', '.join(KIND_NAMES)})", reason="invalid")
     if "digest" not in doc:
         raise CertificateError(path, "missing field 'digest'", reason="missing_field")
     try:
@@ -174,7 +173,7 @@ def check_stale(cert: Certificate, path: Path | str, digest_of: DigestOf,
     workload = cert.workload
     # the file's own strings, shortened: a 100 KB reference must not make a 100 KB line
     ref, name = clip(workload.ref), clip_repr(workload.name)
-    producer = PRODUCER[cert.kind]
+    producer = spec(cert.kind).producer
     try:
         current = digest_of(workload.ref)
     except (GraphcertError, OSError) as exc:

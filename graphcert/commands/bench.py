@@ -38,7 +38,7 @@ def _plot_now(ctx: click.Context, param: click.Parameter, value: Path | None) ->
     a plot that cannot be drawn is refused before any GPU work, not after it."""
     if value is None:
         return None
-    from graphcert.render.bench import check_plot_path
+    from graphcert.kinds.sweep.views import check_plot_path
 
     return check_plot_path(value)
 
@@ -119,7 +119,8 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
     if a verdict fails or is incomplete."""
     plan = _plan(workloads, size, classes, sweep, plot_path)  # bad input: before any import
 
-    from graphcert.render.bench import bench_json, print_run, print_sweep
+    from graphcert.kinds.bench.views import bench_json, print_run
+    from graphcert.kinds.sweep.views import print_sweep
     from graphcert.render.console import print_json, stderr_console, stdout_console
     from graphcert.render.progress import progress
     from graphcert.run.bench import BenchSettings

@@ -70,8 +70,8 @@ def command(step: str, traffic: Path, max_graphs: int | None, memory_budget: int
 
     import json
 
+    from graphcert.kinds.plan.views import plan_view
     from graphcert.render.console import print_json, stderr_console, stdout_console
-    from graphcert.render.plan import plan_view
     from graphcert.run.plan import PLAN_SETTINGS, PlanRequest, plan_step
 
     request = PlanRequest(step, traffic, budgets, compare, current, tolerance)

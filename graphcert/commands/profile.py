@@ -20,7 +20,7 @@ from graphcert.commands._options import (
 from graphcert.errors import ExitStatus
 
 if TYPE_CHECKING:
-    from graphcert.cert.results.profile import ProfileResult
+    from graphcert.kinds.profile.result import ProfileResult
 
 
 @click.command("profile")
@@ -55,8 +55,8 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None, r
     options = cli_options()
     index = resolve_device(device, options)
 
+    from graphcert.kinds.profile.views import profile_view
     from graphcert.render.console import print_json, stderr_console, stdout_console
-    from graphcert.render.profile import profile_view
     from graphcert.run.profile import ProfiledRun, profile_workloads
 
     out, err = stdout_console(), stderr_console()

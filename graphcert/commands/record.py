@@ -37,8 +37,8 @@ def command(out_dir: Path, no_certificate: bool, device: int | None, as_json: bo
 
     import json
 
+    from graphcert.kinds.record.views import record_view
     from graphcert.render.console import print_json, stderr_console
-    from graphcert.render.record import record_view
     from graphcert.run.record import record_program
 
     done = record_program(program, out_dir=None if no_certificate else out_dir,

@@ -45,10 +45,11 @@ def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, m
     class and still compute the right answer. Exits 1 if any class fails or could not run
     (a class too large for device memory makes the verdict incomplete, never a pass)."""
     from graphcert.buckets import parse_buckets
-    from graphcert.cert.results import AnyClass, Status, VerifyResult
+    from graphcert.cert.results.verdict import Status
+    from graphcert.kinds.topology.result import AnyClass, VerifyResult
+    from graphcert.kinds.topology.views import verify_json, verify_view
     from graphcert.render.console import print_json, stderr_console, stdout_console
     from graphcert.render.progress import progress
-    from graphcert.render.verify import verify_json, verify_view
     from graphcert.run.jobs import Certified, verify_workloads
 
     capacities = parse_buckets(classes)

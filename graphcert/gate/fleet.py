@@ -13,13 +13,12 @@ Pure.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol, cast
 
 from graphcert.cert.certificate import Certificate
-from graphcert.cert.compare import compare_topology
-from graphcert.cert.results import VerifyResult
 from graphcert.cert.results.fleet import short_uuid
 from graphcert.gate.policy import Policy
-from graphcert.gate.rules import Loaded, Rule, RuleResult, RuleStatus
+from graphcert.gate.rules import Loaded, RuleResult, rules_of
 
 
 def gpu_text(cert: Certificate) -> str:
@@ -60,50 +59,29 @@ def gpu_name_conflicts(items: Sequence[Loaded]) -> list[str]:
     return out
 
 
+class CrossGpuRule(Protocol):
+    """A kind's rule over one workload's certificates from several GPUs (optional in its
+    rules module: a kind whose results must agree across GPUs offers it)."""
+
+    def __call__(self, ref: str, items: Sequence[Loaded], policy: Policy) -> RuleResult: ...
+
+
+def _cross_gpu_rule(kind: str) -> CrossGpuRule | None:
+    rule = getattr(rules_of(kind), "cross_gpu_rule", None)
+    return cast(CrossGpuRule, rule) if rule is not None else None
+
+
 def cross_gpu_rules(loaded: Sequence[Loaded], policy: Policy) -> list[RuleResult]:
-    """One rule per workload whose topology certificates come from more than one GPU."""
-    groups: dict[str, list[Loaded]] = {}
+    """One rule per workload and kind whose certificates come from more than one GPU, where
+    the kind says its results must agree across GPUs (topology)."""
+    groups: dict[tuple[str, str], list[Loaded]] = {}
     for it in loaded:
-        if it.cert.kind == "topology":
-            groups.setdefault(it.cert.workload.ref, []).append(it)
+        groups.setdefault((it.cert.kind, it.cert.workload.ref), []).append(it)
     out = []
-    for ref, items in sorted(groups.items()):
+    for (kind, ref), items in sorted(groups.items()):
         items = sorted(items, key=lambda x: (*x.cert.environment.gpu.ident, x.path))
-        if len({x.cert.environment.gpu.ident for x in items}) < 2:
+        rule = _cross_gpu_rule(kind)
+        if rule is None or len({x.cert.environment.gpu.ident for x in items}) < 2:
             continue
-        out.append(_compare_group(ref, items, policy))
+        out.append(rule(ref, items, policy))
     return out
-
-
-def _compare_group(ref: str, items: Sequence[Loaded], policy: Policy) -> RuleResult:
-    first = items[0]
-    reference = first.cert.result
-    assert isinstance(reference, VerifyResult)  # grouped by kind "topology" above
-    differ: list[str] = []
-    notes: list[str] = []
-    compared = 0
-    for other in items[1:]:
-        current = other.cert.result
-        assert isinstance(current, VerifyResult)
-        pair = f"{gpu_text(first.cert)} [{first.path}] vs {gpu_text(other.cert)} [{other.path}]"
-        for c in compare_topology(reference, current):
-            if c.change == "topology":
-                where = (f"first differing node: {c.node_diff[0]}" if c.node_diff else
-                         c.describe().split(": ", 1)[1])
-                differ.append(f"class {c.capacity}: {pair}: {where}")
-            elif c.change == "shape":
-                notes.append(f"class {c.capacity}: launch shape differs, topology equal: {pair}")
-            if c.change in ("same", "shape", "topology"):
-                compared += 1
-    gpus = len(items)
-    if differ:
-        status = RuleStatus.WARN if policy.allow_cross_gpu_topology else RuleStatus.FAIL
-        allow = ("allow_cross_gpu_topology = true" if status is RuleStatus.WARN else
-                 "allow_cross_gpu_topology = true accepts it")
-        return RuleResult(Rule.CROSS_GPU, status,
-                          f"{ref}: topology differs across {gpus} GPUs in "
-                          f"{len(differ)} class comparison(s) ({allow})",
-                          tuple(differ + notes))
-    return RuleResult(Rule.CROSS_GPU, RuleStatus.PASS,
-                      f"{ref}: topology equal across {gpus} GPUs ({compared} class "
-                      f"comparison(s))", tuple(notes))

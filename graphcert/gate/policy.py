@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphcert.cert.document import CERT_KINDS
-from graphcert.cert.results import QUANTITIES
+from graphcert.cert.registry import KIND_NAMES
+from graphcert.cert.results.figures import QUANTITIES
 from graphcert.errors import GraphcertError, clip_repr
 from graphcert.fileread import MAX_POLICY_BYTES, FileProblem, read_bounded
 
@@ -236,8 +236,8 @@ def parse_policy(table: Mapping[str, Any], source: str) -> Policy:
         return PolicyError(f"policy {source}: {key} must be {wanted}, not {table[key]!r:.60}")
 
     def kinds(key: str, value: Any) -> tuple[str, ...]:
-        if not isinstance(value, list) or any(k not in CERT_KINDS for k in value):
-            raise bad(key, f"a list of certificate kinds ({', '.join(CERT_KINDS)})")
+        if not isinstance(value, list) or any(k not in KIND_NAMES for k in value):
+            raise bad(key, f"a list of certificate kinds ({', '.join(KIND_NAMES)})")
         return tuple(value)
 
     def number(key: str, value: Any, integer: bool = False) -> Any:

@@ -2,7 +2,7 @@
 analysis of it: every graph executable made and launched, dispatch coverage (kernels launched
 by graphs against kernels launched one by one, overall and in steady state) and churn (one
 topology instantiated more than once). Pure: no CUDA, no CUPTI; the CUPTI layer
-(graphcert.cupti.record) makes the events, cert/results/record.py certifies the analysis.
+(graphcert.cupti.record) makes the events, kinds/record/result.py certifies the analysis.
 """
 
 from graphcert.recording.analysis import (

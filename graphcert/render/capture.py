@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graphcert.cert.results import CaptureResult
+from graphcert.cert.results.capture import CaptureResult
 from graphcert.model.jsontext import short_hash
 from graphcert.render.layout import Column, Grid
 from graphcert.render.numbers import size

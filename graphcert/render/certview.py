@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, cast
 
 from graphcert.cert.certificate import Certificate
-from graphcert.cert.compare import CertificateDiff, Change, hash_change
-from graphcert.cert.results import SweepFit, VerifyResult
-from graphcert.cert.results.plan import PlanResult
-from graphcert.cert.results.profile import ProfileResult
-from graphcert.cert.results.record import RecordResult
+from graphcert.cert.compare import CertificateDiff, Change
+from graphcert.cert.kind import KindResult
+from graphcert.cert.registry import spec
 from graphcert.errors import clip
 from graphcert.model.jsontext import short_hash
 from graphcert.render.layout import Column, Grid
@@ -20,20 +17,13 @@ from graphcert.render.words import Pairs
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-# diff's tables: the size names a row; a hash change is two tokens ("a -> b") that may break
-# only at their arrow; node counts and change reasons are lists and free text.
-_CLASS_COLUMNS = (Column("capacity", right=True, key=True), Column("change", key=True),
-                  Column("topology a -> b", wrap=True), Column("shape a -> b", wrap=True),
-                  Column("nodes", wrap=True, sep=", "))
+# diff's timings table: the size, side and quantity name a row; the change reason is free text.
 _TIMING_COLUMNS = (Column("n", right=True, key=True), Column("side", key=True),
                    Column("quantity", key=True), Column("a", right=True),
                    Column("b", right=True), Column("diff", right=True),
                    Column("noise", right=True), Column("change", wrap=True))
-_NODE_COLUMNS = (Column("class", key=True), Column("node", right=True, key=True),
-                 Column("kernel", wrap=True), Column("a", right=True), Column("b", right=True),
-                 Column("diff", right=True), Column("change"))
-_CHANGE_STYLE = {Change.SAME: "", Change.FASTER: "green", Change.SLOWER: "bold red",
-                 Change.AMBIGUOUS: "yellow"}
+CHANGE_STYLE = {Change.SAME: "", Change.FASTER: "green", Change.SLOWER: "bold red",
+                Change.AMBIGUOUS: "yellow"}
 
 
 def _kv(rows: list[tuple[str, str]]) -> RenderableType:
@@ -67,37 +57,45 @@ def header_rows(cert: Certificate, path: str, staleness: str) -> list[tuple[str,
     ]
 
 
+class KindViews(Protocol):
+    """A kind's terminal views (graphcert/kinds/<kind>/views.py): `show_view`, and optionally
+    `diff_view` (two certificates' results compared; the timings table where a kind has
+    none)."""
+
+    def show_view(self, ref: str, result: KindResult) -> list[RenderableType]: ...
+
+
+class DiffView(Protocol):
+    def __call__(self, diff: CertificateDiff) -> list[RenderableType]: ...
+
+
+def views_of(kind: str) -> KindViews:
+    """The terminal views of certificate kind `kind`."""
+    return cast(KindViews, spec(kind).module("views"))
+
+
 def show_renderables(cert: Certificate, path: str, staleness: str) -> list[RenderableType]:
     """Everything `graphcert show` prints for one certificate: the header, the verdict's
     reasons, then the same view the command that made it prints (with the verdict the
     certificate records)."""
     from rich.text import Text
 
-    from graphcert.render.bench import bench_view, sweep_view
-    from graphcert.render.plan import plan_view
-    from graphcert.render.verify import verify_view
-
     out: list[RenderableType] = [_kv(header_rows(cert, path, staleness))]
     out += [Text(f"  - {r}") for r in cert.recorded_verdict.reasons]
     ref = clip(cert.workload.ref)  # a file's own text, shortened for the terminal
-    result = cert.result
-    if isinstance(result, VerifyResult):
-        out += verify_view(ref, result)
-    elif isinstance(result, SweepFit):
-        out += sweep_view(result)
-    elif isinstance(result, PlanResult):
-        out += plan_view(result)
-    elif isinstance(result, ProfileResult):
-        from graphcert.render.profile import profile_view
+    return out + views_of(cert.kind).show_view(ref, cert.result)
 
-        out += profile_view(ref, result)
-    elif isinstance(result, RecordResult):  # issue 32
-        from graphcert.render.record import record_view
 
-        out += record_view(result)
-    else:
-        out += bench_view(ref, result)
-    return out
+def timings_view(diff: CertificateDiff) -> list[RenderableType]:
+    """Two certificates' timings compared, one row a timing."""
+    from rich.text import Text
+
+    return [Grid(_TIMING_COLUMNS, [
+        (size(t.n), t.side, t.quantity, us(t.baseline_s), us(t.current_s),
+         f"{t.diff:+.1%}", f"{t.threshold:.1%}",
+         Text(t.change.value + (f" ({t.reason})" if t.reason else ""),
+              style=CHANGE_STYLE[t.change]))
+        for t in diff.timings])]
 
 
 def diff_renderables(diff: CertificateDiff, a: str, b: str) -> list[RenderableType]:
@@ -114,34 +112,7 @@ def diff_renderables(diff: CertificateDiff, a: str, b: str) -> list[RenderableTy
         out += [Text(f"  {f}: {_opt(x)} -> {_opt(y)}") for f, x, y in rows]
     va, vb = ("PASS" if v else "FAIL" for v in diff.verdict)
     out.append(Text(f"verdict: {va} -> {vb}"))
-    if diff.kind == "topology":
-        classes: list[tuple[str | Text, ...]] = []
-        for c in diff.classes:
-            style = "" if c.change == "same" else "bold red" if c.change == "topology" \
-                else "yellow"
-            classes.append((size(c.capacity), Text(c.change, style=style),
-                         hash_change(c.baseline_topology, c.current_topology),
-                         hash_change(c.baseline_shape, c.current_shape),
-                         c.describe().split("nodes ", 1)[-1] if c.change in
-                         ("topology", "shape") else _counts(c.current_counts)))
-        out.append(Grid(_CLASS_COLUMNS, classes))
-        for c in diff.classes:
-            out += [Text(f"  class {size(c.capacity)}: {line}") for line in c.node_diff]
-    elif diff.kind == "profile":  # nodes by canonical index (issue 31)
-        out.append(Grid(_NODE_COLUMNS, [
-            (n.label, "path" if n.index is None else str(n.index), n.name,
-             f"{n.baseline_ns / 1e3:,.2f} µs", f"{n.current_ns / 1e3:,.2f} µs", f"{n.diff:+.1%}",
-             Text(n.change.value, style=_CHANGE_STYLE[n.change])) for n in diff.nodes]))
-    else:
-        out.append(Grid(_TIMING_COLUMNS, [
-            (size(t.n), t.side, t.quantity, us(t.baseline_s), us(t.current_s),
-             f"{t.diff:+.1%}", f"{t.threshold:.1%}",
-             Text(t.change.value + (f" ({t.reason})" if t.reason else ""),
-                  style=_CHANGE_STYLE[t.change]))
-            for t in diff.timings]))
+    kind_view = cast(DiffView | None, getattr(views_of(diff.kind), "diff_view", None))
+    out += (kind_view or timings_view)(diff)
     out += [Text(f"note: {n}") for n in diff.notes]
     return out
-
-
-def _counts(counts: Mapping[str, int]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "-"

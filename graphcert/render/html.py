@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol, cast
 
 from graphcert._version import __version__
 from graphcert.cert.certificate import Certificate
-from graphcert.cert.results import SweepFit, VerifyResult
-from graphcert.cert.results.plan import PlanResult
-from graphcert.cert.results.profile import ProfileResult
-from graphcert.cert.results.record import RecordResult
+from graphcert.cert.kind import KindResult
+from graphcert.cert.registry import KIND_NAMES, spec, specs
 from graphcert.gate import GateReport, RuleStatus
 from graphcert.model import GraphSnapshot
 from graphcert.model.jsontext import short_hash
@@ -33,11 +32,8 @@ from graphcert.render.htmlparts import (
     table,
     text,
 )
-from graphcert.render.htmlresults import bench_view, sweep_view, topology_view
 from graphcert.render.inventory import counts_line
-from graphcert.render.plan import plan_html
 from graphcert.render.report import headline
-from graphcert.render.sweep import sweep_svg
 
 
 @dataclass(frozen=True)
@@ -123,38 +119,38 @@ def _cert_head(cert: Certificate, path: str, anchor: str) -> str:
     return "".join(out)
 
 
+class KindHtml(Protocol):
+    """A kind's part of the report (graphcert/kinds/<kind>/html.py): `results_html`, and
+    optionally `workload_figure(docs)`, a (title, SVG) figure for a workload's section drawn
+    from all its certificates (the sweep's chart)."""
+
+    def results_html(self, result: KindResult, figures: Mapping[str, str]) -> str: ...
+
+
+class WorkloadFigure(Protocol):
+    def __call__(self, docs: Sequence[tuple[str, Certificate]]) -> tuple[str, str] | None: ...
+
+
+def _html_of(kind: str) -> KindHtml:
+    return cast(KindHtml, spec(kind).module("html"))
+
+
 def _results(cert: Certificate, figures: Mapping[str, str] | None = None) -> str:
-    """The section of a certificate's results, by the type of its result; `figures` maps a
-    topology hash to the anchor of its picture on the page."""
-    result = cert.result
-    if isinstance(result, VerifyResult):
-        return topology_view(result, figures or {})
-    if isinstance(result, SweepFit):
-        return sweep_view(result)
-    if isinstance(result, PlanResult):
-        return plan_html(result)
-    if isinstance(result, ProfileResult):  # issue 31
-        from graphcert.render.profilehtml import profile_html
-
-        return profile_html(result)
-    if isinstance(result, RecordResult):  # issue 32
-        from graphcert.render.record import record_html
-
-        return record_html(result)
-    return bench_view(result)
+    """The section of a certificate's results, by its kind; `figures` maps a topology hash
+    to the anchor of its picture on the page."""
+    return _html_of(cert.kind).results_html(cert.result, figures or {})
 
 
-def _sweep_picture(docs: Sequence[tuple[str, Certificate]]) -> str | None:
-    """The sweep's chart: from the bench certificates a sweep certificate names, else from
-    all the workload's bench certificates where they differ in one numeric option."""
-    benches = [(path.rsplit("/", 1)[-1], c) for path, c in docs if c.kind == "bench"]
-    for _, cert in docs:
-        if isinstance(cert.result, SweepFit):
-            named = set(cert.result.certificates)
-            picture = sweep_svg([c for name, c in benches if name in named])
-            if picture:
-                return picture
-    return sweep_svg([c for _, c in benches])
+def _workload_figures(docs: Sequence[tuple[str, Certificate]]) -> list[str]:
+    """The figures the kinds draw from a workload's certificates together (a sweep's chart)."""
+    out = []
+    for kind in specs():
+        draw = getattr(_html_of(kind.name), "workload_figure", None) if kind.has("html") else None
+        found = cast(WorkloadFigure, draw)(docs) if draw is not None else None
+        if found is not None:
+            title, svg = found
+            out.append(f"<h3>{esc(title)}</h3><figure>{svg}</figure>")
+    return out
 
 
 def _figure(p: Picture, anchor: str) -> str:
@@ -211,7 +207,9 @@ def render_html(report: GateReport, certs: Mapping[str, Certificate],
     holds one entry per distinct topology among the snapshots found."""
     taken = {"contents", "certificates", "findings"}
     by_workload: dict[str, list[tuple[str, Certificate]]] = {}
-    for path, cert in sorted(certs.items(), key=lambda i: (i[1].kind != "topology", i[0])):
+    # the first declared kind (topology: what the graphs are) leads each workload's section
+    lead = KIND_NAMES[0]
+    for path, cert in sorted(certs.items(), key=lambda i: (i[1].kind != lead, i[0])):
         by_workload.setdefault(cert.workload.name, []).append((path, cert))
     cert_anchor = {path: slug(f"cert-{path.rsplit('/', 1)[-1].removesuffix('.json')}", taken)
                    for _, docs in sorted(by_workload.items()) for path, _ in docs}
@@ -230,9 +228,7 @@ def render_html(report: GateReport, certs: Mapping[str, Certificate],
         parts = [f"<h2 id='{esc(anchor)}'>{esc(name)}</h2>"]
         for path, cert in docs:
             parts += [_cert_head(cert, path, cert_anchor[path]), _results(cert, figures)]
-        sweep = _sweep_picture(docs)
-        if sweep:
-            parts.append(f"<h3>Sweep</h3><figure>{sweep}</figure>")
+        parts += _workload_figures(docs)
         graphs = _graphs(name, pictures, figures, graphs_at)
         parts.append(graphs)
         subs = [(cert_anchor[p], _label(c)) for p, c in docs]

@@ -18,22 +18,20 @@ from typing import Any
 
 from graphcert import telemetry
 from graphcert.buckets import Buckets, class_of
-from graphcert.cert.results import (
+from graphcert.cert.results.figures import (
     QUANTITIES,
     SIDES,
-    BenchResult,
-    Context,
-    HotTimings,
     LineFit,
-    PlacementContexts,
-    PlacementSpread,
-    SizeResult,
-    SweepFit,
-    Telemetry,
     Timing,
     Unavailable,
-    Upfront,
     WayTimings,
+)
+from graphcert.cert.results.measure import (
+    Context,
+    HotTimings,
+    PlacementContexts,
+    PlacementSpread,
+    Telemetry,
 )
 from graphcert.cuda import oplog
 from graphcert.cuda.context import RunContext
@@ -41,6 +39,8 @@ from graphcert.cuda.graph import GraphExec, graph_size, kernel_node_arguments
 from graphcert.cuda.memory import DeviceBuffer
 from graphcert.cuda.module import PackedArgs, bare_launches, time_bare_launches
 from graphcert.cuda.stream import Stream
+from graphcert.kinds.bench.result import BenchResult, SizeResult, Upfront
+from graphcert.kinds.sweep.result import SweepFit
 from graphcert.placements import Sampled, pad_bytes, pooled
 from graphcert.run.harness import SETTLE_LAUNCHES, BenchSettings, Harness, QueueUnavailable
 from graphcert.run.session import Built, WorkloadSession

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from graphcert.buckets import class_of
 from graphcert.cert.document import safe_name
-from graphcert.cert.results import CaptureResult
+from graphcert.cert.results.capture import CaptureResult
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.snapshot import read_snapshot
 from graphcert.cuda.stream import Stream

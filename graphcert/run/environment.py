@@ -16,9 +16,11 @@ from graphcert.cert.document import (
     write_certificate,
 )
 from graphcert.cert.method import method_kind
-from graphcert.cert.results import BenchResult, SweepFit, VerifyResult
 from graphcert.cert.results.fleet import short_uuid
 from graphcert.errors import first_line
+from graphcert.kinds.bench.result import BenchResult
+from graphcert.kinds.sweep.result import SweepFit
+from graphcert.kinds.topology.result import VerifyResult
 from graphcert.workloads import registry
 from graphcert.workloads.loaded import LoadedWorkload
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from graphcert.buckets import Buckets, parse_buckets
-from graphcert.cert.results import BenchResult
 from graphcert.errors import ExitStatus, GraphcertError
+from graphcert.kinds.bench.result import BenchResult
 from graphcert.run.harness import BenchSettings
 from graphcert.run.worker import Finished, WorkerProcess
 
@@ -79,7 +79,7 @@ def merge(parts: Sequence[BenchResult]) -> BenchResult:
     first = parts[0]
     if len(parts) == 1:
         return first
-    from graphcert.cert.results import Telemetry
+    from graphcert.cert.results.measure import Telemetry
 
     sizes = tuple(s for p in parts for s in p.sizes)
     tels = [p.telemetry for p in parts if p.telemetry is not None]

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from graphcert.cert.results import Ended, Unavailable, WayTimings
+from graphcert.cert.results.figures import Ended, Unavailable, WayTimings
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.memory import DeviceBuffer
 from graphcert.cuda.stream import BlockingKernel, Event, Stream

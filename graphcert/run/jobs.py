@@ -14,18 +14,15 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from graphcert.buckets import class_of
-from graphcert.cert.results import (
-    QUANTITIES,
-    AnyClass,
-    BenchResult,
-    CaptureResult,
-    SweepFit,
-    VerifyResult,
-)
+from graphcert.cert.results.capture import CaptureResult
+from graphcert.cert.results.figures import QUANTITIES
 from graphcert.cuda.context import RunContext
 from graphcert.errors import InputError
 from graphcert.fileio import ensure_writable_dir
 from graphcert.frameworks.step import Step
+from graphcert.kinds.bench.result import BenchResult
+from graphcert.kinds.sweep.result import SweepFit
+from graphcert.kinds.topology.result import AnyClass, VerifyResult
 from graphcert.options import Options
 from graphcert.run import environment
 from graphcert.run.bench import BenchSettings, fit_sweep

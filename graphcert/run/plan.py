@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import Any, cast
 
 from graphcert.cert.document import certificate_filename, certificate_of, write_certificate
-from graphcert.cert.results import SizeResult, Timing
-from graphcert.cert.results.plan import PlanResult, plan_result, traffic_digest
+from graphcert.cert.results.figures import Timing
 from graphcert.errors import InputError
 from graphcert.fileio import ensure_writable_dir
 from graphcert.frameworks.adapters import Adapter
 from graphcert.frameworks.step import Step
+from graphcert.kinds.bench.result import SizeResult
+from graphcert.kinds.plan.result import PlanResult, plan_result, traffic_digest
 from graphcert.options import Options
 from graphcert.plan.costs import Budgets, CostCurve, CostPoint
 from graphcert.plan.evaluate import bucket_list, evaluate

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from graphcert.buckets import class_of
-from graphcert.cert.results.profile import ProfiledClass, ProfileResult, ReplayOverhead
 from graphcert.cuda.graph import Graph, GraphRef
 from graphcert.cuda.snapshot import read_snapshot_indexed
 from graphcert.cuda.stream import Event, Stream
@@ -32,6 +31,7 @@ from graphcert.cupti.library import load as load_cupti
 from graphcert.cupti.library import version as cupti_version
 from graphcert.cupti.nodes import node_id
 from graphcert.errors import InputError
+from graphcert.kinds.profile.result import ProfiledClass, ProfileResult, ReplayOverhead
 from graphcert.model import GraphSnapshot
 from graphcert.options import Options
 from graphcert.profiling import ActivityRecord, ProfileGraph, analyse, graph_of, join

@@ -25,8 +25,8 @@ from types import FrameType
 from typing import Any
 
 from graphcert.cert.document import certificate_filename, make_certificate, write_certificate
-from graphcert.cert.results.record import Ended, GraphMemory, RecordResult
 from graphcert.errors import InputError
+from graphcert.kinds.record.result import Ended, GraphMemory, RecordResult
 from graphcert.recording import Recorded, Recording, analyse
 
 EXIT_CODES = {Ended.INTERRUPTED: 130, Ended.TERMINATED: 143, Ended.EXCEPTION: 1}

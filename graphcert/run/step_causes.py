@@ -1,5 +1,5 @@
 """Why a framework step's replay differs from its eager call at a sampled n: verify's causes
-(graphcert.cert.results.causes), told apart by running the step a few more times. Runs only
+(graphcert.kinds.topology.causes), told apart by running the step a few more times. Runs only
 for a sample that already failed, so a passing step sees no extra call.
 
 In order:
@@ -23,17 +23,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from graphcert.apicheck import as_tuple
-from graphcert.cert.results.causes import (
+from graphcert.cuda.handles import dangling_pointers_in
+from graphcert.errors import GraphcertError, first_line
+from graphcert.frameworks.compare import Kept, RowCompare, first_mismatch
+from graphcert.frameworks.padding import Fill, describe, resolve
+from graphcert.kinds.topology.causes import (
     Cause,
     moved_memory_reason,
     padding_reason,
     stale_reason,
     unexplained_reason,
 )
-from graphcert.cuda.handles import dangling_pointers_in
-from graphcert.errors import GraphcertError, first_line
-from graphcert.frameworks.compare import Kept, RowCompare, first_mismatch
-from graphcert.frameworks.padding import Fill, describe, resolve
 from graphcert.model import GraphSnapshot
 from graphcert.model.params import recorded_pointers
 

@@ -19,22 +19,21 @@ from typing import Any
 
 from graphcert.apicheck import as_tuple
 from graphcert.buckets import Buckets, padding_waste, sample_sizes
-from graphcert.cert.results import (
-    AnyClass,
-    CaptureResult,
-    ClassResult,
-    SampleResult,
-    StepBucket,
-    VerifyResult,
-    VerifySettings,
-    cache_key,
-)
-from graphcert.cert.results.causes import Cause, moved_memory_reason
+from graphcert.cert.results.capture import CaptureResult
 from graphcert.errors import FrameworkMissing, GraphcertError, InputError, first_line
 from graphcert.frameworks.adapters import Adapter, Captured, adapter_for
 from graphcert.frameworks.compare import RowCompare
 from graphcert.frameworks.padding import Fill, PadValueError, recorded, resolve
 from graphcert.frameworks.step import Step
+from graphcert.kinds.topology.causes import Cause, moved_memory_reason
+from graphcert.kinds.topology.result import (
+    AnyClass,
+    ClassResult,
+    SampleResult,
+    VerifyResult,
+    VerifySettings,
+)
+from graphcert.kinds.topology.steps import StepBucket, cache_key
 from graphcert.model.io import SNAPSHOT_SCHEMA_VERSION
 from graphcert.render.dot import snapshot_to_dot
 from graphcert.run.step_causes import CauseFinder, MovedMemory, PointerCheck

@@ -21,21 +21,13 @@ from functools import partial
 from typing import Protocol
 
 from graphcert.buckets import Buckets
-from graphcert.cert.results import (
-    QUANTITIES,
-    BenchResult,
-    HotTimings,
-    Interval,
-    SizeResult,
-    Timing,
-    Unavailable,
-    Upfront,
-    WayTimings,
-)
+from graphcert.cert.results.figures import QUANTITIES, Interval, Timing, Unavailable, WayTimings
+from graphcert.cert.results.measure import HotTimings
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.stream import Stream, StreamRef
 from graphcert.frameworks.adapters import Adapter
 from graphcert.frameworks.step import Step
+from graphcert.kinds.bench.result import BenchResult, SizeResult, Upfront
 from graphcert.placements import Sampled, pooled
 from graphcert.run.bench import throttle_check
 from graphcert.run.harness import BenchSettings, Harness

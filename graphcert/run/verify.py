@@ -17,7 +17,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from graphcert.buckets import Buckets, padding_waste, sample_sizes
-from graphcert.cert.results import (
+from graphcert.cuda.context import RunContext
+from graphcert.cuda.graph import GraphExec
+from graphcert.cuda.snapshot import read_snapshot_indexed
+from graphcert.cuda.stream import Stream
+from graphcert.errors import GraphcertError
+from graphcert.kinds.topology.result import (
     AnyClass,
     ClassResult,
     SampleResult,
@@ -27,11 +32,6 @@ from graphcert.cert.results import (
     VerifyResult,
     VerifySettings,
 )
-from graphcert.cuda.context import RunContext
-from graphcert.cuda.graph import GraphExec
-from graphcert.cuda.snapshot import read_snapshot_indexed
-from graphcert.cuda.stream import Stream
-from graphcert.errors import GraphcertError
 from graphcert.model import GraphSnapshot, attr_class, diff_snapshots
 from graphcert.outputs import mismatches
 from graphcert.run.session import WorkloadSession

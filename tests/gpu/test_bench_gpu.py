@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graphcert.cert.results import Ended, Timing, Unavailable
+from graphcert.cert.results.figures import Ended, Timing, Unavailable
 from graphcert.cert.schemas import check, load_schema
 from graphcert.cert.store import load_certificate
 from graphcert.cuda.context import RunContext
@@ -97,7 +97,7 @@ def test_placements_hot_and_telemetry_are_recorded(gpu_ctx: RunContext) -> None:
 
 def test_context_both_reports_the_fresh_state_apart(gpu_ctx: RunContext, tmp_path: Path
                                                     ) -> None:
-    from graphcert.cert.results import Context
+    from graphcert.cert.results.measure import Context
     from graphcert.options import Options
     from graphcert.run.jobs import bench_workloads
 
@@ -199,7 +199,7 @@ def test_a_sweep_keeps_every_run_and_a_fit_the_gate_reads(tmp_path: Path) -> Non
     import subprocess
     import sys
 
-    from graphcert.cert.results.sweep import SweepFit
+    from graphcert.kinds.sweep.result import SweepFit
     from tests._env import child_env
 
     common = ["--size", "1", "--placements", "1", "--no-hot", "--timeout", "0.3",

@@ -18,10 +18,10 @@ import pytest
 
 from graphcert.cert.document import validate_certificate
 from graphcert.cert.evidence import contradictions
-from graphcert.cert.results.plan import PlanResult
 from graphcert.cert.schemas import load_schema
 from graphcert.errors import FrameworkMissing
 from graphcert.frameworks.adapters import adapter_for
+from graphcert.kinds.plan.result import PlanResult
 from tests._env import child_env
 
 ROOT = Path(__file__).resolve().parents[2]

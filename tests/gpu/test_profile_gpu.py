@@ -58,8 +58,8 @@ def test_chain_cli_per_node(gpu_ctx: RunContext) -> None:
 
 def test_chain_certificate(gpu_ctx: RunContext, tmp_path: Path) -> None:
     from graphcert.cert.document import validate_certificate
-    from graphcert.cert.results.profile import ProfileResult
     from graphcert.cert.store import load_certificate
+    from graphcert.kinds.profile.result import ProfileResult
 
     done = CliRunner().invoke(cli, ["profile", "chain", "--size", "8", "--replays", "20",
                                     "--out", str(tmp_path)])

@@ -19,9 +19,11 @@ import numpy as np
 import pytest
 
 import graphcert
-from graphcert.cert.results import Cause, ClassResult, Status, VerifyResult
+from graphcert.cert.results.verdict import Status
 from graphcert.errors import FrameworkMissing
 from graphcert.frameworks.adapters import Adapter, adapter_for
+from graphcert.kinds.topology.causes import Cause
+from graphcert.kinds.topology.result import ClassResult, VerifyResult
 from graphcert.workloads.registry import load
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "steps"

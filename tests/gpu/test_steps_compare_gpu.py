@@ -18,10 +18,11 @@ import pytest
 
 import graphcert
 from graphcert.buckets import parse_buckets
-from graphcert.cert.results import ClassResult, Status
+from graphcert.cert.results.verdict import Status
 from graphcert.errors import FrameworkMissing, InputError
 from graphcert.frameworks.adapters import Adapter, adapter_for
 from graphcert.frameworks.compare import first_mismatch
+from graphcert.kinds.topology.result import ClassResult
 from graphcert.run.steps import verify_step
 from graphcert.workloads.registry import load
 

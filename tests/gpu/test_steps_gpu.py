@@ -15,9 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 import graphcert
-from graphcert.cert.results import ClassResult, Status, VerifyResult
+from graphcert.cert.results.verdict import Status
 from graphcert.errors import FrameworkMissing
 from graphcert.frameworks.adapters import adapter_for
+from graphcert.kinds.topology.result import ClassResult, VerifyResult
 from graphcert.model import NodeKind
 from graphcert.workloads.registry import load
 
@@ -158,7 +159,7 @@ def test_torch_step_that_synchronises_in_capture_is_one_line(gpu_ctx: object) ->
     assert "\n" not in why
     # issue 33: the capture fails in all 11 buckets; the verdict says it once and counts the
     # other ten (each class keeps its own reason)
-    from graphcert.cert.results import Cause
+    from graphcert.kinds.topology.causes import Cause
 
     assert len(result.classes) == 11
     assert all(isinstance(c, ClassResult) and c.cause is Cause.CAPTURE
@@ -238,7 +239,7 @@ def test_a_step_bench_times_device_and_clock_on_the_frameworks_stream(
     figure (cold and hot) for replay and eager, and the SM clock for the throttle check."""
     _ready(framework)
     from graphcert.buckets import parse_buckets
-    from graphcert.cert.results import Timing
+    from graphcert.cert.results.figures import Timing
     from graphcert.run.harness import BenchSettings
     from graphcert.run.steps_bench import bench_step
     from graphcert.stats import StopRule

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from graphcert.cert.results import SkippedClass, Status
+from graphcert.cert.results.verdict import Status
 from graphcert.cuda.context import RunContext
+from graphcert.kinds.topology.result import SkippedClass
 from graphcert.run.verify import verify
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "workloads" / "scale.py"

@@ -8,10 +8,9 @@ import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from graphcert.cert.results.bench import Timing, Unavailable
+from graphcert.cert.results.figures import Timing, Unavailable
 
 
 class Context(str, Enum):
@@ -101,14 +100,10 @@ class HotTimings:
     batch: Mapping[str, int]
 
     def get(self, side: str) -> Timing | None:
-        from graphcert.cert.results.bench import Timing
-
         value = self.stream if side == "stream" else self.graph
         return value if isinstance(value, Timing) else None
 
     def to_json(self) -> dict[str, Any]:
-        from graphcert.cert.results.bench import Timing
-
         def one(t: Timing | Unavailable) -> dict[str, Any]:
             return t.to_json() if isinstance(t, Timing) else {"unavailable": t.reason}
 
@@ -116,7 +111,7 @@ class HotTimings:
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> HotTimings:
-        from graphcert.cert.results.bench import Timing, Unavailable
+        from graphcert.cert.results.figures import Timing, Unavailable
 
         def one(d: Mapping[str, Any]) -> Timing | Unavailable:
             return Unavailable(str(d["unavailable"])) if "unavailable" in d else \

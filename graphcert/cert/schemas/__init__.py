@@ -1,10 +1,11 @@
 """JSON Schemas of the certificate kinds, checked with jsonschema. Pure.
 
-The schemas (`<kind>.json` beside this file) are the single source of truth: they type every
-field a reader uses (finite, bounded numbers; strict integers; bounded strings; enums), so a
-certificate that passes them cannot make a reader overflow or trip on a wrong type.
-jsonschema (the reference implementation) checks them wherever a certificate is read or
-written; `validate` turns its errors into one line each, naming the field.
+The schemas (`schema.json` in each kind's folder, graphcert/kinds/<kind>/) are the single
+source of truth: they type every field a reader uses (finite, bounded numbers; strict
+integers; bounded strings; enums), so a certificate that passes them cannot make a reader
+overflow or trip on a wrong type. jsonschema (the reference implementation) checks them
+wherever a certificate is read or written; `validate` turns its errors into one line each,
+naming the field.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from graphcert.cert.registry import KIND_NAMES, spec
 from graphcert.errors import clip
 
 if TYPE_CHECKING:
@@ -22,20 +23,16 @@ if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
 
-
 @cache
 def load_schema(kind: str) -> Mapping[str, Any]:
-    """The shipped schema of one certificate kind (`topology`, `bench`, `sweep`)."""
-    text = resources.files(__name__).joinpath(f"{kind}.json").read_text(encoding="utf-8")
-    schema: Mapping[str, Any] = json.loads(text)
+    """The shipped schema of one certificate kind (its folder's schema.json)."""
+    schema: Mapping[str, Any] = json.loads(spec(kind).schema_text())
     return schema
 
 
 def schema_kinds() -> tuple[str, ...]:
-    """Kinds that have a shipped schema."""
-    return tuple(sorted(
-        p.name[:-5] for p in resources.files(__name__).iterdir() if p.name.endswith(".json")
-    ))
+    """Kinds that have a shipped schema: every declared kind, sorted."""
+    return tuple(sorted(KIND_NAMES))
 
 
 def _validator_class() -> Any:

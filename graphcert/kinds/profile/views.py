@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from graphcert.cert.results.profile import ProfiledClass, ProfileResult, ReplayOverhead
+from graphcert.cert.compare import CertificateDiff
+from graphcert.cert.kind import KindResult
 from graphcert.errors import clip
+from graphcert.kinds.profile.result import ProfiledClass, ProfileResult, ReplayOverhead
 from graphcert.profiling import NodeFigures
+from graphcert.render.certview import CHANGE_STYLE
 from graphcert.render.layout import Column, Grid
 from graphcert.render.names import demangle, short_name
 from graphcert.render.words import Pairs
@@ -108,3 +111,24 @@ def profile_view(ref: str, result: ProfileResult) -> list[RenderableType]:
             out.append(Grid(_GAP_COLUMNS, gap_rows(c), title="largest gaps on dependent edges"))
     out += [Text(f"note: {n}") for n in result.notes]
     return out
+
+
+def show_view(ref: str, result: KindResult) -> list[RenderableType]:
+    """What `graphcert show` draws of a profile certificate's results."""
+    assert isinstance(result, ProfileResult)
+    return profile_view(ref, result)
+
+
+_DIFF_COLUMNS = (Column("class", key=True), Column("node", right=True, key=True),
+                 Column("kernel", wrap=True), Column("a", right=True), Column("b", right=True),
+                 Column("diff", right=True), Column("change"))
+
+
+def diff_view(diff: CertificateDiff) -> list[RenderableType]:
+    """What `graphcert diff` draws of two profiles: nodes by canonical index."""
+    from rich.text import Text
+
+    return [Grid(_DIFF_COLUMNS, [
+        (n.label, "path" if n.index is None else str(n.index), n.name,
+         f"{n.baseline_ns / 1e3:,.2f} µs", f"{n.current_ns / 1e3:,.2f} µs", f"{n.diff:+.1%}",
+         Text(n.change.value, style=CHANGE_STYLE[n.change])) for n in diff.nodes or ()])]

@@ -5,12 +5,31 @@ appeared or disappeared against a baseline record. Pure.
 
 from __future__ import annotations
 
-from graphcert.cert.results.record import RecordResult
+from graphcert.cert.certificate import Certificate
 from graphcert.gate.policy import Policy
-from graphcert.gate.rules import Rule, RuleResult, RuleStatus
+from graphcert.gate.rules import Loaded, Rule, RuleResult, RuleStatus
+from graphcert.kinds.record.result import RecordResult
 from graphcert.recording import Recorded
 
 SHOWN = 8  # names listed in a rule's details before "... and N more"
+
+
+BASELINE_RULE = Rule.REGRESSION
+TIMED = True
+GATED_ALONE = None
+
+
+def certificate_rules(cert: Certificate, policy: Policy) -> list[RuleResult]:
+    """The record policy keys the policy sets for this program."""
+    assert isinstance(cert.result, RecordResult)
+    return record_rules(cert.result, policy, cert.workload.name, cert.workload.ref)
+
+
+def baseline_rules(cert: Certificate, base: Loaded, policy: Policy) -> list[RuleResult]:
+    """Topologies that appeared or disappeared against the baseline record."""
+    current, baseline = cert.result, base.cert.result
+    assert isinstance(current, RecordResult) and isinstance(baseline, RecordResult)
+    return [record_baseline_rule(current, baseline, str(base.path), policy)]
 
 
 def _short(h: str) -> str:

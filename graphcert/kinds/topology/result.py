@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from graphcert.cert.results.causes import Cause
-from graphcert.cert.results.steps import StepBucket
 from graphcert.cert.results.verdict import Verdict
+from graphcert.kinds.topology.causes import Cause
+from graphcert.kinds.topology.steps import StepBucket
 
 if TYPE_CHECKING:
     from graphcert.model import GraphSnapshot
@@ -253,6 +253,8 @@ class VerifyResult:
     """verify of one workload over its classes, with the verdict `judge` gives them (no
     default: a result is made with its verdict)."""
 
+    kind: ClassVar[str] = "topology"
+
     classes: tuple[AnyClass, ...]
     transitions: tuple[Transition, ...] = ()
     timings_s: Mapping[str, float] = field(default_factory=dict)
@@ -269,6 +271,15 @@ class VerifyResult:
         missing = [f"class {c.capacity:,} not verified: {c.reason}" for c in classes
                    if isinstance(c, SkippedClass)]
         return Verdict.of(failures, missing)
+
+    def rejudged(self) -> Verdict:
+        """The verdict `judge` gives this result's classes now."""
+        return VerifyResult.judge(self.classes)
+
+    @property
+    def framework(self) -> str | None:
+        """The framework of a framework step's result; None for a native workload."""
+        return self.settings.framework if self.settings is not None else None
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"classes": [c.to_json() for c in self.classes],

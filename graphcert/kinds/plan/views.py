@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from graphcert.cert.results.plan import CURRENT, PlanResult
+from graphcert.cert.kind import KindResult
+from graphcert.kinds.plan.result import CURRENT, PlanResult
 from graphcert.plan.costs import Budgets
 from graphcert.plan.engines import Engine, engine_args
 from graphcert.plan.evaluate import Evaluation
@@ -76,13 +77,7 @@ def plan_view(plan: PlanResult) -> list[RenderableType]:
     return [Pairs(plan_lines(plan)), comparison_table(plan)]
 
 
-def plan_html(plan: PlanResult) -> str:
-    """The HTML report's section of a plan certificate: the same lines and table."""
-    from graphcert.render.htmlparts import code, para, table
-
-    out = ["<h3>Plan</h3>"] + [para(f"{k}: ", code(v)) if k in _ENGINES else para(f"{k}: {v}")
-                               for k, v in plan_lines(plan)]
-    rows = [_row(plan, e) for e in (plan.chosen, *plan.comparisons)]
-    out.append(table([c.header for c in _COLUMNS], rows, frozenset(range(2, 9)),
-                     wrap=frozenset({1, 9})))
-    return "".join(out)
+def show_view(ref: str, result: KindResult) -> list[RenderableType]:
+    """What `graphcert show` draws of a plan certificate's results."""
+    assert isinstance(result, PlanResult)
+    return plan_view(result)

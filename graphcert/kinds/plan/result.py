@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from graphcert.cert.results.verdict import Verdict
 from graphcert.errors import InputError
@@ -89,6 +89,8 @@ class PlanResult:
     """A plan as certified: the cost curve it used, the traffic (and its digest), the
     budgets, the chosen list and the comparison rows, all evaluated on the same curve."""
 
+    kind: ClassVar[str] = "plan"
+
     curve: CostCurve  # the candidate sizes' costs (measured, or interpolated and marked so)
     traffic: Traffic
     budgets: Budgets
@@ -133,6 +135,11 @@ class PlanResult:
                                 f"({row.expected_s:.6g} s against the plan's "
                                 f"{chosen.expected_s:.6g} s)")
         return Verdict.of(failures)
+
+    @property
+    def framework(self) -> str | None:
+        """None: a plan certificate's method is the same whatever made the graphs."""
+        return None
 
     def rejudged(self) -> Verdict:
         return PlanResult.judge(self.chosen, self.comparisons, self.tolerance)

@@ -13,7 +13,9 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from graphcert.cert.results.plan import (
+from graphcert.cert.evidence import RANK
+from graphcert.errors import InputError
+from graphcert.kinds.plan.result import (
     PlanMethod,
     PlanResult,
     budgets_from_json,
@@ -22,7 +24,6 @@ from graphcert.cert.results.plan import (
     traffic_digest,
     traffic_from_json,
 )
-from graphcert.errors import InputError
 from graphcert.plan.costs import Budgets, CostCurve
 from graphcert.plan.evaluate import Evaluation, evaluate
 from graphcert.plan.traffic import Traffic
@@ -35,6 +36,11 @@ Doc = Mapping[str, Any]
 
 def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=REL, abs_tol=1e-300)
+
+
+def contradictions(results: Doc, verdict: Doc) -> list[str]:
+    """Every way a plan certificate's results and verdict disagree."""
+    return list(plan_contradictions(results, verdict, RANK))
 
 
 def plan_contradictions(results: Doc, verdict: Doc,

@@ -1,16 +1,34 @@
 """The gate's rules for a profile certificate (issue 31): against its baseline, each node's
 median (`max_node_regression`) and the critical path (`max_critical_path_regression`), judged
-with their 95% intervals (graphcert.cert.profilecompare). Either limit unset takes
+with their 95% intervals (graphcert.kinds.profile.compare). Either limit unset takes
 `max_regression`. Profiles of different topologies fail, naming the first differing node.
 """
 
 from __future__ import annotations
 
+from graphcert.cert.certificate import Certificate
 from graphcert.cert.compare import Change
-from graphcert.cert.profilecompare import TopologyMismatch, compare_profiles
-from graphcert.cert.results.profile import ProfileResult
 from graphcert.gate.policy import Policy
-from graphcert.gate.rules import Rule, RuleResult, RuleStatus
+from graphcert.gate.rules import Loaded, Rule, RuleResult, RuleStatus
+from graphcert.kinds.profile.compare import TopologyMismatch, compare_profiles
+from graphcert.kinds.profile.result import ProfileResult
+
+BASELINE_RULE = Rule.REGRESSION
+TIMED = True
+GATED_ALONE = None
+
+
+def certificate_rules(cert: Certificate, policy: Policy) -> list[RuleResult]:
+    """None of its own: a profile is gated against its baseline only."""
+    return []
+
+
+def baseline_rules(cert: Certificate, base: Loaded, policy: Policy) -> list[RuleResult]:
+    """Nodes and the critical path against the baseline's profile."""
+    current, baseline = cert.result, base.cert.result
+    assert isinstance(current, ProfileResult) and isinstance(baseline, ProfileResult)
+    return profile_baseline_rules(current, baseline, str(base.path), policy,
+                                  cert.workload.name, cert.workload.ref)
 
 
 def profile_baseline_rules(current: ProfileResult, baseline: ProfileResult, base_path: str,

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from graphcert.cert.results.record import RecordResult
+from graphcert.cert.kind import KindResult
+from graphcert.kinds.record.result import RecordResult
 from graphcert.recording import Coverage, GraphRow, Regions
 from graphcert.render.inventory import format_bytes
 from graphcert.render.layout import Column, Grid
@@ -17,18 +18,22 @@ from graphcert.render.words import Pairs
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-_GRAPHS = (Column("#", key=True, right=True), Column("topology"), Column("made"),
-           Column("nodes", right=True), Column("capture", right=True),
-           Column("instantiate", right=True), Column("at", right=True),
-           Column("launches", right=True), Column("per launch", right=True),
-           Column("updates", right=True), Column("fate"), Column("snapshot", wrap=True))
-_EAGER = (Column("eager kernel (steady state)", key=True, wrap=True),
-          Column("launches", right=True), Column("device time", right=True))
-_REGIONS = (Column("NVTX range (steady state, eager)", key=True, wrap=True),
-            Column("launches", right=True), Column("device time", right=True))
-_CHURN = (Column("topology", key=True), Column("shape"), Column("instantiations", right=True),
-          Column("alive at once", right=True),
-          Column("graphs", wrap=True, sep=", "), Column("at", wrap=True, sep=", "))
+GRAPH_COLUMNS = (
+    Column("#", key=True, right=True), Column("topology"), Column("made"),
+    Column("nodes", right=True), Column("capture", right=True),
+    Column("instantiate", right=True), Column("at", right=True),
+    Column("launches", right=True), Column("per launch", right=True),
+    Column("updates", right=True), Column("fate"), Column("snapshot", wrap=True))
+EAGER_COLUMNS = (
+    Column("eager kernel (steady state)", key=True, wrap=True),
+    Column("launches", right=True), Column("device time", right=True))
+REGION_COLUMNS = (
+    Column("NVTX range (steady state, eager)", key=True, wrap=True),
+    Column("launches", right=True), Column("device time", right=True))
+CHURN_COLUMNS = (
+    Column("topology", key=True), Column("shape"), Column("instantiations", right=True),
+    Column("alive at once", right=True),
+    Column("graphs", wrap=True, sep=", "), Column("at", wrap=True, sep=", "))
 
 
 def _ms(ns: float | None) -> str:
@@ -119,53 +124,17 @@ def record_view(r: RecordResult) -> list[RenderableType]:
     NVTX range) and the churn."""
     graphs, eager, regions, churn = record_rows(r)
     out: list[RenderableType] = [Pairs(summary_lines(r))]
-    for title, cols, rows in (("graph executables", _GRAPHS, graphs),
-                              ("eager kernels in steady state", _EAGER, eager),
-                              ("eager kernels in steady state by NVTX range", _REGIONS, regions),
-                              ("churn: one graph instantiated again", _CHURN, churn)):
+    for title, cols, rows in (
+            ("graph executables", GRAPH_COLUMNS, graphs),
+            ("eager kernels in steady state", EAGER_COLUMNS, eager),
+            ("eager kernels in steady state by NVTX range", REGION_COLUMNS, regions),
+            ("churn: one graph instantiated again", CHURN_COLUMNS, churn)):
         if rows:
             out.append(Grid(cols, rows, title=title))
     return out
 
 
-def coverage_bar(label: str, c: Coverage | None) -> str:
-    """An inline SVG bar: the share of kernel launches (and of device time) graphs made."""
-    from html import escape
-
-    if c is None or c.fraction is None:
-        return ""
-    width = 360
-    bars = [f'<text x="0" y="12" font-size="11">{escape(label)}</text>']
-    for row, (what, share) in enumerate((("launches", c.fraction),
-                                         ("device time", c.time_fraction))):
-        if share is None:
-            continue
-        y = 18 + row * 18
-        bars += [f'<rect x="80" y="{y}" width="{width}" height="12" fill="#e8a33d"/>',
-                 f'<rect x="80" y="{y}" width="{share * width:.1f}" height="12" '
-                 'fill="#3d7be8"/>',
-                 f'<text x="0" y="{y + 10}" font-size="10">{what}</text>',
-                 f'<text x="{86 + width}" y="{y + 10}" font-size="10">{share:.1%} by '
-                 'graphs</text>']
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + 200}" height="56" '
-            f'role="img" aria-label="{escape(label)}">{"".join(bars)}</svg>')
-
-
-def record_html(r: RecordResult) -> str:
-    """The HTML report's section of a record certificate: the same lines and tables, and a
-    bar of the coverage overall and in steady state (graph launches blue, eager orange)."""
-    from graphcert.render.htmlparts import para, table
-
-    graphs, eager, regions, churn = record_rows(r)
-    out = ["<h3>Record</h3>"] + [para(f"{k}: {v}") for k, v in summary_lines(r)]
-    out += [coverage_bar("overall", r.recorded.overall),
-            coverage_bar("steady state", r.recorded.steady)]
-    for title, cols, rows, right in (
-            ("graph executables", _GRAPHS, graphs, frozenset({0, 3, 4, 5, 6, 7, 8, 9})),
-            ("eager kernels in steady state", _EAGER, eager, frozenset({1, 2})),
-            ("eager kernels in steady state by NVTX range", _REGIONS, regions,
-             frozenset({1, 2})),
-            ("churn", _CHURN, churn, frozenset({2, 3}))):
-        if rows:
-            out += [para(title), table([c.header for c in cols], rows, right)]
-    return "".join(out)
+def show_view(ref: str, result: KindResult) -> list[RenderableType]:
+    """What `graphcert show` draws of a record certificate's results."""
+    assert isinstance(result, RecordResult)
+    return record_view(result)

@@ -6,9 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
-from typing import Any
+from typing import Any, ClassVar
 
+from graphcert.cert.results.figures import (
+    QUANTITIES,
+    SIDES,
+    Ended,
+    Interval,
+    Unavailable,
+    WayTimings,
+)
 from graphcert.cert.results.measure import (
     Context,
     HotTimings,
@@ -19,116 +26,6 @@ from graphcert.cert.results.measure import (
     placements_to_json,
 )
 from graphcert.cert.results.verdict import Verdict
-
-# The three timed quantities, never mixed, and the two ways of launching.
-QUANTITIES: tuple[str, ...] = ("host_enqueue", "device", "end_to_end")
-SIDES: tuple[str, ...] = ("stream", "graph")
-
-
-class Ended(str, Enum):
-    """How a sampling loop stopped: its precision target met (the default rule), the noise
-    rule held (nvbench's, `--stopping noise`), its timeout, or a sample limit."""
-
-    PRECISION_TARGET = "precision_target"
-    NOISE_TARGET = "noise_target"
-    TIMEOUT = "timeout"
-    SAMPLE_CAP = "sample_cap"
-
-
-@dataclass(frozen=True)
-class Timing:
-    """Summary of one quantity's samples, in seconds per launch; `noise` is relative, and
-    so is `half_width`: the larger half of the 95% interval of the median over the median
-    (None: not recorded, or too few samples to bound it)."""
-
-    samples: int
-    median_s: float
-    mean_s: float
-    min_s: float
-    max_s: float
-    rel_stddev: float
-    iqr_s: float
-    noise: float
-    ended: Ended | None = None  # None: recorded before graphcert said how sampling ended
-    half_width: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
-            "samples": self.samples, "median_s": self.median_s, "mean_s": self.mean_s,
-            "min_s": self.min_s, "max_s": self.max_s, "rel_stddev": self.rel_stddev,
-            "iqr_s": self.iqr_s, "noise": self.noise}
-        if self.ended is not None:
-            doc["ended"] = self.ended.value
-        if self.half_width is not None:
-            doc["half_width"] = self.half_width
-        return doc
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Timing:
-        ended, half = doc.get("ended"), doc.get("half_width")
-        return cls(int(doc["samples"]), float(doc["median_s"]), float(doc["mean_s"]),
-                   float(doc["min_s"]), float(doc["max_s"]), float(doc["rel_stddev"]),
-                   float(doc["iqr_s"]), float(doc["noise"]),
-                   Ended(ended) if ended is not None else None,
-                   float(half) if half is not None else None)
-
-
-@dataclass(frozen=True)
-class Unavailable:
-    """A figure that could not be measured, and why."""
-
-    reason: str
-
-
-@dataclass(frozen=True)
-class WayTimings:
-    """One way of launching (stream or graph), timed three ways that are never mixed."""
-
-    host_enqueue: Timing
-    device: Timing | Unavailable
-    end_to_end: Timing
-
-    def get(self, quantity: str) -> Timing | None:
-        """The timing of `quantity`, None where it is unavailable."""
-        value = getattr(self, quantity)
-        return value if isinstance(value, Timing) else None
-
-    def to_json(self) -> dict[str, Any]:
-        dev = self.device
-        return {"device_unavailable_reason": dev.reason if isinstance(dev, Unavailable) else None,
-                "host_enqueue": self.host_enqueue.to_json(),
-                "device": dev.to_json() if isinstance(dev, Timing) else None,
-                "end_to_end": self.end_to_end.to_json()}
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> WayTimings:
-        dev = doc.get("device")
-        device: Timing | Unavailable = (
-            Timing.from_json(dev) if dev is not None else
-            Unavailable(doc.get("device_unavailable_reason") or "not measured"))
-        return cls(Timing.from_json(doc["host_enqueue"]), device,
-                   Timing.from_json(doc["end_to_end"]))
-
-
-@dataclass(frozen=True)
-class Interval:
-    """Graph-over-stream speedup (median ratio) and its bootstrap interval."""
-
-    median: float
-    low: float
-    high: float
-    confidence: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        doc = {"median": self.median, "low": self.low, "high": self.high}
-        if self.confidence is not None:
-            doc["confidence"] = self.confidence
-        return doc
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Interval:
-        return cls(float(doc["median"]), float(doc["low"]), float(doc["high"]),
-                   doc.get("confidence"))
 
 
 @dataclass(frozen=True)
@@ -226,6 +123,8 @@ class BenchResult:
     """bench of one workload over its sizes, with the verdict `judge` gives them (no
     default: a result is made with its verdict)."""
 
+    kind: ClassVar[str] = "bench"
+
     sizes: tuple[SizeResult, ...]
     clock: Mapping[str, float | None] = field(default_factory=dict)  # before_mhz / after_mhz
     settings: Mapping[str, Any] = field(default_factory=dict)
@@ -262,6 +161,12 @@ class BenchResult:
         """The verdict `judge` gives this result's own figures now."""
         return BenchResult.judge(self.sizes, clock_unavailable=self.clock_unavailable,
                                  other_context=self.other_context)
+
+    @property
+    def framework(self) -> str | None:
+        """The framework of a framework step's bench (its settings name it); else None."""
+        framework = self.settings.get("framework")
+        return str(framework) if framework else None
 
     def timeouts(self, quantity: str | None = None) -> list[str]:
         """Timings whose sampling ended on its timeout (their target not reached)."""

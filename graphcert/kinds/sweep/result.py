@@ -6,31 +6,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-from graphcert.cert.results.bench import BenchResult, SizeResult
+from graphcert.cert.results.figures import LineFit
 from graphcert.cert.results.verdict import Verdict
-
-
-@dataclass(frozen=True)
-class LineFit:
-    """Least squares time = a + b * value, with R²."""
-
-    a_s: float
-    b_s: float
-    r2: float
-
-    def to_json(self) -> dict[str, Any]:
-        return {"a_s": self.a_s, "b_s": self.b_s, "r2": self.r2}
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> LineFit:
-        return cls(float(doc["a_s"]), float(doc["b_s"]), float(doc["r2"]))
+from graphcert.kinds.bench.result import BenchResult, SizeResult
 
 
 @dataclass(frozen=True)
 class SweepFit:
     """Per-launch cost against a swept workload option, per way and quantity."""
+
+    kind: ClassVar[str] = "sweep"
 
     key: str
     values: tuple[Any, ...]
@@ -46,6 +33,15 @@ class SweepFit:
         (BenchResult.judge), a throttled run fails it (its point mixes two clock rates) and a
         point whose SM clock was not read makes it incomplete."""
         return BenchResult.judge(points, clock_unavailable=None, other_context=None)
+
+    def rejudged(self) -> Verdict:
+        """The verdict `judge` gives this sweep's points now."""
+        return SweepFit.judge(self.points)
+
+    @property
+    def framework(self) -> str | None:
+        """A sweep is of a native workload's option: no framework."""
+        return None
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {

@@ -10,14 +10,16 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from graphcert.cert.results import (
+from graphcert.cert.compare import CertificateDiff, hash_change
+from graphcert.cert.kind import KindResult
+from graphcert.kinds.topology.result import (
     AnyClass,
     ClassResult,
     SampleResult,
-    StepBucket,
     Transition,
     VerifyResult,
 )
+from graphcert.kinds.topology.steps import StepBucket
 from graphcert.model.jsontext import short_hash
 from graphcert.render.inventory import format_bytes
 from graphcert.render.layout import Column, Grid
@@ -171,3 +173,37 @@ def verify_json(runs: Sequence[tuple[str, VerifyResult, Path | None]]) -> str:
         "results": result.to_json(),
         "certificate": str(certificate) if certificate else None}
         for ref, result, certificate in runs], indent=2)
+
+
+def show_view(ref: str, result: KindResult) -> list[RenderableType]:
+    """What `graphcert show` draws of a topology certificate's results."""
+    assert isinstance(result, VerifyResult)
+    return verify_view(ref, result)
+
+
+# diff's class table: the size names a row; a hash change is two tokens ("a -> b") that may
+# break only at their arrow; node counts are a list.
+_CLASS_COLUMNS = (Column("capacity", right=True, key=True), Column("change", key=True),
+                  Column("topology a -> b", wrap=True), Column("shape a -> b", wrap=True),
+                  Column("nodes", wrap=True, sep=", "))
+
+
+def _counts(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "-"
+
+
+def diff_view(diff: CertificateDiff) -> list[RenderableType]:
+    """What `graphcert diff` draws of two topology certificates' classes."""
+    classes: list[tuple[str | Text, ...]] = []
+    for c in diff.classes:
+        style = "" if c.change == "same" else "bold red" if c.change == "topology" \
+            else "yellow"
+        classes.append((size(c.capacity), Text(c.change, style=style),
+                        hash_change(c.baseline_topology, c.current_topology),
+                        hash_change(c.baseline_shape, c.current_shape),
+                        c.describe().split("nodes ", 1)[-1] if c.change in
+                        ("topology", "shape") else _counts(c.current_counts)))
+    out: list[RenderableType] = [Grid(_CLASS_COLUMNS, classes)]
+    for c in diff.classes:
+        out += [Text(f"  class {size(c.capacity)}: {line}") for line in c.node_diff]
+    return out

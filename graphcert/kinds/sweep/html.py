@@ -1,15 +1,22 @@
-"""A sweep drawn as inline SVG: bench certificates of one workload that differ in one numeric
-option (`bench chain --sweep kernels=1,10,100`), end-to-end median against that option. Pure;
-no plotting library, so the HTML report needs nothing installed."""
+"""The HTML report's view of a sweep: its fit and points, and the sweep drawn as inline SVG
+(bench certificates of one workload that differ in one numeric option, `bench chain --sweep
+kernels=1,10,100`, end-to-end median against that option). Pure; no plotting library, so
+the HTML report needs nothing installed."""
 
 from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from graphcert.cert.certificate import Certificate
-from graphcert.cert.results import BenchResult
+from graphcert.cert.kind import KindResult
+from graphcert.kinds.bench.result import BenchResult
+from graphcert.kinds.bench.views import LABELS
+from graphcert.kinds.sweep.result import SweepFit
+from graphcert.kinds.sweep.views import sweep_points as point_rows
+from graphcert.render.htmlparts import code, esc, para, table
+from graphcert.render.numbers import us
 
 _W, _H, _L, _R, _T, _B = 640, 320, 70, 20, 34, 50
 _COLOURS = {"stream": "#dc2626", "graph": "#2563eb"}
@@ -90,3 +97,44 @@ def sweep_svg(certs: Sequence[Certificate]) -> str | None:
                      f"{way} launch</text>")
     parts.append("</svg>")
     return "".join(parts)
+
+
+def results_html(result: KindResult, figures: Mapping[str, str]) -> str:
+    """The report's section of a sweep certificate."""
+    assert isinstance(result, SweepFit)
+    return sweep_view(result)
+
+
+def sweep_view(fit: SweepFit) -> str:
+    """A sweep certificate: cost per launch = a + b·value per way and quantity, then each
+    swept run's per-launch medians and its certificate."""
+    rows = [(way, LABELS[q], us(f.a_s if f else None), us(f.b_s if f else None),
+             f"{f.r2:.4f}" if f else "-")
+            for way in ("stream", "graph") for q in LABELS for f in [fit.fit[way].get(q)]]
+    out = [f"<h3>Sweep over {esc(fit.key)} = {esc(', '.join(map(str, fit.values)))}</h3>",
+           table(("way", "quantity", "a (fixed)", f"b (× {fit.key})", "R²"), rows,
+                 frozenset({2, 3, 4}))]
+    points = [(*figures, code(name) if name else "-") for figures, name in point_rows(fit)]
+    if points:
+        out.append(table((fit.key, "stream e2e / kernel", "graph e2e / kernel",
+                          "graph device / node", "certificate"), points, frozenset({0, 1, 2, 3})))
+    if fit.plot:
+        out.append(para("plot: ", code(fit.plot)))
+    return "".join(out)
+
+
+def workload_figure(docs: Sequence[tuple[str, Certificate]]) -> tuple[str, str] | None:
+    """("Sweep", the chart) for a workload's section of the report: from the bench
+    certificates a sweep certificate names, else from all the workload's bench certificates
+    where they differ in one numeric option; None where there is no sweep to draw."""
+    benches = [(path.rsplit("/", 1)[-1], c) for path, c in docs
+               if isinstance(c.result, BenchResult)]
+    picture = None
+    for _, cert in docs:
+        if isinstance(cert.result, SweepFit):
+            named = set(cert.result.certificates)
+            picture = sweep_svg([c for name, c in benches if name in named])
+            if picture:
+                break
+    picture = picture or sweep_svg([c for _, c in benches])
+    return ("Sweep", picture) if picture else None

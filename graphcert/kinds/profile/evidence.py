@@ -15,8 +15,9 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from graphcert.cert.results.profile import ProfiledClass, ProfileResult
+from graphcert.cert.evidence import RANK
 from graphcert.errors import InputError
+from graphcert.kinds.profile.result import ProfiledClass, ProfileResult
 from graphcert.profiling import Profile, longest_path
 
 REL = 1e-9  # float rounding between the way graphcert summed a figure and this
@@ -26,6 +27,11 @@ Doc = Mapping[str, Any]
 
 def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=REL, abs_tol=1e-6)
+
+
+def contradictions(results: Doc, verdict: Doc) -> list[str]:
+    """Every way a profile certificate's results and verdict disagree."""
+    return list(profile_contradictions(results, verdict, RANK))
 
 
 def profile_contradictions(results: Doc, verdict: Doc,

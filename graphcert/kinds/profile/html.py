@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Mapping
 
-from graphcert.cert.results.profile import ProfiledClass, ProfileResult
+from graphcert.cert.kind import KindResult
+from graphcert.kinds.profile.result import ProfiledClass, ProfileResult
+from graphcert.kinds.profile.views import class_lines, gap_rows, kernel_name, node_rows
 from graphcert.profiling import Profile
 from graphcert.render.dot import KIND_FILL
-from graphcert.render.profile import class_lines, gap_rows, kernel_name, node_rows
 
 TIMELINE_W = 880.0  # the drawing's width in px, the lane labels' column included
 _LABEL_W, _ROW_H, _BAR_H, _AXIS_H = 70.0, 22.0, 16.0, 18.0
@@ -119,3 +121,9 @@ def profile_html(result: ProfileResult) -> str:
             out.append(table(["edge", "gap", "via"], gap_rows(c), frozenset({1})))
     out += [para(f"note: {n}") for n in result.notes]
     return "".join(out)
+
+
+def results_html(result: KindResult, figures: Mapping[str, str]) -> str:
+    """The report's section of a profile certificate."""
+    assert isinstance(result, ProfileResult)
+    return profile_html(result)

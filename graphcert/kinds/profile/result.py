@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from graphcert.cert.results.verdict import Verdict
 from graphcert.errors import InputError
@@ -107,6 +107,8 @@ class ProfileResult:
     """`graphcert profile` of one workload over its classes; `verdict` is `judge` of the
     figures (derived, so a certificate's stored verdict is checked against it)."""
 
+    kind: ClassVar[str] = "profile"
+
     workload: str  # the workload ref as bench certificates name it
     replays: int  # replays requested per class
     classes: tuple[ProfiledClass, ...]
@@ -116,6 +118,11 @@ class ProfileResult:
     @property
     def verdict(self) -> Verdict:
         return ProfileResult.judge(self.classes, self.replays)
+
+    @property
+    def framework(self) -> str | None:
+        """None: a profile certificate's method is the same whatever made the graphs."""
+        return None
 
     def rejudged(self) -> Verdict:
         return self.verdict

@@ -1,6 +1,6 @@
 """The record result (issue 32): what `graphcert record -- python app.py` observed of a running
 program (every graph executable, dispatch coverage, churn, graph memory) and how the program
-ended. Written as a `record` certificate; the gate's record rules (graphcert.gate.record)
+ended. Written as a `record` certificate; the gate's record rules (graphcert.kinds.record.rules)
 hold it to min_graph_coverage, max_instantiations_per_topology, max_steady_eager_launches
 and compare its topologies with a baseline record. Pure.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, ClassVar
 
 from graphcert.cert.results.verdict import Verdict
 from graphcert.recording import (
@@ -48,6 +48,8 @@ class GraphMemory:
 class RecordResult:
     """One recorded run of a program."""
 
+    kind: ClassVar[str] = "record"
+
     program: tuple[str, ...]  # the argv it ran with (argv[0]: the script or -m module)
     exit_code: int
     ended: Ended
@@ -77,6 +79,11 @@ class RecordResult:
             missing.append("no kernel ran on the GPU while recording (the program never "
                            "used CUDA?)")
         return Verdict.of((), missing)
+
+    @property
+    def framework(self) -> str | None:
+        """None: a record certificate's method is the same whatever made the graphs."""
+        return None
 
     def rejudged(self) -> Verdict:
         return RecordResult.judge(self.exit_code, self.ended, self.recorded, self.detail)
@@ -191,20 +198,3 @@ def _row_from_json(doc: Mapping[str, Any]) -> GraphRow:
                     int(doc["updates"]), int(doc["failed_updates"]),
                     opt_int("destroyed_at_ns"), doc.get("snapshot_file"),
                     doc.get("read_error"))
-
-
-def record_contradictions(results: Mapping[str, Any], verdict: Mapping[str, Any]
-                          ) -> list[str]:
-    """Where a record certificate's claims disagree with its own evidence: the churn list
-    recomputed from the graph rows, and the verdict judged again."""
-    from graphcert.recording.analysis import churn_of
-
-    result = RecordResult.from_json(results, verdict)
-    out = []
-    if churn_of(result.recorded.graphs) != result.recorded.churn:
-        out.append("results.churn: does not match the graphs of results.graphs")
-    again = result.rejudged()
-    if again.status is not result.verdict.status:
-        out.append(f"verdict: says {result.verdict.status.value}, the results give "
-                   f"{again.status.value}")
-    return out

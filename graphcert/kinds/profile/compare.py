@@ -6,11 +6,10 @@ differs. Pure; used by the gate (max_node_regression, max_critical_path_regressi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from graphcert.cert.compare import Change
-from graphcert.cert.results.profile import ProfiledClass, ProfileResult
+from graphcert.cert.certificate import Certificate
+from graphcert.cert.compare import Change, NodeComparison, ResultsDiff, across_models
 from graphcert.errors import GraphcertError
+from graphcert.kinds.profile.result import ProfiledClass, ProfileResult
 from graphcert.profiling import Profile
 
 
@@ -18,33 +17,16 @@ class TopologyMismatch(GraphcertError):
     """Two profiles of different graphs: their nodes cannot be lined up."""
 
 
-@dataclass(frozen=True)
-class NodeComparison:
-    """One node (or the critical path: index None), baseline against current, in ns."""
-
-    label: str  # the class label
-    index: int | None  # canonical index; None for the critical path
-    name: str  # kernel name, or "critical path"
-    baseline_ns: float
-    current_ns: float
-    baseline_high_ns: float
-    current_low_ns: float
-    change: Change
-
-    @property
-    def diff(self) -> float:
-        """(current - baseline) / baseline."""
-        return (self.current_ns - self.baseline_ns) / self.baseline_ns \
-            if self.baseline_ns > 0 else 0.0
-
-    @property
-    def where(self) -> str:
-        node = "critical path" if self.index is None else f"node {self.index} ({self.name})"
-        return f"{self.label} {node}"
-
-    def describe(self) -> str:
-        return (f"{self.where}: {self.baseline_ns / 1e3:.3f} -> {self.current_ns / 1e3:.3f} us "
-                f"({self.diff:+.1%}): {self.change.value}")
+def diff_results(a: Certificate, b: Certificate, *, min_noise: float) -> ResultsDiff:
+    """Nodes lined up by canonical index (another topology refused), each judged against
+    `min_noise`; a warning when the two come from two GPU models."""
+    ra, rb = a.result, b.result
+    assert isinstance(ra, ProfileResult) and isinstance(rb, ProfileResult)
+    nodes, notes = compare_profiles(ra, rb, node_limit=min_noise, path_limit=min_noise)
+    models = across_models(a, b)
+    warnings = (f"these profile certificates are {models} (the gate would not compare them)",
+                ) if models is not None else ()
+    return ResultsDiff(nodes=tuple(nodes), notes=tuple(notes), warnings=warnings)
 
 
 def _signature(p: Profile) -> list[tuple[int, str, str]]:
