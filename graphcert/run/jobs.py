@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -29,6 +28,7 @@ from graphcert.frameworks.step import Step
 from graphcert.options import Options
 from graphcert.run import environment
 from graphcert.run.bench import BenchSettings, fit_sweep
+from graphcert.run.session import context_for
 from graphcert.workloads.loaded import LoadedWorkload
 from graphcert.workloads.registry import load
 
@@ -80,7 +80,7 @@ def verify_workloads(refs: Sequence[str], capacities: Sequence[int], *, samples:
 
     loaded = _prepare(refs, out_dir)
     done: list[Certified[VerifyResult]] = []
-    with _context(loaded, device, seed) as ctx:
+    with context_for(loaded, device, seed) as ctx:
         env = environment.environment(device, options.git) if out_dir is not None else {}
         for one in loaded:
             def each(cls: AnyClass, ref: str = one.ref) -> None:
@@ -101,15 +101,6 @@ def verify_workloads(refs: Sequence[str], capacities: Sequence[int], *, samples:
     return done
 
 
-def _context(loaded: list[LoadedWorkload], device: int, seed: int = 0
-             ) -> AbstractContextManager[RunContext | None]:
-    """graphcert's own RunContext, only where a workload (not a framework step) needs it: a
-    step runs in its framework's context."""
-    if all(one.is_step for one in loaded):
-        return nullcontext()
-    return RunContext.open(device, seed=seed)
-
-
 def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSettings, *,
                     device: int = 0, out_dir: Path | None = None, options: Options,
                     on_result: Callable[[Certified[BenchResult]], None] | None = None,
@@ -124,7 +115,7 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
 
     loaded = _prepare(runs, out_dir)
     done: list[Certified[BenchResult]] = []
-    with _context(loaded, device) as ctx:
+    with context_for(loaded, device) as ctx:
         env = environment.environment(device, options.git) if out_dir is not None else {}
         for one in loaded:
             target, ref = one.target, one.ref
