@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from typing import Any
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from graphcert import _interrupt
 from graphcert._version import __version__
 from graphcert.errors import ExitStatus, GraphcertError
+
+if TYPE_CHECKING:
+    from graphcert.invocation import WorkerHooks
 
 # name -> (module holding a click command called `command`, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -56,12 +61,11 @@ class LazyGroup(click.Group):
         return super().resolve_command(context, args)
 
     def parse_args(self, context: click.Context, args: list[str]) -> list[str]:
-        """Keep the raw arguments: a several-GPU run passes them to its workers. No arguments
-        at all is a request for help (as hatch answers it): the help on stdout, exit 0."""
+        """No arguments at all is a request for help (as hatch answers it): the help on
+        stdout, exit 0."""
         if not args and not context.resilient_parsing:
             click.echo(context.get_help(), color=context.color)
             context.exit(ExitStatus.OK)
-        context.meta["graphcert.argv"] = list(args)
         return super().parse_args(context, args)
 
     def format_commands(self, context: click.Context, formatter: click.HelpFormatter) -> None:
@@ -71,31 +75,44 @@ class LazyGroup(click.Group):
                 formatter.write_dl(rows)
 
     def invoke(self, context: click.Context) -> Any:
-        previous = _interrupt.unwind_in_body()
-        try:
-            try:
-                return super().invoke(context)
-            except ModuleNotFoundError as exc:
-                raise _missing_dependency(exc) from exc
-            finally:  # before the handlers below: Ctrl-C while printing is one line too
-                _interrupt.restore(previous)
-        except GraphcertError as exc:
-            from graphcert.commands._options import worker_hooks
+        return guarded(context, lambda: super(LazyGroup, self).invoke(context))
 
-            hooks = worker_hooks(context)
-            if hooks is not None:  # a worker replies with the error, typed (graphcert.worker)
-                hooks.on_error(exc)
-            else:
-                click.echo(f"graphcert: error: {exc.one_line()}", err=True)
-            log = getattr(exc, "log", None)
-            if log:
-                click.echo(log.rstrip(), err=True)
-            context.exit(exc.exit_code)
-        except KeyboardInterrupt:
-            click.echo("graphcert: interrupted", err=True)
-            if previous is not None:  # the command line itself (not a test's runner)
-                _interrupt.leave()
-            context.exit(ExitStatus.INTERRUPTED)
+
+def guarded(context: click.Context, run: Callable[[], Any]) -> Any:
+    """Run a command (`run`) as the command line does: a GraphcertError is one line on stderr
+    (or the worker's typed reply) and its exit status, Ctrl-C is one line and exit 130, a
+    missing third-party package is named with its fix."""
+    previous = _interrupt.unwind_in_body()
+    try:
+        try:
+            return run()
+        except ModuleNotFoundError as exc:
+            raise _missing_dependency(exc) from exc
+        finally:  # before the handlers below: Ctrl-C while printing is one line too
+            _interrupt.restore(previous)
+    except GraphcertError as exc:
+        hooks = _hooks(context)
+        if hooks is not None:  # a worker replies with the error, typed (graphcert.worker)
+            hooks.on_error(exc)
+        else:
+            click.echo(f"graphcert: error: {exc.one_line()}", err=True)
+        log = getattr(exc, "log", None)
+        if log:
+            click.echo(log.rstrip(), err=True)
+        context.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("graphcert: interrupted", err=True)
+        if previous is not None:  # the command line itself (not a test's runner)
+            _interrupt.leave()
+        context.exit(ExitStatus.INTERRUPTED)
+
+
+def _hooks(context: click.Context) -> WorkerHooks | None:
+    """The worker hooks of this run's invocation (None on the command line)."""
+    from graphcert.invocation import Invocation
+
+    found = context.find_object(Invocation)
+    return found.hooks if found is not None else None
 
 
 def _missing_dependency(exc: ModuleNotFoundError) -> Exception:
@@ -116,12 +133,19 @@ def _available(name: str) -> bool:
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="graphcert")
-def cli() -> None:
+@click.pass_context
+def cli(context: click.Context) -> None:
     """Profile and certify CUDA Graphs.
 
     capture/inventory/verify/bench run on a GPU; gate, show, diff, report and inventory
     of a saved snapshot need none.
     """
+    # The edge: the process environment is read here, once, into the invocation the command
+    # is given (a worker passes its own, with its hooks, as the context object).
+    from graphcert.invocation import Invocation
+
+    if not isinstance(context.obj, Invocation):
+        context.obj = Invocation.from_environ(os.environ)
 
 
 def main() -> None:

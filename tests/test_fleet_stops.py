@@ -22,8 +22,9 @@ from click.testing import CliRunner
 
 from graphcert.cert.results.fleet import ProgressEvent, WorkerOutcome
 from graphcert.cli import cli
+from graphcert.commands._options import DeviceSet
 from graphcert.run import fleet, worker
-from graphcert.run.worker import CommandJob
+from graphcert.run.worker import CommandJob, job_from_json
 from tests.test_fleet_workers import GPUS, PYTHONPATH, _fake
 
 ENV = {"PATH": "/usr/bin:/bin", "PYTHONPATH": PYTHONPATH}
@@ -73,7 +74,7 @@ def test_a_failing_progress_display_does_not_hang_the_worker(
         raise RuntimeError("synthetic display failure")
 
     runner = threading.Thread(target=lambda: got.append(fleet.run_worker(
-        GPUS[0], CommandJob(("verify",), 0, progress=True), ENV, on_progress=broken,
+        GPUS[0], CommandJob("verify", {}, 0, progress=True), ENV, on_progress=broken,
         started=procs.append)), daemon=True)
     runner.start()
     try:
@@ -115,7 +116,7 @@ def test_ctrl_c_stops_and_reaps_every_worker_even_one_still_starting(
         if len(ready) == 2:  # both early workers run and ignore SIGTERM: press Ctrl-C
             _thread.interrupt_main()
 
-    jobs = [(g, CommandJob(("verify",), g.index, progress=True), ENV) for g in GPUS]
+    jobs = [(g, CommandJob("verify", {}, g.index, progress=True), ENV) for g in GPUS]
     try:
         with pytest.raises(KeyboardInterrupt):
             fleet.run_workers("verify", jobs, on_progress=on_progress)
@@ -138,13 +139,14 @@ def test_ctrl_c_stops_and_reaps_every_worker_even_one_still_starting(
                 proc.wait()
 
 
-def test_worker_options_go_before_the_workload_arguments() -> None:
-    args = ["capture", "examples/step.py", "--device", "all", "--", "--device", "7", "--lr",
-            "0.1"]
-    job = fleet.command_job(args, GPUS[1], ["--out", "certs/gpu1"], several=True,
-                            progress=False)
-    assert job.command_line() == ["capture", "examples/step.py", "--out", "certs/gpu1",
-                                  "--device", "1", "--", "--device", "7", "--lr", "0.1"]
+def test_worker_options_stay_apart_from_the_workload_arguments() -> None:
+    """The job is typed: the worker's GPU and folder never mix with arguments that look like
+    options (`-- --device 7`), and they travel through JSON unchanged."""
+    refs = ("examples/step.py", "--device", "7", "--lr", "0.1")
+    params = {"workloads": refs, "device": DeviceSet(None, "all"), "out_dir": "certs/gpu1"}
+    job = fleet.command_job("verify", params, GPUS[1], several=True, progress=False)
+    assert job.device == 1 and job.params == {"workloads": refs, "out_dir": "certs/gpu1"}
+    assert job_from_json(json.loads(json.dumps(job.to_json()))) == job
 
 
 def test_every_worker_killed_is_shown_per_gpu_not_as_bad_input(

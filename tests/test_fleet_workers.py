@@ -68,12 +68,12 @@ def test_unknown_index_names_the_devices_there_are() -> None:
 
 
 def test_worker_job_replaces_the_device_and_carries_names_and_progress() -> None:
-    args = ["verify", "scan", "--device", "all", "--classes", "2^8..2^10", "--device=0,1"]
-    job = fleet.command_job(args, GPUS[1], several=True, progress=False)
-    assert job == CommandJob(("verify", "scan", "--classes", "2^8..2^10"), 1,
+    params = {"workloads": ("scan",), "device": DeviceSet((0, 1), "0,1"),
+              "classes": "2^8..2^10"}
+    job = fleet.command_job("verify", params, GPUS[1], several=True, progress=False)
+    assert job == CommandJob("verify", {"workloads": ("scan",), "classes": "2^8..2^10"}, 1,
                              uuid_names=True, progress=False)
-    assert job.command_line() == ["verify", "scan", "--classes", "2^8..2^10", "--device", "1"]
-    one = fleet.command_job(args, GPUS[0], several=False, progress=True)
+    one = fleet.command_job("verify", params, GPUS[0], several=False, progress=True)
     assert one.uuid_names is None and one.progress  # one GPU: names as $GRAPHCERT_CERT_NAME says
     # what the worker needs travels in its job, not in variables of its environment
     env = fleet.worker_env(base={"GRAPHCERT_DEVICE": "all", "PATH": "/bin"},
@@ -103,7 +103,7 @@ def command(job, events):
     sys.stderr.write(f"certificate: reports/x-{job.device}.json\n")
     if os.environ.get("FAIL_ON") in (str(job.device), "all"):
         raise InputError("synthetic failure on this GPU", hint="fix it")
-    print(json.dumps({"device": job.device, "argv": job.command_line(),
+    print(json.dumps({"device": job.device, "command": job.command, "params": job.params,
                       "uuid_names": job.uuid_names, "progress": job.progress}))
     return 0
 
@@ -125,7 +125,7 @@ def test_workers_run_in_parallel_and_report_each(monkeypatch: pytest.MonkeyPatch
     _fake(monkeypatch, tmp_path)
     seen: list[tuple[int, ProgressEvent]] = []
     done: list[int] = []
-    jobs = [(g, CommandJob(("verify", "scan"), g.index, progress=True),
+    jobs = [(g, CommandJob("verify", {"workloads": ("scan",)}, g.index, progress=True),
              {"FAIL_ON": "1", "PATH": "/usr/bin:/bin", "PYTHONPATH": PYTHONPATH}) for g in GPUS]
     result = fleet.run_workers("verify", jobs, on_progress=lambda g, e: seen.append(
         (g.index, e)), on_done=lambda w: done.append(w.gpu.index))
@@ -152,8 +152,10 @@ def test_cli_device_all_merges_json_and_exits_worst(monkeypatch: pytest.MonkeyPa
     assert merged["command"] == "verify" and merged["exit_code"] == 2
     first, second = merged["workers"]
     assert first["gpu"]["index"] == 0 and first["exit_code"] == 0
-    assert first["output"]["argv"] == ["verify", "scan", "--out", out, "--json",
-                                       "--device", "0"]
+    sent = first["output"]["params"]  # the parsed parameters, typed; the job names the GPU
+    assert first["output"]["command"] == "verify" and first["output"]["device"] == 0
+    assert sent["workloads"] == ["scan"] and sent["out_dir"] == out and sent["as_json"] is True
+    assert "device" not in sent
     assert first["output"]["uuid_names"] is True  # two GPUs: names carry the UUID
     assert first["output"]["progress"] is False  # no bars drawn: no events asked for
     assert second["error"] == "synthetic failure on this GPU (fix it)"
@@ -243,15 +245,21 @@ def test_certificate_names_follow_the_job_then_the_variable() -> None:
     """A worker's job says whether names carry the GPU's short UUID; without a job (None),
     $GRAPHCERT_CERT_NAME=uuid says so (read into the Options at the command line), as one job
     per GPU sharing a folder sets it."""
+    from graphcert.invocation import Invocation, WorkerHooks
     from graphcert.options import Options
     from graphcert.run.environment import gpu_label
-    from graphcert.run.jobs import _uuid_names
+
+    def names(job: bool | None, environ: dict[str, str]) -> bool:
+        """The certificate names a worker with this job's say uses (None: no say)."""
+        hooks = WorkerHooks(lambda error: None, None, job)
+        return Invocation.from_environ(environ, hooks=hooks).options.uuid_names
 
     env = {"gpu": {"name": "TEST-GPU", "uuid": GPUS[1].uuid}}
     assert gpu_label(env, True) == "TEST-GPU-bbbbbbbb"
     assert gpu_label(env) == gpu_label(env, False) == "TEST-GPU"
     unset, uuid = Options.from_environ({}), Options.from_environ({"GRAPHCERT_CERT_NAME": "uuid"})
     assert not unset.uuid_names and uuid.uuid_names
-    assert _uuid_names(None, unset) is False and _uuid_names(None, uuid) is True
-    assert _uuid_names(False, uuid) is False  # the job said no
-    assert _uuid_names(True, unset) is True
+    variable = {"GRAPHCERT_CERT_NAME": "uuid"}
+    assert names(None, {}) is False and names(None, variable) is True
+    assert names(False, variable) is False  # the job said no
+    assert names(True, {}) is True

@@ -179,7 +179,7 @@ from graphcert.workloads.registry import load
 
 def command(job, events):
     dev = job.device
-    out = Path(job.args[job.args.index("--out") + 1])
+    out = Path(job.params["out_dir"])
     env = environment("TEST-GPU")
     env["gpu"]["uuid"] = f"GPU-{dev:08d}-0000-0000-0000-synthetic000"
     for ref in ("scan", "join"):
@@ -203,10 +203,11 @@ def test_two_local_workers_then_one_gate(monkeypatch: pytest.MonkeyPatch, tmp_pa
     monkeypatch.setattr(worker, "worker_command", lambda: [sys.executable, str(script)])
     out = tmp_path / "collected"
     gpus = [Gpu(0, "TEST-GPU", "GPU-00000000"), Gpu(1, "TEST-GPU", "GPU-00000001")]
-    env = fleet.worker_env(extra={
+    env = fleet.worker_env(os.environ, extra={
         "TESTS_DIR": str(ROOT / "tests"), "ALTER_REF": alter or "",
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])})
-    jobs = [(g, fleet.command_job(["verify", "scan", "join", "--out", str(out)], g,
+    jobs = [(g, fleet.command_job("verify", {"workloads": ("scan", "join"),
+                                                "out_dir": str(out)}, g,
                                   several=True, progress=False), env) for g in gpus]
     result = fleet.run_workers("verify", jobs)
     assert result.exit_code == 0, [w.messages for w in result.workers]

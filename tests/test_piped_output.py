@@ -69,13 +69,10 @@ def test_messages_on_stderr_keep_a_path_whole(capsys: pytest.CaptureFixture[str]
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A certificate path in a stderr message is not split when stderr is not a terminal
     (seen on a GPU machine: 'certificate: ' and the path on two lines)."""
-    from graphcert.render.console import stderr_console
+    from graphcert.render.console import data_console
 
     monkeypatch.setenv("COLUMNS", "40")
-    stderr_console.cache_clear()  # a console made now, writing to the captured stderr
     path = "/root/out/w/reports/topology-torch_decode-NVIDIA_H100_80GB_HBM3.json"
-    try:
-        stderr_console().print(f"certificate: {path}")
-    finally:
-        stderr_console.cache_clear()
+    # a console made now, as an invocation makes it, writing to the captured stderr
+    data_console(stderr=True, environ=os.environ).print(f"certificate: {path}")
     assert f"certificate: {path}\n" in capsys.readouterr().err

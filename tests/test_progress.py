@@ -14,7 +14,6 @@ import pytest
 from rich.console import Console
 
 from graphcert.options import Options
-from graphcert.render import console as console_mod
 from graphcert.render import progress as progress_mod
 from graphcert.render.progress import bars_allowed, progress
 
@@ -29,7 +28,7 @@ def _as_terminal(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
     monkeypatch.setenv("TERM", "xterm-256color")
     buffer = io.StringIO()
     fake = Console(file=buffer, force_terminal=True, width=100, color_system=None)
-    monkeypatch.setattr(console_mod, "stderr_console", lambda: fake)
+    monkeypatch.setattr(progress_mod, "Console", lambda **kwargs: fake)
     return buffer
 
 

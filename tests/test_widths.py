@@ -113,11 +113,8 @@ def run_as_user(monkeypatch: pytest.MonkeyPatch, case: str, *, width: int, termi
     else:
         monkeypatch.delenv("FORCE_COLOR", raising=False)
     monkeypatch.setattr(consoles, "isatty", lambda stream: terminal)
-    consoles.stdout_console.cache_clear()  # made again, from this environment
-    try:
-        result = CliRunner().invoke(cli, list(CASES[case]), catch_exceptions=False)
-    finally:
-        consoles.stdout_console.cache_clear()
+    # each invocation makes its consoles from this environment
+    result = CliRunner().invoke(cli, list(CASES[case]), catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return result.stdout
 
@@ -176,14 +173,10 @@ def test_show_and_diff_print_a_figure_alike(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.setenv("NO_COLOR", "1")
-    consoles.stdout_console.cache_clear()
-    try:
-        diff = CliRunner().invoke(cli, ["diff", a, b], catch_exceptions=False).stdout
-        show = CliRunner().invoke(cli, ["show", a], catch_exceptions=False).stdout
-        topo = _rel(committed_report("topology", "chain"))
-        classes = CliRunner().invoke(cli, ["diff", topo, topo], catch_exceptions=False).stdout
-    finally:
-        consoles.stdout_console.cache_clear()
+    diff = CliRunner().invoke(cli, ["diff", a, b], catch_exceptions=False).stdout
+    show = CliRunner().invoke(cli, ["show", a], catch_exceptions=False).stdout
+    topo = _rel(committed_report("topology", "chain"))
+    classes = CliRunner().invoke(cli, ["diff", topo, topo], catch_exceptions=False).stdout
     result = load_certificate(ROOT / a).result
     assert isinstance(result, BenchResult)
     figure = us(result.sizes[0].stream.end_to_end.median_s)

@@ -43,9 +43,10 @@ def test_jobs_replies_and_events_round_trip_through_json() -> None:
     settings = BenchSettings(StopRule(0.01, 12, 0.25, 3.0, max_samples=40), flush_l2=False,
                              blocker_timeout_s=2.5, max_queued_ops=64, placements=3,
                              new_contexts=False, settle=False, hot=False, context="settled")
-    sent = [CommandJob(("verify", "scan", "--", "--lr", "0.1"), 2, uuid_names=True,
+    sent = [CommandJob("verify", {"workloads": ("scan", "--lr", "0.1"), "samples": 3,
+                        "out_dir": "certs", "no_certificate": False}, 2, uuid_names=True,
                        progress=True),
-            CommandJob(("bench", "chain"), 0),
+            CommandJob("bench", {"workloads": ("chain",), "plot_path": None}, 0, key_file="k"),
             BenchJob("chain[kernels=16]", parse_buckets("2^8..2^10"), settings, 1),
             BenchJob("scan", (100,), BenchSettings(), 0)]
     for job in sent:
@@ -64,7 +65,8 @@ def test_jobs_replies_and_events_round_trip_through_json() -> None:
         ProgressEvent.from_json({"progress": "synthetic", "units": 1})
 
 
-@pytest.mark.parametrize("job", [CommandJob(("verify", "nosuchworkload"), 0, progress=True),
+@pytest.mark.parametrize("job", [CommandJob("verify", {"workloads": ("nosuchworkload",)}, 0,
+                                            progress=True),
                                  BenchJob("nosuchworkload", (8,), BenchSettings(), 0)],
                          ids=["command", "bench"])
 def test_a_workers_error_comes_back_typed_not_printed(job: CommandJob | BenchJob) -> None:

@@ -2,7 +2,7 @@
 
 `fleet_capable(name)` wraps a command's body: with one device it runs the body as before; with
 several it checks the workloads, the output folder and the device list, then starts a worker
-per GPU with a job of the same arguments on that GPU (graphcert.run.fleet), shows each GPU's
+per GPU with a typed job (the same parameters, on that GPU) (graphcert.run.fleet), shows each GPU's
 result as it finishes, and exits with the worst worker's code.
 """
 
@@ -11,17 +11,19 @@ from __future__ import annotations
 import functools
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from graphcert.commands._options import DeviceSet, cli_options
+from graphcert.commands._options import DeviceSet, invocation
 from graphcert.options import Options
 
+if TYPE_CHECKING:
+    from graphcert.run.worker import ParamValue
+
 F = TypeVar("F", bound=Callable[..., Any])
-ARGV_KEY = "graphcert.argv"  # the group stores the raw arguments here (graphcert.cli)
 
 
 def fleet_capable(command: str) -> Callable[[F], F]:
@@ -61,6 +63,23 @@ def _display_env(options: Options) -> dict[str, str]:
     return env
 
 
+def job_params(params: Mapping[str, Any]) -> dict[str, ParamValue]:
+    """The command's parsed parameters as a worker job carries them: paths as text, the
+    device left out (each job names its GPU)."""
+    out: dict[str, ParamValue] = {}
+    for name, value in params.items():
+        if name == "device":
+            continue
+        if isinstance(value, Path):
+            value = str(value)
+        elif isinstance(value, list):
+            value = tuple(value)
+        if not isinstance(value, (str, int, float, bool, tuple, type(None))):
+            raise TypeError(f"--device all cannot pass {name}={value!r} to a worker")
+        out[name] = value
+    return out
+
+
 def fan_out(command: str, params: dict[str, Any]) -> None:
     """The several-GPU run of `command`: check, start a worker per GPU, show, exit worst."""
     from graphcert.errors import InputError
@@ -70,10 +89,6 @@ def fan_out(command: str, params: dict[str, Any]) -> None:
 
     ctx = click.get_current_context()
     devices: DeviceSet = params["device"]
-    args = ctx.meta.get(ARGV_KEY)
-    if args is None:
-        raise InputError(f"--device {devices} needs the graphcert command line",
-                         hint="run it as `graphcert ...` or `python -m graphcert ...`")
     _precheck(params)
     gpus = fleet.select_gpus(devices.indices, fleet.list_gpus())
     as_json = bool(params.get("as_json"))
@@ -81,21 +96,23 @@ def fan_out(command: str, params: dict[str, Any]) -> None:
     if several and params.get("plot_path") is not None:  # every worker would draw one file
         raise InputError("--plot draws one GPU's sweep, and --device names several",
                          hint="plot with --device N, or leave --plot out")
-    options = cli_options(ctx)
-    display = fleet_display(gpus, command, as_json=as_json, options=options)
+    inv = invocation(ctx)
+    key_file = str(inv.key_file) if inv.key_file is not None else None
+    display = fleet_display(gpus, command, as_json=as_json, options=inv.options,
+                            console=inv.err)
     with display as (on_progress, on_done, bars):
-        env = fleet.worker_env(extra=_display_env(options))
+        env = fleet.worker_env(inv.environ, extra=_display_env(inv.options))
         jobs = []
         for gpu in gpus:
-            extra: list[str] = []
+            ours = job_params(params)
             if command == "capture" and several:  # snapshot names carry no GPU: a folder each
                 from graphcert.cert.document import safe_name
                 from graphcert.cert.results.fleet import short_uuid
 
-                sub = Path(params["out_dir"]) / safe_name(f"{gpu.name}-{short_uuid(gpu.uuid)}")
-                extra = ["--out", str(sub)]
-            jobs.append((gpu, fleet.command_job(args, gpu, extra, several=several,
-                                                progress=bars), env))
+                ours["out_dir"] = str(Path(params["out_dir"])
+                                      / safe_name(f"{gpu.name}-{short_uuid(gpu.uuid)}"))
+            jobs.append((gpu, fleet.command_job(command, ours, gpu, several=several,
+                                                progress=bars, key_file=key_file), env))
         result = fleet.run_workers(command, jobs, on_progress=on_progress, on_done=on_done)
     common = result.common_error()
     # every worker refused the same input (exit 2 each): say it once; the same crash or

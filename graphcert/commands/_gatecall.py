@@ -4,14 +4,13 @@ digests, the signing key and whether a signature is required (issue 29 item 6)."
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from graphcert.commands._options import PathParam
+from graphcert.commands._options import PathParam, invocation
 from graphcert.errors import single_line
 
 if TYPE_CHECKING:
@@ -46,12 +45,11 @@ def gate_outcome(paths: tuple[Path, ...], *, baseline: Path | None,
     each also printed as one line on stderr."""
     from graphcert.cert.document import utc_now
     from graphcert.gate import UnusableReport, judge
-    from graphcert.options import Options
     from graphcert.workloads.registry import method_digest, source_digest
 
     def key() -> SigningKey | None:
-        # the environment read here, at the command line, with the key the gate checks with
-        options = Options.from_environ(os.environ, key_file=signing_key_file)
+        # the key the gate checks with: --signing-key-file, else the invocation's variables
+        options = invocation().signed(signing_key_file).options
         for note in options.warnings:
             click.echo(f"graphcert: warning: {note}", err=True)
         return options.signing_key

@@ -1,68 +1,38 @@
-"""Options shared by commands that run on a GPU, the one rule for $GRAPHCERT_DEVICE, the one
-number type every numeric option uses, what a worker tells the command it runs, and the
-invocation's graphcert.options.Options: the environment is read here, at the edge, and
-passed down."""
+"""Options shared by commands that run on a GPU, the one number type every numeric option
+uses, and `invocation()`: the one way a command gets its graphcert.invocation.Invocation (built
+by graphcert.cli or graphcert.worker, carried in click's context object) to pass down."""
 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from graphcert.errors import GraphcertError, InputError
-from graphcert.options import DEVICE_ENV, Options
+from graphcert.errors import InputError
+from graphcert.invocation import (
+    DeviceSet,
+    Invocation,
+    is_index,
+    parse_devices,
+    resolve_device,
+    resolve_devices,
+)
+from graphcert.options import DEVICE_ENV
 
-if TYPE_CHECKING:
-    from graphcert.cert.results.fleet import EventSink
-
-# The click context's meta holds a WorkerHooks here while a worker runs a command.
-WORKER_KEY = "graphcert.worker"
-
-
-@dataclass(frozen=True)
-class WorkerHooks:
-    """What a worker (graphcert.worker) tells the command it runs, from its job: who takes
-    the command's error (the worker replies with it, typed, instead of a printed line), where
-    progress goes (None: nowhere), how certificates are named (see CommandJob.uuid_names)."""
-
-    on_error: Callable[[GraphcertError], None]
-    events: EventSink | None = None
-    uuid_names: bool | None = None
+__all__ = ["DeviceSet", "parse_devices", "resolve_device", "resolve_devices"]
 
 
-def worker_hooks(ctx: click.Context | None = None) -> WorkerHooks | None:
-    """The hooks of the worker running this command; None on the command line."""
-    ctx = ctx if ctx is not None else click.get_current_context(silent=True)
-    hooks = ctx.meta.get(WORKER_KEY) if ctx is not None else None
-    return hooks if isinstance(hooks, WorkerHooks) else None
-
-
-def progress_events() -> EventSink | None:
-    """Where this command's progress events go: its worker's parent, when it draws bars."""
-    hooks = worker_hooks()
-    return hooks.events if hooks is not None else None
-
-
-def uuid_names() -> bool | None:
-    """Whether certificate names carry the GPU's short UUID, as this command's worker job
-    says; None on the command line (Options.uuid_names, from $GRAPHCERT_CERT_NAME, decides)."""
-    hooks = worker_hooks()
-    return hooks.uuid_names if hooks is not None else None
-
-
-def cli_options(ctx: click.Context | None = None) -> Options:
-    """The invocation's Options: read from the environment the first time a command asks
-    (without a signing key: --signing-key-file's callback loads it where certificates are
-    written), then kept in the context's `obj` for the rest of the command."""
+def invocation(ctx: click.Context | None = None) -> Invocation:
+    """This command's invocation, as graphcert.cli (or a worker) built it and as its
+    --signing-key-file completed it."""
     ctx = ctx or click.get_current_context()
-    found = ctx.find_object(Options)
+    found = ctx.find_object(Invocation)
     if found is None:
-        found = ctx.obj = Options.from_environ(os.environ, signing=False)
+        raise RuntimeError("a graphcert command runs under graphcert.cli's group, which "
+                           "builds its Invocation")
     return found
 
 
@@ -89,7 +59,6 @@ def _label(param: click.Parameter | None) -> str:
     return param.human_readable_name if param is not None else "a path"
 
 
-_MAX_DEVICE_DIGITS = 6
 _MAX_NUMBER_CHARS = 40  # a longer literal is refused before it is converted
 # The longest any one timing option may ask for: bounded, so a typo (1e300) cannot make a
 # run that never ends, and long enough for any real measurement.
@@ -152,76 +121,9 @@ class Bounded(click.FloatRange):
         return number
 
 
-def resolve_device(option: int | None, options: Options) -> int:
-    """The device index: --device when given, else $GRAPHCERT_DEVICE (`options.device`),
-    else 0.
-
-    The one rule everywhere: only a command that needs a GPU calls this, so a bad variable
-    is an error naming it (exit 2) there, and is ignored by commands that need no device
-    (inventory of a snapshot file, gate, show, diff)."""
-    if option is not None:
-        return option
-    raw = options.device
-    if not raw:
-        return 0
-    if not (raw.isascii() and raw.isdigit()) or len(raw) > _MAX_DEVICE_DIGITS:
-        raise InputError(f"${DEVICE_ENV}={raw[:40]!r} is not a device index",
-                         hint=f"set {DEVICE_ENV} to a number such as 0 (see `graphcert env`), "
-                              f"or unset it")
-    return int(raw)
-
-
-@dataclass(frozen=True)
-class DeviceSet:
-    """Several GPUs asked for (`--device all` or `--device 0,2`): one worker per GPU.
-    `indices` None means every GPU; the list is checked against the machine before work."""
-
-    indices: tuple[int, ...] | None
-    text: str
-
-    def __str__(self) -> str:
-        return self.text
-
-
-def parse_devices(raw: str, source: str = "--device") -> int | DeviceSet:
-    """`N` (one GPU, as today), `all`, or a comma list `0,2` (each index once)."""
-    text = raw.strip()
-    if text.lower() == "all":
-        return DeviceSet(None, "all")
-    parts = [p.strip() for p in text.split(",")]
-    if not text or not all(p.isascii() and p.isdigit() and len(p) <= _MAX_DEVICE_DIGITS
-                           for p in parts):
-        raise InputError(f"{source}={raw[:40]!r} is not a device index, a list or 'all'",
-                         hint="give a number such as 0, a list such as 0,2, or all "
-                              "(see `graphcert env`)")
-    indices = tuple(int(p) for p in parts)
-    if len(set(indices)) != len(indices):
-        raise InputError(f"{source}={raw[:40]!r} names a device twice",
-                         hint="name each device once, e.g. 0,2")
-    if len(indices) == 1 and "," not in text:
-        return indices[0]
-    return DeviceSet(indices, ",".join(map(str, indices)))
-
-
-def resolve_devices(option: str | None, options: Options) -> int | DeviceSet:
-    """--device when given, else $GRAPHCERT_DEVICE (`options.device`), else 0; either may
-    name several GPUs."""
-    if option is not None:
-        return parse_devices(option)
-    raw = options.device
-    if not raw:
-        return 0
-    try:
-        return parse_devices(raw, f"${DEVICE_ENV}")
-    except InputError:
-        raise InputError(f"${DEVICE_ENV}={raw[:40]!r} is not a device index",
-                         hint=f"set {DEVICE_ENV} to a number such as 0, a list such as 0,2, "
-                              f"or all (see `graphcert env`), or unset it") from None
-
-
 def _device_now(ctx: click.Context, param: click.Parameter, value: str | None
                 ) -> int | DeviceSet:
-    return resolve_devices(value, cli_options(ctx))
+    return invocation(ctx).devices(value)
 
 
 def _one_device(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
@@ -230,7 +132,7 @@ def _one_device(ctx: click.Context, param: click.Parameter, value: str | None) -
     if value is None:
         return None
     text = value.strip()
-    if text.isascii() and text.isdigit() and len(text) <= _MAX_DEVICE_DIGITS:
+    if is_index(text):
         return int(text)
     if text.lower() == "all" or "," in text:
         raise InputError(f"--device={value[:40]!r} names several GPUs; "
@@ -270,10 +172,10 @@ def single_device_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 def _signing_key(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
     """Load the signing key before any GPU work (a bad one is exit 2 here) into the
     invocation's Options, which carry it to the certificate writer."""
-    options = Options.from_environ(os.environ, key_file=value)
-    for line in options.warnings:
+    signed = invocation(ctx).signed(value)
+    for line in signed.options.warnings:
         click.echo(f"graphcert: warning: {line}", err=True)
-    ctx.obj = options
+    ctx.obj = signed
 
 
 def signing_key_option(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -14,12 +14,10 @@ from graphcert.commands._options import (
     Bounded,
     PathParam,
     certificate_options,
-    cli_options,
     device_option,
+    invocation,
     json_option,
-    progress_events,
     signing_key_option,
-    uuid_names,
 )
 from graphcert.errors import ExitStatus
 
@@ -121,7 +119,7 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
 
     from graphcert.kinds.bench.views import bench_json, print_run
     from graphcert.kinds.sweep.views import print_sweep
-    from graphcert.render.console import print_json, stderr_console, stdout_console
+    from graphcert.render.console import print_json
     from graphcert.render.progress import progress
     from graphcert.run.bench import BenchSettings
     from graphcert.run.jobs import bench_plan
@@ -132,13 +130,14 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None,
     settings = BenchSettings(rule, flush_l2,
                              blocker_timeout, placements=placements,
                              new_contexts=placement_contexts == "new", hot=hot, context=context)
-    out, err, options = stdout_console(), stderr_console(), cli_options()
+    inv = invocation()
+    out, err, options = inv.out, inv.err, inv.options
     show = None if as_json else (  # each workload as it is done
         lambda run: print_run(out, err, run.ref, run.result, run.certificate))
-    with progress(plan.units, "bench", options, progress_events()) as advance:
+    with progress(plan.units, "bench", options, inv.events, console=err) as advance:
         done = bench_plan(plan, settings, device=device,
                           out_dir=None if no_certificate else out_dir, options=options,
-                          on_result=show, on_progress=advance, uuid_names=uuid_names())
+                          on_result=show, on_progress=advance)
     if done.fit is not None:
         print_sweep(out, err, done.fit, done.sweep_certificate, named_plot=done.sweep_plot,
                     asked_plot=plot_path, as_json=as_json)

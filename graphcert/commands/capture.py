@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from graphcert.commands._fleet import fleet_capable
-from graphcert.commands._options import PathParam, device_option, json_option
+from graphcert.commands._options import PathParam, device_option, invocation, json_option
 
 
 @click.command("capture")
@@ -39,7 +39,7 @@ def command(workload: str, size: str | None, classes: str | None, mode: str, out
              else [parse_size(size if size is not None else 1024)])
 
     from graphcert.render.capture import capture_summary, capture_table
-    from graphcert.render.console import print_json, stderr_console, stdout_console
+    from graphcert.render.console import print_json
     from graphcert.run.jobs import capture_workload
 
     rows = capture_workload(workload, sizes, mode=mode, device=device, out_dir=out_dir,
@@ -52,5 +52,5 @@ def command(workload: str, size: str | None, classes: str | None, mode: str, out
         print_json(json.dumps({"workload": workload, "mode": mode,
                                "classes": [r.to_json() for r in rows]}, indent=2))
         return
-    stdout_console().print(capture_table(workload, mode, rows))
-    stderr_console().print(capture_summary(rows, str(out_dir)))
+    invocation().out.print(capture_table(workload, mode, rows))
+    invocation().err.print(capture_summary(rows, str(out_dir)))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from graphcert.commands._options import PathParam
+from graphcert.commands._options import PathParam, invocation
 
 
 @click.command("diff")
@@ -40,7 +40,7 @@ def command(ctx: click.Context, a: Path, b: Path, as_json: bool, exit_zero: bool
     from graphcert.errors import ExitStatus, InputError
     from graphcert.gate import display_path
     from graphcert.render.certview import diff_renderables
-    from graphcert.render.console import print_json, stdout_console
+    from graphcert.render.console import print_json
     from graphcert.render.sanitize import clean_value
 
     doc_a, doc_b = read_document(a), read_document(b)
@@ -60,7 +60,7 @@ def command(ctx: click.Context, a: Path, b: Path, as_json: bool, exit_zero: bool
             print_json(json.dumps({"a": display_path(a), "b": display_path(b),
                                    **diff.to_dict()}, indent=2, ensure_ascii=False))
         else:
-            console = stdout_console()
+            console = invocation().out
             for item in diff_renderables(diff, display_path(a), display_path(b)):
                 console.print(item)
         differ = diff.graphs_differ
@@ -76,7 +76,7 @@ def _diff_snapshots(a: tuple[Path, object], b: tuple[Path, object], as_json: boo
 
     from graphcert.cert.compare import snapshots_differ
     from graphcert.model import diff_snapshots, snapshot_from_json
-    from graphcert.render.console import print_json, stdout_console
+    from graphcert.render.console import print_json
     from graphcert.render.diff import render_diff
 
     snap_a, snap_b = (snapshot_from_json(doc, source=str(path)) for path, doc in (a, b))
@@ -84,5 +84,5 @@ def _diff_snapshots(a: tuple[Path, object], b: tuple[Path, object], as_json: boo
     if as_json:
         print_json(json.dumps(diff.to_dict(), indent=2, ensure_ascii=False, default=str))
     else:
-        render_diff(stdout_console(), diff)  # table (if any difference), then summary
+        render_diff(invocation().out, diff)  # table (if any difference), then summary
     return snapshots_differ(diff)

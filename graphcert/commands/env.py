@@ -10,7 +10,7 @@ import json
 
 import click
 
-from graphcert.commands._options import json_option
+from graphcert.commands._options import invocation, json_option
 
 
 @click.command("env")
@@ -19,7 +19,7 @@ from graphcert.commands._options import json_option
               help="Exit 3 when there is no NVIDIA driver or device (default: say so, exit 0).")
 def command(as_json: bool, require_gpu: bool) -> None:
     """Driver and CUDA versions, cuda-bindings and NVRTC versions, each GPU, the cache dir."""
-    from graphcert.render.console import print_json, stdout_console
+    from graphcert.render.console import print_json
     from graphcert.render.env import env_view
     from graphcert.run.environment import machine_facts
 
@@ -27,6 +27,6 @@ def command(as_json: bool, require_gpu: bool) -> None:
     if as_json:
         print_json(json.dumps(env, indent=2))
         return
-    console = stdout_console()
+    console = invocation().out
     for item in env_view(env):
         console.print(item)

@@ -57,16 +57,16 @@ def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | No
     be PATHS itself or a copy of it, and one kept inside PATHS is left out of them.
     """
     from graphcert.commands._gatecall import gate_outcome
-    from graphcert.commands._options import cli_options
+    from graphcert.commands._options import invocation
     from graphcert.errors import InputError
     from graphcert.fileio import check_output_file, missing_folder, write_output
     from graphcert.gate import GateRun
-    from graphcert.render.console import print_json, stdout_console
+    from graphcert.render.console import print_json
     from graphcert.render.report import OutputFormat, print_table, render
 
     # Every output is checked before the gate runs: a bad path is exit 2, never a
     # verdict followed by a traceback.
-    summary_env = cli_options(context).step_summary  # $GITHUB_STEP_SUMMARY
+    summary_env = invocation(context).options.step_summary  # $GITHUB_STEP_SUMMARY
     step = Path(summary_env) if summary_env else None
     for target, what in ((junit, "--junit"), (summary, "--summary"),
                          (step, "$GITHUB_STEP_SUMMARY")):
@@ -81,7 +81,7 @@ def command(context: click.Context, paths: tuple[Path, ...], baseline: Path | No
     if as_json:
         print_json(render(report, OutputFormat.JSON))
     elif isinstance(outcome, GateRun):
-        print_table(outcome.report, stdout_console())
+        print_table(outcome.report, invocation().out)
     markdown = render(report, OutputFormat.MARKDOWN)
     # checked above, yet a disk can fill up: still one line naming the file, exit 2
     created = {}  # folder made -> for which file

@@ -10,7 +10,7 @@ import json
 
 import click
 
-from graphcert.commands._options import cli_options, resolve_device, single_device_option
+from graphcert.commands._options import invocation, single_device_option
 from graphcert.errors import InputError
 from graphcert.model import GraphSnapshot, load_snapshot, snapshot_to_json
 
@@ -35,7 +35,7 @@ def command(target: str, size_text: str | None, device: int | None, as_json: boo
     TARGET is a saved snapshot (SNAPSHOT.json, needs no GPU) or a workload to capture.
     """
     from graphcert.buckets import parse_size
-    from graphcert.render.console import print_json, stdout_console
+    from graphcert.render.console import print_json
     from graphcert.render.inventory import render_inventory
 
     if as_json and tree:  # the JSON already nests child graphs; a tree is a terminal view
@@ -53,7 +53,7 @@ def command(target: str, size_text: str | None, device: int | None, as_json: boo
     if as_json:
         print_json(json.dumps(snapshot_to_json(snapshot), indent=2, ensure_ascii=False))
         return
-    render_inventory(stdout_console(), snapshot, tree=tree)
+    render_inventory(invocation().out, snapshot, tree=tree)
 
 
 def _capture(target: str, size: int | None, device: int | None) -> GraphSnapshot:
@@ -68,7 +68,7 @@ def _capture(target: str, size: int | None, device: int | None) -> GraphSnapshot
     import graphcert.run.capture as capture
 
     snapshot: GraphSnapshot = capture.capture_snapshot(target, size=size, mode="global",
-                                                       device=resolve_device(device, cli_options()))
+                                                       device=invocation().device(device))
     return snapshot
 
 

@@ -11,7 +11,7 @@ from graphcert.commands._options import (
     Bounded,
     PathParam,
     certificate_options,
-    cli_options,
+    invocation,
     json_option,
     resolve_device,
     signing_key_option,
@@ -65,13 +65,13 @@ def command(step: str, traffic: Path, max_graphs: int | None, memory_budget: int
     from graphcert.plan.costs import Budgets
 
     budgets = Budgets(max_graphs, memory_budget, capture_budget, max_size)
-    options = cli_options()
+    options = invocation().options
     index = resolve_device(device, options)
 
     import json
 
     from graphcert.kinds.plan.views import plan_view
-    from graphcert.render.console import print_json, stderr_console, stdout_console
+    from graphcert.render.console import print_json
     from graphcert.run.plan import PLAN_SETTINGS, PlanRequest, plan_step
 
     request = PlanRequest(step, traffic, budgets, compare, current, tolerance)
@@ -83,12 +83,12 @@ def command(step: str, traffic: Path, max_graphs: int | None, memory_budget: int
                                    "certificate": None if done.certificate is None
                                    else str(done.certificate)}, indent=2))
     else:
-        out = stdout_console()
+        out = invocation().out
         out.print(done.ref, markup=False, highlight=False)
         for part in plan_view(done.result):
             out.print(part)
         if done.certificate is not None:
-            stderr_console().print(f"certificate: {done.certificate}", markup=False,
+            invocation().err.print(f"certificate: {done.certificate}", markup=False,
                                    highlight=False)
     if not done.result.verdict.passed:
         click.get_current_context().exit(ExitStatus.FAILED)

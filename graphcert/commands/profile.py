@@ -11,7 +11,7 @@ import click
 from graphcert.commands._options import (
     Bounded,
     certificate_options,
-    cli_options,
+    invocation,
     json_option,
     resolve_device,
     signing_key_option,
@@ -52,14 +52,14 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None, r
     # neither: each workload at its default (run.profile.default_sizes: a step at its buckets)
     sizes = (parse_buckets(classes) if classes is not None
              else [parse_size(size)] if size is not None else None)
-    options = cli_options()
+    options = invocation().options
     index = resolve_device(device, options)
 
     from graphcert.kinds.profile.views import profile_view
-    from graphcert.render.console import print_json, stderr_console, stdout_console
+    from graphcert.render.console import print_json
     from graphcert.run.profile import ProfiledRun, profile_workloads
 
-    out, err = stdout_console(), stderr_console()
+    out, err = invocation().out, invocation().err
 
     def show(run: ProfiledRun) -> None:
         if as_json:

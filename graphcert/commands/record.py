@@ -10,7 +10,7 @@ import click
 
 from graphcert.commands._options import (
     certificate_options,
-    cli_options,
+    invocation,
     json_option,
     resolve_device,
     signing_key_option,
@@ -32,18 +32,18 @@ def command(out_dir: Path, no_certificate: bool, device: int | None, as_json: bo
     with its own sys.argv and output, recording every graph executable it instantiates and
     launches, the kernels graphs launched against those launched one by one, and churn.
     Exits with the program's exit code (130 on Ctrl-C, 143 on SIGTERM)."""
-    options = cli_options()
+    options = invocation().options
     index = resolve_device(device, options)
 
     import json
 
     from graphcert.kinds.record.views import record_view
-    from graphcert.render.console import print_json, stderr_console
+    from graphcert.render.console import print_json
     from graphcert.run.record import record_program
 
     done = record_program(program, out_dir=None if no_certificate else out_dir,
                           options=options, device=index)
-    err = stderr_console()
+    err = invocation().err
     if as_json:
         print_json(json.dumps({"results": done.result.to_json(),
                                "verdict": done.result.verdict.to_json(),

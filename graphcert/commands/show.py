@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from graphcert.commands._options import PathParam
+from graphcert.commands._options import PathParam, invocation
 
 
 @click.command("show")
@@ -25,7 +25,7 @@ def command(cert: Path, as_json: bool) -> None:
     from graphcert.errors import InputError
     from graphcert.gate import display_path
     from graphcert.render.certview import show_renderables
-    from graphcert.render.console import print_json, stdout_console
+    from graphcert.render.console import print_json
     from graphcert.render.sanitize import clean_value
     from graphcert.workloads.registry import method_digest, source_digest
 
@@ -37,7 +37,7 @@ def command(cert: Path, as_json: bool) -> None:
     if as_json:  # the certificate itself, as read (not the typed value written back)
         print_json(json.dumps(loaded.document, indent=2, ensure_ascii=False))
         return
-    console = stdout_console()
+    console = invocation().out
     shown = staleness(loaded, source_digest, method_digest)
     for item in show_renderables(clean_value(loaded), display_path(cert), shown):
         console.print(item)

@@ -10,12 +10,10 @@ from graphcert.commands._fleet import fleet_capable
 from graphcert.commands._options import (
     Bounded,
     certificate_options,
-    cli_options,
     device_option,
+    invocation,
     json_option,
-    progress_events,
     signing_key_option,
-    uuid_names,
 )
 from graphcert.errors import ExitStatus
 
@@ -48,12 +46,13 @@ def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, m
     from graphcert.cert.results.verdict import Status
     from graphcert.kinds.topology.result import AnyClass, VerifyResult
     from graphcert.kinds.topology.views import verify_json, verify_view
-    from graphcert.render.console import print_json, stderr_console, stdout_console
+    from graphcert.render.console import print_json
     from graphcert.render.progress import progress
     from graphcert.run.jobs import Certified, verify_workloads
 
     capacities = parse_buckets(classes)
-    err = stderr_console()
+    inv = invocation()
+    err = inv.err
 
     def each_class(ref: str, cls: AnyClass) -> None:
         err.print(f"{ref}: class {cls.capacity:,} {cls.status}", highlight=False)
@@ -61,7 +60,7 @@ def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, m
     def show(done: Certified[VerifyResult]) -> None:
         if as_json:
             return
-        out = stdout_console()
+        out = inv.out
         for item in verify_view(done.ref, done.result):
             out.print(item)
         # a skipped class's reason is INCOMPLETE even when another class failed the verdict
@@ -72,13 +71,12 @@ def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, m
             err.print(f"certificate: {done.certificate}")
 
     total = len(workloads) * len(capacities) * samples  # classes x samples, every workload
-    options = cli_options()
-    with progress(total, "verify", options, progress_events()) as advance:
+    options = inv.options
+    with progress(total, "verify", options, inv.events, console=err) as advance:
         runs = verify_workloads(workloads, capacities, samples=samples, seed=seed, mode=mode,
                                 classes_spec=classes, device=device,
                                 out_dir=None if no_certificate else out_dir, options=options,
-                                on_class=each_class, on_result=show, on_progress=advance,
-                                uuid_names=uuid_names())
+                                on_class=each_class, on_result=show, on_progress=advance)
     if as_json:
         print_json(verify_json([(r.ref, r.result, r.certificate) for r in runs]))
     if not all(r.result.verdict.passed for r in runs):

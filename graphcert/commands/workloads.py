@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from graphcert.commands._options import invocation
+
 
 @click.command("workloads")
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
@@ -31,7 +33,7 @@ def command(as_json: bool) -> None:
     """
     import json
 
-    from graphcert.render.console import print_json, stdout_console
+    from graphcert.render.console import print_json
     from graphcert.workloads.registry import BUILTINS
 
     specs = list(BUILTINS.values())
@@ -43,4 +45,4 @@ def command(as_json: bool) -> None:
 
     from graphcert.render.env import workloads_table
 
-    stdout_console().print(workloads_table(specs))
+    invocation().out.print(workloads_table(specs))

@@ -10,10 +10,8 @@ Free text is wrapped at spaces only, and no line ends with spaces (bars: render/
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Mapping
-from functools import cache
 from typing import IO, Any
 
 from rich.console import Console
@@ -53,6 +51,8 @@ class DataConsole(Console):
     def __init__(self, *args: Any, tty: bool | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._tty = tty
+        # COLUMNS from the environment rich was given (the invocation's; rich's default else)
+        self._columns = columns_of(self._environ)
 
     @property
     def on_terminal(self) -> bool:
@@ -71,7 +71,7 @@ class DataConsole(Console):
         if self.on_terminal or not objects or kwargs.get("width") is not None:
             super().print(*objects, **kwargs)
             return
-        base = _columns()
+        base = self._columns
         options = self.options.update(max_width=_UNBOUNDED)
         widest = max(Measurement.get(self, options, o).maximum for o in objects)
         saved = self._width
@@ -82,34 +82,24 @@ class DataConsole(Console):
             self._width = saved
 
 
-def _columns() -> int:
+def columns_of(environ: Mapping[str, str]) -> int:
     """COLUMNS when it is a positive integer, else 0 (the content's own width)."""
     try:
-        return max(int(os.environ.get("COLUMNS", "")), 0)
+        return max(int(environ.get("COLUMNS", "")), 0)
     except ValueError:
         return 0
 
 
-def data_console(*, stderr: bool = False) -> DataConsole:
-    """A console for stdout (or stderr) as the environment and the stream ask: colour from
-    colour_wanted, layout from isatty. rich reads NO_COLOR and COLUMNS itself."""
+def data_console(*, stderr: bool = False, environ: Mapping[str, str]) -> DataConsole:
+    """A console for stdout (or stderr; messages and progress, laid out as stdout's, so a
+    certificate's path in a message is never split) as `environ` (the invocation's, read
+    once) and the stream ask: colour from colour_wanted, layout from isatty. rich reads
+    NO_COLOR and COLUMNS itself."""
     stream = sys.stderr if stderr else sys.stdout
     tty = isatty(stream)
     return DataConsole(stderr=stderr, soft_wrap=False, highlight=False,
-                       force_terminal=colour_wanted(os.environ, tty), tty=tty)
-
-
-@cache
-def stdout_console() -> Console:
-    """The console for data."""
-    return data_console()
-
-
-@cache
-def stderr_console() -> Console:
-    """The console for messages and progress, laid out as stdout's: a certificate's path in
-    a message is never split across lines either."""
-    return data_console(stderr=True)
+                       force_terminal=colour_wanted(environ, tty), tty=tty,
+                       _environ=environ)
 
 
 def print_json(text: str) -> None:

@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from rich.console import Console
+
 from graphcert.cert.results.fleet import FleetResult, Gpu, ProgressEvent, WorkerOutcome
 from graphcert.options import Options
 from graphcert.render.progress import bars_allowed
@@ -51,7 +53,8 @@ def _show(w: WorkerOutcome, as_json: bool, say: Callable[[str], None]) -> None:
 
 
 @contextmanager
-def fleet_display(gpus: Sequence[Gpu], command: str, *, as_json: bool, options: Options
+def fleet_display(gpus: Sequence[Gpu], command: str, *, as_json: bool, options: Options,
+                  console: Console | None = None
                   ) -> Iterator[tuple[OnProgress | None, OnDone, bool]]:
     """(on_progress, on_done, bars): bars per GPU on a terminal where `options` allow bars
     (on_progress None when none are drawn: workers then need not report progress)."""
@@ -63,10 +66,8 @@ def fleet_display(gpus: Sequence[Gpu], command: str, *, as_json: bool, options: 
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from graphcert.render.console import stderr_console
-
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), console=stderr_console(), transient=True)
+                   TimeElapsedColumn(), console=console or Console(stderr=True), transient=True)
     with bar:
         tasks: dict[int, Any] = {g.index: bar.add_task(f"{command} GPU {g.index} {g.name}",
                                                        total=None) for g in gpus}

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Protocol
 
+from rich.console import Console
+
 from graphcert.cert.results.fleet import EventSink, ProgressEvent
 from graphcert.options import Options
 
@@ -46,10 +48,11 @@ def _events(total: float, send: EventSink) -> Advance:
 
 @contextmanager
 def progress(total: float, description: str, options: Options,
-             events: EventSink | None = None) -> Iterator[Advance]:
-    """A transient bar of `total` units on stderr (where `options` allow bars); yields the
-    callback that advances it. With `events` (a worker whose parent draws the bar) no bar:
-    typed events go there."""
+             events: EventSink | None = None, *,
+             console: Console | None = None) -> Iterator[Advance]:
+    """A transient bar of `total` units on stderr (`console`: the invocation's, else a plain
+    one; where `options` allow bars); yields the callback that advances it. With `events` (a
+    worker whose parent draws the bar) no bar: typed events go there."""
     if events is not None and total > 0:
         yield _events(total, events)
         return
@@ -65,11 +68,9 @@ def progress(total: float, description: str, options: Options,
         TimeRemainingColumn,
     )
 
-    from graphcert.render.console import stderr_console
-
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
-                   console=stderr_console(), transient=True)
+                   console=console or Console(stderr=True), transient=True)
     with bar:
         task = bar.add_task(description, total=total)
 

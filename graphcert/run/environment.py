@@ -6,19 +6,15 @@ from __future__ import annotations
 import platform
 import socket
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from graphcert.cert.document import (
-    certificate_filename,
-    certificate_of,
-    make_certificate,
-    write_certificate,
-)
+from graphcert.cert.document import certificate_filename, make_certificate, write_certificate
 from graphcert.cert.method import method_kind
 from graphcert.cert.results.fleet import short_uuid
+from graphcert.cert.results.verdict import Verdict
 from graphcert.errors import first_line
-from graphcert.kinds.bench.result import BenchResult
 from graphcert.kinds.sweep.result import SweepFit
 from graphcert.kinds.topology.result import VerifyResult
 from graphcert.workloads import registry
@@ -29,14 +25,44 @@ if TYPE_CHECKING:
     from graphcert.options import GitCommit
 
 
-def workload_identity(loaded: LoadedWorkload, kind: str) -> dict[str, Any]:
+def identity(ref: str, name: str, kind: str) -> dict[str, Any]:
     """Reference, name, options, the digest of the sources and of graphcert's method for
     method kind `kind` (the gate recomputes both the same way; see
     graphcert.cert.digests and graphcert.cert.method.method_kind)."""
-    ref = loaded.ref
-    return {"ref": ref, "name": loaded.name, "source_digest": registry.source_digest(ref),
+    return {"ref": ref, "name": name, "source_digest": registry.source_digest(ref),
             "method_digest": registry.method_digest(kind),
             "options": dict(registry.parse_ref(ref).options)}
+
+
+def workload_identity(loaded: LoadedWorkload, kind: str) -> dict[str, Any]:
+    """The certificate's `workload` block for a loaded workload or step (see `identity`)."""
+    return identity(loaded.ref, loaded.name, kind)
+
+
+class Sealable(Protocol):
+    """A typed result a certificate is made of: its JSON and its verdict's."""
+
+    @property
+    def verdict(self) -> Verdict: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a certificate is about: its kind, its `workload` block and the label its file
+    name carries (`chain[kernels=10]`; a recorded program's name)."""
+
+    kind: str
+    workload: dict[str, Any]
+    label: str
+
+
+def subject(loaded: LoadedWorkload, kind: str, *, method: str | None = None,
+            swept: str | None = None) -> Subject:
+    """The subject of a `kind` certificate of `loaded` (digested with method kind `method`,
+    default `kind`; a sweep's label names its swept option)."""
+    return Subject(kind, workload_identity(loaded, method or kind), labelled(loaded, swept))
 
 
 def collect_git_info(cwd: Path | str | None = None) -> dict[str, Any]:
@@ -111,18 +137,20 @@ def _without_driver(reason: str) -> dict[str, Any]:
     return env
 
 
-def write(result: VerifyResult | BenchResult, out_dir: Path, loaded: LoadedWorkload,
+def write(result: Sealable, out_dir: Path, about: LoadedWorkload | Subject,
           env: dict[str, Any], *, key: SigningKey | None, uuid_names: bool = False) -> Path:
-    """Seal the certificate of `result`, sign it with `key` (Options.signing_key; None:
-    unsigned) and write it atomically; returns its path. The name carries the GPU's short
-    UUID with `uuid_names`, as a several-GPU run's workers ask."""
-    kind = "topology" if isinstance(result, VerifyResult) else "bench"
-    # "+step" for a framework step: from the settings as the certificate holds them, as the
-    # gate derives it
-    method = method_kind(kind, result.to_json().get("settings"))
-    cert = certificate_of(result, workload=workload_identity(loaded, method),
-                          environment=env)
-    name = certificate_filename(cert["kind"], labelled(loaded), gpu_label(env, uuid_names))
+    """The one certificate writer: seal the certificate of `result` about `about` (a
+    verify or bench result's workload, or any kind's Subject), sign it with `key`
+    (Options.signing_key; None: unsigned) and write it atomically; returns its path. The
+    name carries the GPU's short UUID with `uuid_names`, as a several-GPU run's workers ask."""
+    if not isinstance(about, Subject):
+        kind = "topology" if isinstance(result, VerifyResult) else "bench"
+        # "+step" for a framework step: from the settings as the certificate holds them, as
+        # the gate derives it
+        about = subject(about, kind, method=method_kind(kind, result.to_json().get("settings")))
+    cert = make_certificate(about.kind, workload=about.workload, environment=env,
+                            results=result.to_json(), verdict=result.verdict.to_json())
+    name = certificate_filename(about.kind, about.label, gpu_label(env, uuid_names))
     return write_certificate(out_dir / name, cert, key=key)
 
 
@@ -154,10 +182,6 @@ def sweep_filename(base: LoadedWorkload, key: str, gpu_name: str, suffix: str = 
 
 def write_sweep(fit: SweepFit, out_dir: Path, base: LoadedWorkload, env: dict[str, Any],
                 *, key: SigningKey | None, uuid_names: bool = False) -> Path:
-    """Seal the sweep certificate (fit, points, the runs' certificates), sign it with `key`
-    (as `write`), and write it."""
-    cert = make_certificate("sweep", workload=workload_identity(base, "sweep"),
-                            environment=env, results=fit.to_json(),
-                            verdict=fit.verdict.to_json())
-    name = sweep_filename(base, fit.key, gpu_label(env, uuid_names))
-    return write_certificate(out_dir / name, cert, key=key)
+    """The sweep certificate (fit, points, the runs' certificates), through `write`."""
+    return write(fit, out_dir, subject(base, "sweep", swept=fit.key), env, key=key,
+                 uuid_names=uuid_names)

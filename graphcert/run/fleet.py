@@ -10,7 +10,6 @@ collects their typed replies and events and what they printed.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import threading
@@ -26,7 +25,7 @@ from graphcert.cert.results.fleet import (
 )
 from graphcert.errors import InputError
 from graphcert.options import DEVICE_ENV
-from graphcert.run.worker import CommandJob, Finished, WorkerProcess
+from graphcert.run.worker import CommandJob, Finished, ParamValue, WorkerProcess
 
 STOP_WAIT_S = 5.0  # after Ctrl-C, how long a worker gets to end on SIGTERM before SIGKILL
 OnProgress = Callable[[Gpu, ProgressEvent], None]
@@ -59,40 +58,22 @@ def select_gpus(indices: Sequence[int] | None, gpus: Sequence[Gpu]) -> list[Gpu]
     return [by_index[i] for i in indices]
 
 
-def strip_device(args: Sequence[str]) -> list[str]:
-    """`args` without any `--device X` / `--device=X` (the parent gives each worker its own)."""
-    out: list[str] = []
-    skip = False
-    for i, arg in enumerate(args):
-        if skip:
-            skip = False
-        elif arg == "--":
-            out.extend(args[i:])
-            break
-        elif arg == "--device":
-            skip = True
-        elif not arg.startswith("--device="):
-            out.append(arg)
-    return out
+def command_job(command: str, params: Mapping[str, ParamValue], gpu: Gpu, *,
+                several: bool, progress: bool, key_file: str | None = None) -> CommandJob:
+    """One GPU's job: the command's parameters as parsed (the job names the GPU, so any
+    `device` among them is left out); certificate names with the GPU's short UUID when
+    several GPUs run (else as $GRAPHCERT_CERT_NAME says); progress events when the parent
+    draws bars; the parent's --signing-key-file, so every worker signs with one key."""
+    ours = {k: v for k, v in params.items() if k != "device"}
+    return CommandJob(command, ours, gpu.index, uuid_names=True if several else None,
+                      progress=progress, key_file=key_file)
 
 
-def command_job(args: Sequence[str], gpu: Gpu, extra: Sequence[str] = (), *,
-                several: bool, progress: bool) -> CommandJob:
-    """One GPU's job: the user's arguments without their --device (the job names the GPU),
-    `extra` before any `--` (after it they would be the workload's); certificate names with
-    the GPU's short UUID when several GPUs run (else as $GRAPHCERT_CERT_NAME says); progress
-    events when the parent draws bars."""
-    ours = strip_device(args)
-    cut = ours.index("--") if "--" in ours else len(ours)
-    return CommandJob((*ours[:cut], *extra, *ours[cut:]), gpu.index,
-                      uuid_names=True if several else None, progress=progress)
-
-
-def worker_env(base: Mapping[str, str] | None = None,
-               extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The worker's environment: the parent's, without $GRAPHCERT_DEVICE (the job decides),
-    and `extra` (the terminal's width and colour)."""
-    env = {k: v for k, v in (os.environ if base is None else base).items() if k != DEVICE_ENV}
+def worker_env(base: Mapping[str, str], extra: Mapping[str, str] | None = None
+               ) -> dict[str, str]:
+    """The worker's environment: `base` (the parent's, as its invocation read it) without
+    $GRAPHCERT_DEVICE (the job decides), and `extra` (the terminal's width and colour)."""
+    env = {k: v for k, v in base.items() if k != DEVICE_ENV}
     env.update(extra or {})
     return env
 

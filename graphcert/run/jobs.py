@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -26,6 +25,7 @@ from graphcert.kinds.topology.result import AnyClass, VerifyResult
 from graphcert.options import Options
 from graphcert.run import environment
 from graphcert.run.bench import BenchSettings, fit_sweep
+from graphcert.run.session import context_for
 from graphcert.workloads.loaded import LoadedWorkload
 from graphcert.workloads.registry import load
 
@@ -48,18 +48,12 @@ def _prepare(refs: Sequence[str], out_dir: Path | None) -> list[LoadedWorkload]:
     return loaded
 
 
-def _uuid_names(uuid_names: bool | None, options: Options) -> bool:
-    """Whether certificate names carry the GPU's short UUID: as the caller says (a worker's
-    job), else as the invocation's options say ($GRAPHCERT_CERT_NAME)."""
-    return options.uuid_names if uuid_names is None else uuid_names
-
-
 def _certify(result: R, loaded: LoadedWorkload, env: dict[str, Any], out_dir: Path | None,
-             options: Options, on_result: Callable[[Certified[R]], None] | None,
-             uuid_names: bool | None = None) -> Certified[R]:
+             options: Options, on_result: Callable[[Certified[R]], None] | None
+             ) -> Certified[R]:
     """Write the result's certificate when asked to, and report it."""
     path = (environment.write(result, out_dir, loaded, env, key=options.signing_key,
-                              uuid_names=_uuid_names(uuid_names, options))
+                              uuid_names=options.uuid_names)
             if out_dir else None)
     done = Certified(loaded.ref, result, path)
     if on_result is not None:
@@ -73,18 +67,17 @@ def verify_workloads(refs: Sequence[str], capacities: Sequence[int], *, samples:
                      on_class: Callable[[str, AnyClass], None] | None = None,
                      on_result: Callable[[Certified[VerifyResult]], None] | None = None,
                      on_progress: Callable[..., None] | None = None,
-                     uuid_names: bool | None = None,
                      ) -> list[Certified[VerifyResult]]:
     """Verify each workload over `capacities`; with `out_dir`, write a topology certificate
     per workload (signed with `options.signing_key`, named with the GPU's short UUID as
-    `uuid_names` says: see environment.gpu_label). `on_class(ref, cls)` after each class,
+    `options.uuid_names` says: see environment.gpu_label). `on_class(ref, cls)` after each class,
     `on_result` after each workload."""
     from graphcert.run.steps import verify_step
     from graphcert.run.verify import verify
 
     loaded = _prepare(refs, out_dir)
     done: list[Certified[VerifyResult]] = []
-    with _context(loaded, device, seed) as ctx:
+    with context_for(loaded, device, seed) as ctx:
         env = environment.environment(device, options.git) if out_dir is not None else {}
         for one in loaded:
             def each(cls: AnyClass, ref: str = one.ref) -> None:
@@ -101,27 +94,17 @@ def verify_workloads(refs: Sequence[str], capacities: Sequence[int], *, samples:
                 result = verify(ctx, one.ref, capacities, samples=samples, seed=seed, mode=mode,
                                 workload=target, classes_spec=classes_spec, on_class=each,
                                 on_progress=on_progress)
-            done.append(_certify(result, one, env, out_dir, options, on_result, uuid_names))
+            done.append(_certify(result, one, env, out_dir, options, on_result))
     return done
-
-
-def _context(loaded: list[LoadedWorkload], device: int, seed: int = 0
-             ) -> AbstractContextManager[RunContext | None]:
-    """graphcert's own RunContext, only where a workload (not a framework step) needs it: a
-    step runs in its framework's context."""
-    if all(one.is_step for one in loaded):
-        return nullcontext()
-    return RunContext.open(device, seed=seed)
 
 
 def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSettings, *,
                     device: int = 0, out_dir: Path | None = None, options: Options,
                     on_result: Callable[[Certified[BenchResult]], None] | None = None,
                     on_progress: Callable[..., None] | None = None,
-                    uuid_names: bool | None = None,
                     ) -> list[Certified[BenchResult]]:
     """Bench each workload reference at `sizes`; with `out_dir`, write a bench certificate
-    per run (signed with `options.signing_key`, named as `uuid_names` says: see
+    per run (signed with `options.signing_key`, named as `options.uuid_names` says: see
     environment.gpu_label)."""
     from graphcert.run.bench import bench
     from graphcert.run.fresh import bench_fresh, child_timeout_s
@@ -129,7 +112,7 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
 
     loaded = _prepare(runs, out_dir)
     done: list[Certified[BenchResult]] = []
-    with _context(loaded, device) as ctx:
+    with context_for(loaded, device) as ctx:
         env = environment.environment(device, options.git) if out_dir is not None else {}
         for one in loaded:
             target, ref = one.target, one.ref
@@ -151,7 +134,7 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
                                on_progress=on_progress)
                 if fresh is not None:
                     result = with_other_context(result, fresh)
-            done.append(_certify(result, one, env, out_dir, options, on_result, uuid_names))
+            done.append(_certify(result, one, env, out_dir, options, on_result))
     return done
 
 
@@ -197,19 +180,17 @@ class BenchRun:
 def bench_plan(plan: BenchPlan, settings: BenchSettings, *, device: int = 0,
                out_dir: Path | None = None, options: Options,
                on_result: Callable[[Certified[BenchResult]], None] | None = None,
-               on_progress: Callable[..., None] | None = None,
-               uuid_names: bool | None = None) -> BenchRun:
+               on_progress: Callable[..., None] | None = None) -> BenchRun:
     """`graphcert bench`'s one call: bench every run of `plan` (bench_workloads), then fit
-    its sweep (`sweep`); with `out_dir`, the certificates of both (named as `uuid_names`
-    says: see environment.gpu_label)."""
+    its sweep (`sweep`); with `out_dir`, the certificates of both (named as
+    `options.uuid_names` says: see environment.gpu_label)."""
     runs = bench_workloads(plan.refs, plan.sizes, settings, device=device, out_dir=out_dir,
-                           options=options, on_result=on_result, on_progress=on_progress,
-                           uuid_names=uuid_names)
+                           options=options, on_result=on_result, on_progress=on_progress)
     if plan.sweep is None:
         return BenchRun(runs)
     fit, cert, plot = sweep(plan.sweep.key, plan.sweep.values, runs,
                             base_ref=plan.sweep.base_ref, device=device, out_dir=out_dir,
-                            options=options, uuid_names=uuid_names)
+                            options=options)
     return BenchRun(runs, fit, cert, plot)
 
 
@@ -224,8 +205,7 @@ def with_other_context(settled: BenchResult, fresh: BenchResult) -> BenchResult:
 
 def sweep(key: str, values: Sequence[Any], runs: Sequence[Certified[BenchResult]], *,
           base_ref: str | None = None, device: int = 0, out_dir: Path | None = None,
-          options: Options, uuid_names: bool | None = None
-          ) -> tuple[SweepFit, Path | None, Path | None]:
+          options: Options) -> tuple[SweepFit, Path | None, Path | None]:
     """The a + b·value fit over swept runs (each run's first size); with `out_dir` and
     `base_ref`, also a sweep certificate beside the runs' own. Returns the fit, the
     certificate's path and the plot path the certificate names (None: not written; where
@@ -238,7 +218,7 @@ def sweep(key: str, values: Sequence[Any], runs: Sequence[Certified[BenchResult]
     loaded = load(base_ref)
     env = environment.environment(device, options.git)
     plot: Path | None = None
-    names = _uuid_names(uuid_names, options)
+    names = options.uuid_names  # a worker's job already decided it (graphcert.invocation)
     # Without matplotlib there is no plot: the gate's HTML report draws the sweep itself.
     if importlib.util.find_spec("matplotlib") is not None:
         plot = out_dir / environment.sweep_filename(

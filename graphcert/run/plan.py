@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from graphcert.cert.document import certificate_filename, certificate_of, write_certificate
 from graphcert.cert.results.figures import Timing
 from graphcert.errors import InputError
 from graphcert.fileio import ensure_writable_dir
@@ -274,11 +273,8 @@ def plan_step(request: PlanRequest, settings: BenchSettings, *, device: int = 0,
     if out_dir is not None:
         env = environment.environment(device, options.git)
         tagged = dataclasses.replace(loaded, ref=ref)  # identity and name carry the traffic
-        cert = certificate_of(result, workload=environment.workload_identity(tagged, "plan"),
-                              environment=env)
-        name = certificate_filename("plan", environment.labelled(tagged),
-                                    environment.gpu_label(env, options.uuid_names))
-        path = write_certificate(out_dir / name, cert, key=options.signing_key)
+        path = environment.write(result, out_dir, environment.subject(tagged, "plan"), env,
+                                 key=options.signing_key, uuid_names=options.uuid_names)
     return PlannedStep(ref, result, path)
 
 

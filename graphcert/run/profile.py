@@ -290,10 +290,9 @@ def profile_workloads(refs: Sequence[str], sizes: Sequence[int] | None, replays:
     """`graphcert profile`'s one call: load every workload (bad references and replays fail
     before GPU work), profile each over `sizes` (None: each at its `default_sizes`), and with
     `out_dir` write a profile certificate per workload."""
-    from graphcert.cert.document import certificate_filename, certificate_of, write_certificate
     from graphcert.fileio import ensure_writable_dir
     from graphcert.run import environment
-    from graphcert.run.jobs import _context
+    from graphcert.run.session import context_for
     from graphcert.workloads.registry import load
 
     check_replays(replays)
@@ -302,18 +301,16 @@ def profile_workloads(refs: Sequence[str], sizes: Sequence[int] | None, replays:
         ensure_writable_dir(out_dir)
     load_cupti()
     done: list[ProfiledRun] = []
-    with _context(loaded, device) as ctx:
+    with context_for(loaded, device) as ctx:
         env = environment.environment(device, options.git) if out_dir is not None else {}
         for one in loaded:
             result = profile_ref(ctx, one, default_sizes(one) if sizes is None else sizes,
                                  replays, device=device)
             path = None
             if out_dir is not None:
-                cert = certificate_of(result, environment=env,
-                                      workload=environment.workload_identity(one, "profile"))
-                name = certificate_filename("profile", environment.labelled(one),
-                                            environment.gpu_label(env, options.uuid_names))
-                path = write_certificate(out_dir / name, cert, key=options.signing_key)
+                path = environment.write(result, out_dir, environment.subject(one, "profile"),
+                                         env, key=options.signing_key,
+                                         uuid_names=options.uuid_names)
             run = ProfiledRun(one.ref, result, path)
             if on_result is not None:
                 on_result(run)

@@ -24,9 +24,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from graphcert.cert.document import certificate_filename, make_certificate, write_certificate
+from graphcert.cert.document import certificate_filename
 from graphcert.errors import InputError
 from graphcert.kinds.record.result import Ended, GraphMemory, RecordResult
+from graphcert.options import Options
 from graphcert.recording import Recorded, Recording, analyse
 
 EXIT_CODES = {Ended.INTERRUPTED: 130, Ended.TERMINATED: 143, Ended.EXCEPTION: 1}
@@ -222,7 +223,7 @@ def record_result(argv: Sequence[str], ran: Ran, recorded: Recorded, device: int
                                                    ran.detail))
 
 
-def write_record(result: RecordResult, rec: Recording, out_dir: Path, options: Any,
+def write_record(result: RecordResult, rec: Recording, out_dir: Path, options: Options,
                  device: int) -> tuple[Path, RecordResult]:
     """The record certificate and, in `<certificate stem>.snapshots/`, one snapshot file per
     distinct topology and shape (readable by inventory and diff); the path and the result as
@@ -232,6 +233,7 @@ def write_record(result: RecordResult, rec: Recording, out_dir: Path, options: A
 
     env = environment.environment(device, options.git)
     ref, name = program_identity(result.program)
+    about = environment.Subject("record", environment.identity(ref, name, "record"), name)
     path = out_dir / certificate_filename("record", name,
                                           environment.gpu_label(env, options.uuid_names))
     folder = path.with_suffix(".snapshots")
@@ -249,15 +251,8 @@ def write_record(result: RecordResult, rec: Recording, out_dir: Path, options: A
                                                     f"{(g.shape_hash or '')[:8]}"))
                  if g.topology_hash else g for g in result.recorded.graphs)
     result = replace(result, recorded=replace(result.recorded, graphs=rows))
-    from graphcert.workloads import registry
-
-    workload: dict[str, Any] = {"ref": ref, "name": name,
-                                "source_digest": registry.source_digest(ref),
-                                "method_digest": registry.method_digest("record"),
-                                "options": dict(registry.parse_ref(ref).options)}
-    cert = make_certificate("record", workload=workload, environment=env,
-                            results=result.to_json(), verdict=result.verdict.to_json())
-    return write_certificate(path, cert, key=options.signing_key), result
+    return environment.write(result, out_dir, about, env, key=options.signing_key,
+                             uuid_names=options.uuid_names), result
 
 
 def program_identity(program: Sequence[str]) -> tuple[str, str]:
@@ -288,7 +283,7 @@ class RecordedRun:
     callback_errors: tuple[str, ...] = ()
 
 
-def record_program(argv: Sequence[str], *, out_dir: Path | None, options: Any,
+def record_program(argv: Sequence[str], *, out_dir: Path | None, options: Options,
                    device: int = 0, recorder: Any = None) -> RecordedRun:
     """Check the program and the output folder, run the program under the recorder, analyse
     what was seen and (with `out_dir`) write the record certificate and its snapshots."""
@@ -311,7 +306,7 @@ class RecordSession:
     On exit (however the body ends) the recording is analysed into `result`."""
 
     def __init__(self, program: Sequence[str], *, out_dir: Path | None = None,
-                 options: Any = None, device: int = 0, auto_finish: bool = False,
+                 options: Options | None = None, device: int = 0, auto_finish: bool = False,
                  recorder: Any = None) -> None:
         self.program = tuple(program)
         self._out_dir, self._options, self._device = out_dir, options, device
@@ -368,7 +363,8 @@ class RecordSession:
         self.result = record_result(self.program, ran, analyse(rec), self._device)
         if self._out_dir is not None:
             self.certificate, self.result = write_record(self.result, rec, self._out_dir,
-                                                         self._options, self._device)
+                                                         self._options or Options(),
+                                                         self._device)
 
 
 __all__ = ["Ran", "Terminated", "about_cupti", "check_cupti_failure", "check_not_taken",

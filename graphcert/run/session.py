@@ -6,6 +6,8 @@ Shared by capture, verify and bench. Runs on a GPU (imports graphcert.cuda).
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +17,7 @@ from graphcert.cuda.graph import Graph, GraphExec, capture
 from graphcert.cuda.stream import Stream
 from graphcert.errors import CaptureError, GraphcertError, InputError
 from graphcert.workloads import registry
-from graphcert.workloads.loaded import NativeWorkload
+from graphcert.workloads.loaded import LoadedWorkload, NativeWorkload
 
 # Leave room for the driver, graph memory pools and the reference copies read back.
 _MEMORY_HEADROOM = 256 << 20
@@ -173,3 +175,12 @@ class WorkloadSession:
                 self.workload.teardown()
             finally:
                 self.ctx.release_buffers()
+
+
+def context_for(loaded: Sequence[LoadedWorkload], device: int, seed: int = 0
+                ) -> AbstractContextManager[RunContext | None]:
+    """graphcert's own RunContext, only where a workload (not a framework step) needs it: a
+    step runs in its framework's context."""
+    if all(one.is_step for one in loaded):
+        return nullcontext()
+    return RunContext.open(device, seed=seed)

@@ -30,31 +30,40 @@ if TYPE_CHECKING:
     from graphcert.run.fresh import BenchJob
 
 
+# A command parameter's value as it travels in a job: what click parsed, with paths as text
+# and a variadic argument as a tuple (the worker converts it again, as its parser would).
+ParamValue = str | int | float | bool | tuple[str, ...] | None
+
+
 @dataclass(frozen=True)
 class CommandJob:
-    """Run one graphcert command on one GPU: the user's arguments (without --device), the
-    device, how certificates are named (True: with the GPU's short UUID; None: as
-    $GRAPHCERT_CERT_NAME says) and whether the parent wants progress events."""
+    """Run one graphcert command on one GPU: the command's name and its parameters as the
+    parent parsed them (without --device), the device, how certificates are named (True:
+    with the GPU's short UUID; None: as $GRAPHCERT_CERT_NAME says), whether the parent wants
+    progress events, and the --signing-key-file given (None: the variables decide)."""
 
-    args: tuple[str, ...]
+    command: str
+    params: Mapping[str, ParamValue]
     device: int
     uuid_names: bool | None = None
     progress: bool = False
-
-    def command_line(self) -> list[str]:
-        """The arguments with `--device N` before any `--` (after it they are the workload's)."""
-        cut = self.args.index("--") if "--" in self.args else len(self.args)
-        return [*self.args[:cut], "--device", str(self.device), *self.args[cut:]]
+    key_file: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"job": "command", "args": list(self.args), "device": self.device,
-                "uuid_names": self.uuid_names, "progress": self.progress}
+        return {"job": "command", "command": self.command,
+                "params": {k: list(v) if isinstance(v, tuple) else v
+                           for k, v in self.params.items()},
+                "device": self.device, "uuid_names": self.uuid_names,
+                "progress": self.progress, "key_file": self.key_file}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> CommandJob:
-        names = doc.get("uuid_names")
-        return cls(tuple(str(a) for a in doc["args"]), int(doc["device"]),
-                   bool(names) if names is not None else None, bool(doc.get("progress")))
+        names, key = doc.get("uuid_names"), doc.get("key_file")
+        params = {str(k): tuple(str(x) for x in v) if isinstance(v, list) else v
+                  for k, v in dict(doc["params"]).items()}
+        return cls(str(doc["command"]), params, int(doc["device"]),
+                   bool(names) if names is not None else None, bool(doc.get("progress")),
+                   str(key) if key is not None else None)
 
 
 def job_from_json(doc: Mapping[str, Any]) -> CommandJob | BenchJob:
