@@ -74,7 +74,7 @@ def parse_size(text: str | int) -> int:
         raise negative
     if value > MAX_SIZE:
         raise too_big
-    return value
+    return int(value)
 
 
 def lower_edge(capacity: int) -> int:

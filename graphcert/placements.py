@@ -10,7 +10,8 @@ from dataclasses import dataclass, replace
 
 from graphcert.cert.results.figures import Ended, Timing, Unavailable
 from graphcert.cert.results.measure import PlacementSpread
-from graphcert.stats import median_interval, summarize
+from graphcert.orderstats import median_interval
+from graphcert.stats import summarize
 
 # Worst first: a pooled figure ended as its worst placement did (unless the precision rule's
 # target, which is the figure's own, is met: see pooled).

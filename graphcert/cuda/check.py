@@ -74,9 +74,10 @@ def _error_text(err: Any) -> str:
     if isinstance(err, nvrtc.nvrtcResult):
         res, text = nvrtc.nvrtcGetErrorString(err)
         if int(res) == 0 and text.decode() != err.name:
-            return text.decode()
+            return str(text.decode())
     # NVRTC's "string" is its enum name, and with no driver there is no text: spell it out.
-    return err.name.replace("CUDA_ERROR_", "").replace("NVRTC_ERROR_", "").replace("_", " ").lower()
+    name = str(err.name)
+    return name.replace("CUDA_ERROR_", "").replace("NVRTC_ERROR_", "").replace("_", " ").lower()
 
 
 def error_for(err: Any, call: str, hint: str | None = None) -> CudaError:

@@ -172,7 +172,7 @@ class Kernel:
 
 def _encode(arg: Any, size: int | None, kernel: str, index: int) -> bytes:
     if isinstance(arg, DeviceBuffer):
-        return np.uint64(arg.ptr).tobytes()
+        return bytes(np.uint64(arg.ptr).tobytes())
     if isinstance(arg, np.generic):
         data = arg.tobytes()
     elif isinstance(arg, bool):

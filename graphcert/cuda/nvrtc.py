@@ -120,7 +120,7 @@ def compile_source(source: Path, arch: str, options: tuple[str, ...],
         size = check(nvrtc.nvrtcGetCUBINSize(prog), "nvrtcGetCUBINSize")
         buf = b" " * size
         check(nvrtc.nvrtcGetCUBIN(prog, buf), "nvrtcGetCUBIN")
-        return buf
+        return bytes(buf)
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
 
@@ -129,7 +129,7 @@ def _log(prog: object) -> str:
     size = check(nvrtc.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
     buf = b" " * size
     check(nvrtc.nvrtcGetProgramLog(prog, buf), "nvrtcGetProgramLog")
-    return buf.rstrip(b"\0 ").decode(errors="replace")
+    return str(buf.rstrip(b"\0 ").decode(errors="replace"))
 
 
 def build(name: str | os.PathLike[str], arch: str, options: tuple[str, ...] = DEFAULT_OPTIONS,

@@ -37,11 +37,11 @@ class Stream(Owned):
 
     def is_capturing(self) -> bool:
         status = check(driver.cuStreamIsCapturing(self.handle), "cuStreamIsCapturing")
-        return status == driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_ACTIVE
+        return bool(status == driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_ACTIVE)
 
     def capture_status(self) -> str:
         status = check(driver.cuStreamIsCapturing(self.handle), "cuStreamIsCapturing")
-        return status.name.replace("CU_STREAM_CAPTURE_STATUS_", "").lower()
+        return str(status.name).replace("CU_STREAM_CAPTURE_STATUS_", "").lower()
 
     def __cuda_stream__(self) -> tuple[int, int]:
         """The CUDA stream protocol (version 0, handle): CuPy and cuda.core take it directly."""

@@ -32,7 +32,8 @@ def _demangler() -> _Demangler | None:
     except ImportError:
         return None
     default: _Demangler = cxxfilt.default_demangler
-    if isinstance(default, cxxfilt.Demangler):
+    loaded = isinstance(default, cxxfilt.Demangler)  # tested apart: no narrowing to Any
+    if loaded:
         return default
     # cxxfilt looks libstdc++ up through ldconfig, which minimal images may lack; the
     # sonames themselves are stable on every glibc Linux.

@@ -327,8 +327,10 @@ class Harness:
                         ops: int, weight: int | None,
                         known: Mapping[str, Unavailable] | None) -> None:
         """measure_samples' device and hot figures, into `out`."""
-        for key, take in (("device", lambda: self.device_samples(enqueue, ops)),
-                          ("hot_device", lambda: self.hot_samples(enqueue, ops, weight)[0])):
+        takes: tuple[tuple[str, Callable[[], Sampled]], ...] = (
+            ("device", lambda: self.device_samples(enqueue, ops)),
+            ("hot_device", lambda: self.hot_samples(enqueue, ops, weight)[0]))
+        for key, take in takes:
             if key == "hot_device" and not self.settings.hot:
                 continue
             if known and key in known:

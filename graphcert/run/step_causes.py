@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -79,12 +79,21 @@ class Explained:
     text: str
 
 
+T = TypeVar("T")
+
+
+class Timed(Protocol):
+    """A phase timer: runs `fn`, charges its time to `phase`, returns what it returned."""
+
+    def __call__(self, phase: str, fn: Callable[[], T]) -> T: ...
+
+
 class CauseFinder:
     """Finds why a sample of a step failed, on the step's captured graph and static inputs.
     `timed(phase, fn)` charges each call to verify's phases (the run's breakdown)."""
 
     def __init__(self, step: Step, adapter: Adapter, rows: RowCompare,
-                 timed: Callable[[str, Callable[[], Any]], Any],
+                 timed: Timed,
                  moved_memory: MovedMemory = NO_MOVED_MEMORY) -> None:
         self.step = step
         self.adapter = adapter

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from graphcert.apicheck import as_tuple
 from graphcert.buckets import Buckets, padding_waste, sample_sizes
@@ -39,6 +39,8 @@ from graphcert.render.dot import snapshot_to_dot
 from graphcert.run.step_causes import CauseFinder, MovedMemory, PointerCheck
 from graphcert.run.verify import transitions
 from graphcert.workloads.registry import parse_ref
+
+T = TypeVar("T")
 
 # Replay and eager launches timed per bucket for the certificate's replay_s / eager_s.
 TIMED_LAUNCHES = 5
@@ -69,7 +71,7 @@ class Phases:
 
     seconds: dict[str, float] = field(default_factory=dict)
 
-    def timed(self, phase: str, fn: Callable[[], Any]) -> Any:
+    def timed(self, phase: str, fn: Callable[[], T]) -> T:
         t0 = time.perf_counter()
         try:
             return fn()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from graphcert.buckets import Buckets, padding_waste, sample_sizes
 from graphcert.cuda.context import RunContext
@@ -36,6 +36,8 @@ from graphcert.model import GraphSnapshot, attr_class, diff_snapshots
 from graphcert.outputs import mismatches
 from graphcert.run.session import WorkloadSession
 from graphcert.workloads.loaded import NativeWorkload
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -94,7 +96,7 @@ class Verifier:
         self.tol = session.hooks.tolerance()
         self.on_progress: Callable[..., None] | None = None
 
-    def _timed(self, phase: str, fn: Callable[[], Any]) -> Any:
+    def _timed(self, phase: str, fn: Callable[[], T]) -> T:
         t0 = time.perf_counter()
         try:
             return fn()

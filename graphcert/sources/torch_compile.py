@@ -88,7 +88,7 @@ def _torch() -> Any:
 def kept_graph_class(original: type, watch: TorchCompileWatch) -> type:
     """A subclass of torch's CUDAGraph that always keeps its graph and reports itself."""
 
-    class KeptCUDAGraph(original):  # type: ignore[valid-type, misc]
+    class KeptCUDAGraph(original):  # type: ignore[misc]
         def __init__(self, keep_graph: bool = False, *args: Any, **kwargs: Any) -> None:
             super().__init__(True, *args, **kwargs)
             watch.graphs.append(self)

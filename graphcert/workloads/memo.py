@@ -54,7 +54,7 @@ def cached(key: Hashable, build: Callable[[], T]) -> T:
     global _held
     if key in _entries:
         _entries.move_to_end(key)
-        return _entries[key][0]  # type: ignore[no-any-return]
+        return _entries[key][0]
     value = frozen(build())
     size = _nbytes(value)
     _entries[key] = (value, size)

@@ -9,8 +9,9 @@ from collections.abc import Mapping, Sequence
 from graphcert.cert.kind import KindResult
 from graphcert.cert.results.figures import Ended, Interval, Timing
 from graphcert.kinds.bench.result import BenchResult, SizeResult
-from graphcert.kinds.bench.views import LABELS, clock_line, host_cost_line, run_lines, us
+from graphcert.kinds.bench.views import LABELS, clock_line, host_cost_line, run_lines
 from graphcert.render.htmlparts import Cell, Html, esc, para, table, timeout_mark
+from graphcert.render.numbers import us
 
 
 def results_html(result: KindResult, figures: Mapping[str, str]) -> str:

@@ -81,7 +81,8 @@ def _matplotlib() -> ModuleType:
     except ImportError as exc:
         raise InputError("--plot needs matplotlib",
                          hint="pip install 'graphcert[plot]'") from exc
-    return matplotlib
+    module: ModuleType = matplotlib
+    return module
 
 
 def _plot_format(path: Path) -> str:
