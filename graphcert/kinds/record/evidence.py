@@ -1,25 +1,78 @@
-"""A record certificate's claims against its own evidence: the churn list recomputed from the
-graph rows, and the verdict judged again. Pure."""
+"""A record certificate's claims against its own evidence. Pure.
+
+What the certificate's own rows give is recomputed and held against what it says: each
+graph row's launches against its device time, steady state within the whole run, the
+steady-state eager list against the steady-state eager count, coverage against whether any
+graph ran at all, the churn list from the rows, and the verdict judged again."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from graphcert.kinds.record.result import RecordResult
+from graphcert.recording import Coverage, Recorded
+from graphcert.recording.analysis import MAX_EAGER_GROUPS, churn_of
+
+_FIGURES = ("graph_kernels", "eager_kernels", "graph_ns", "eager_ns")
 
 
 def contradictions(results: Mapping[str, Any], verdict: Mapping[str, Any]) -> list[str]:
-    """Where a record certificate's claims disagree with its own evidence: the churn list
-    recomputed from the graph rows, and the verdict judged again."""
-    from graphcert.recording.analysis import churn_of
-
+    """Where a record certificate's claims disagree with its own evidence."""
     result = RecordResult.from_json(results, verdict)
-    out = []
-    if churn_of(result.recorded.graphs) != result.recorded.churn:
+    rec = result.recorded
+    out = [*_rows(rec), *_steady(rec), *_eager(rec)]
+    if churn_of(rec.graphs) != rec.churn:
         out.append("results.churn: does not match the graphs of results.graphs")
     again = result.rejudged()
     if again.status is not result.verdict.status:
         out.append(f"verdict: says {result.verdict.status.value}, the results give "
                    f"{again.status.value}")
     return out
+
+
+def _rows(rec: Recorded) -> Iterator[str]:
+    """Each row's launches against its device time and its updates. (Graph kernels with no
+    row launched are not a contradiction: a graph instantiated before the recording began
+    has no row, yet its launches run kernels.)"""
+    for g in rec.graphs:
+        at = f"results.graphs[{g.index}]"
+        if g.launches == 0 and (g.device_ns_total or g.device_ns_median is not None):
+            yield (f"{at} was launched 0 times but has {g.device_ns_total} ns of device time"
+                   + (f" and a median of {g.device_ns_median:g} ns"
+                      if g.device_ns_median is not None else ""))
+        if g.device_ns_median is not None and g.device_ns_median > g.device_ns_total:
+            yield (f"{at}: one launch's median {g.device_ns_median:g} ns is more than its "
+                   f"total {g.device_ns_total} ns")
+        if g.failed_updates > g.updates:
+            yield f"{at}: {g.failed_updates} failed updates of {g.updates}"
+
+
+def _steady(rec: Recorded) -> Iterator[str]:
+    """Steady state begins at the first graph kernel: it exists exactly when a graph kernel
+    ran, and it is part of the whole run."""
+    if rec.steady is None:
+        if rec.overall.graph_kernels:
+            yield (f"results.steady is null (no graph kernel ran) but results.overall counts "
+                   f"{rec.overall.graph_kernels} graph kernels")
+        return
+    if not rec.overall.graph_kernels:
+        yield "results.steady holds a steady state but results.overall counts no graph kernel"
+    for name in _FIGURES:
+        steady, whole = getattr(rec.steady, name), getattr(rec.overall, name)
+        if steady > whole:
+            yield f"results.steady.{name} is {steady}, more than the whole run's {whole}"
+
+
+def _eager(rec: Recorded) -> Iterator[str]:
+    """The steady-state eager kernels by name add up to the steady-state eager count (all of
+    it where the list was not cut at its limit)."""
+    steady = rec.steady or Coverage(0, 0, 0, 0)
+    count = sum(g.count for g in rec.steady_eager)
+    total = sum(g.total_ns for g in rec.steady_eager)
+    whole = len(rec.steady_eager) < MAX_EAGER_GROUPS
+    for what, listed, said in (("launches", count, steady.eager_kernels),
+                               ("ns", total, steady.eager_ns)):
+        if listed > said or (whole and listed != said):
+            yield (f"results.steady_eager lists {listed} eager {what} but results.steady "
+                   f"says {said}")
