@@ -18,6 +18,7 @@ from graphcert.cert.document import compute_digest
 from graphcert.cert.evidence import contradictions
 from graphcert.cli import cli
 from graphcert.kinds.bench.evidence import QUANTUM_S
+from graphcert.kinds.topology.evidence import CHECKS
 
 Doc = dict[str, Any]
 TOPOLOGY = "topology-scan-NVIDIA_H100_80GB_HBM3.json"
@@ -81,6 +82,15 @@ def test_a_passing_class_whose_output_differs_is_refused(tmp_path: Path) -> None
     doc = _edited(TOPOLOGY, lambda d: _sample(d, 1024, 1024).update(output_equal=False))
     _refused(_gate(tmp_path, {"t.json": doc}),
              "class 1024 says pass but sample n=1024 has output_equal=false")
+
+
+def test_a_passing_class_whose_checks_all_did_not_run_is_refused() -> None:
+    def none_ran(d: Doc) -> None:
+        for s in _class(d, 1024)["samples"]:
+            s.update({check: None for check in CHECKS})
+
+    found = contradictions(_edited(TOPOLOGY, none_ran))
+    assert "class 1024 says pass but no check ran at any of its samples (all null)" in found
 
 
 def test_a_topology_certificate_without_classes_is_refused(tmp_path: Path) -> None:

@@ -56,6 +56,8 @@ def _class(c: Doc) -> Iterator[str]:
         return
     if not samples:
         yield f"{name} says pass but has no samples"
+    elif not any(s[check] is True for s in samples for check in CHECKS):
+        yield f"{name} says pass but no check ran at any of its samples (all null)"
     for s in samples:
         for check in CHECKS:
             if s[check] is False:
