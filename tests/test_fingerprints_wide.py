@@ -14,6 +14,7 @@ from unittest import mock
 
 import pytest
 from _graphs import bipartite_fan_edges, fan_in_chain_edges, fan_in_edges, fan_out_edges
+from _thorough import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_fingerprints_property import (
@@ -35,7 +36,10 @@ from graphcert.model import (
     twins,
 )
 
-WIDE = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Each example is one random relabelling of a graph past the twin bounds (two labellings of
+# a 1,000-node-plus graph); thorough runs twice as many.
+WIDE = settings(max_examples=examples(3, 6), deadline=None,
+                suppress_health_check=[HealthCheck.too_slow])
 
 
 def labelled(n: int, edges: list[tuple[int, int]], leaf_names: int = 1) -> RawGraph:
@@ -150,7 +154,9 @@ def test_shape_never_reorders_topology_in_a_wide_fan(data: st.DataObject) -> Non
         return RawGraph(tuple(kern(i, "k_hub" if i == 0 else "k_leaf", rng.choice([1, 2, 3]))
                               for i in range(n)), tuple(edges))
 
-    a, b = snapshot_from_raw(grids()), snapshot_from_raw(grids())
+    with splits_counted() as split:
+        a, b = snapshot_from_raw(grids()), snapshot_from_raw(grids())
+    assert split
     assert a.topology_hash == b.topology_hash
     assert [(x.kind, x.name, x.deps) for x in a.nodes] == [(x.kind, x.name, x.deps)
                                                              for x in b.nodes]
