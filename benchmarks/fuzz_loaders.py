@@ -1,4 +1,4 @@
-"""Fuzz every loader 10,000 times each (CI runs 200): certificate, baseline, snapshot,
+"""Fuzz every loader 10,000 times each (the test tier runs 100): certificate, baseline, snapshot,
 policy, workload reference, size and class list, through the CLI runner.
 
     PYTHONPATH=. python benchmarks/fuzz_loaders.py [EXAMPLES]

@@ -6,7 +6,7 @@ whose interpolation is tested on its own)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import combinations
 
 from hypothesis import strategies as st
@@ -34,7 +34,30 @@ def reference_time(buckets: Sequence[int], counts: Mapping[int, int], curve: Cos
 
 def keeps(buckets: Sequence[int], curve: CostCurve, budgets: Budgets) -> bool:
     """Whether a list keeps every budget (summed the slow way)."""
-    points = [curve.at(b) for b in buckets]
+    return _keeps_points(buckets, [curve.at(b) for b in buckets], budgets)
+
+
+def keeping_lists(candidates: Sequence[int], counts: Mapping[int, int], curve: CostCurve,
+                  budgets: Budgets) -> Iterator[tuple[tuple[int, ...], float]]:
+    """Every subset of the candidates that keeps the budgets (the empty list, all eager,
+    included), with its expected time: the same sums as `keeps` and `reference_time`, from
+    each size's point looked up once (the property tests run this for hundreds of problems
+    of up to 1,024 subsets each)."""
+    point = {b: curve.at(b) for b in candidates}
+    eager = {size: curve.at(size).eager_s for size in counts}
+    total = sum(counts.values())
+    for r in range(len(candidates) + 1):
+        for subset in combinations(sorted(candidates), r):
+            if not _keeps_points(subset, [point[b] for b in subset], budgets):
+                continue
+            time = 0.0
+            for size, count in counts.items():
+                served = [b for b in subset if b >= size]
+                time += count * (point[min(served)].replay_s if served else eager[size])
+            yield subset, time / total
+
+
+def _keeps_points(buckets: Sequence[int], points: Sequence[CostPoint], budgets: Budgets) -> bool:
     return ((budgets.max_graphs is None or len(buckets) <= budgets.max_graphs)
             and (budgets.memory_budget is None
                  or sum(p.pool_bytes for p in points) <= budgets.memory_budget)
@@ -48,12 +71,9 @@ def brute_force(candidates: Sequence[int], counts: Mapping[int, int], curve: Cos
     """The best expected time over every subset of the candidates that keeps the budgets
     (the empty list, all eager, included), and one list reaching it."""
     best: tuple[float, tuple[int, ...]] | None = None
-    for r in range(len(candidates) + 1):
-        for subset in combinations(sorted(candidates), r):
-            if keeps(subset, curve, budgets):
-                t = reference_time(subset, counts, curve)
-                if best is None or t < best[0]:
-                    best = (t, subset)
+    for subset, t in keeping_lists(candidates, counts, curve, budgets):
+        if best is None or t < best[0]:
+            best = (t, subset)
     assert best is not None  # the empty list always keeps the budgets
     return best
 

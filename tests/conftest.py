@@ -6,8 +6,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _thorough import PROFILE
+from hypothesis import settings
 
 TESTS = Path(__file__).resolve().parent
+
+# No deadline: a property test that fails because a loaded machine ran one example slowly
+# says nothing about the code. "thorough" runs 10x hypothesis's default examples wherever a
+# test does not set its own count (tests/_thorough.py scales the ones that do).
+settings.register_profile("ci", deadline=None)
+settings.register_profile("thorough", deadline=None, max_examples=1000)
+settings.load_profile(PROFILE)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

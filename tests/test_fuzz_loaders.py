@@ -1,8 +1,8 @@
 """Fuzz every loader through the CLI: any input gives a result or one-line errors with
 exit 2, never a traceback. Inputs are random or synthetic certificates mutated at random.
 
-GRAPHCERT_FUZZ_EXAMPLES sets examples per loader (CI: 200; benchmarks/fuzz_loaders.py
-runs 10,000).
+GRAPHCERT_FUZZ_EXAMPLES sets examples per loader (by default 100, 200 under the thorough
+hypothesis profile; benchmarks/fuzz_loaders.py runs 10,000).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from _certfactory import certificate
 from _fuzzing import assert_clean, field_paths
+from _thorough import examples
 from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -26,7 +27,7 @@ from graphcert.cert.document import compute_digest
 from graphcert.cli import cli
 from graphcert.model import load_snapshot
 
-EXAMPLES = int(os.environ.get("GRAPHCERT_FUZZ_EXAMPLES", "200"))
+EXAMPLES = int(os.environ.get("GRAPHCERT_FUZZ_EXAMPLES", examples(100, 200)))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 1000,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
                                        HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -13,8 +13,10 @@ import pytest
 
 pytest_plugins = ["pytester"]
 TESTS = Path(__file__).resolve().parent
-# -p no:graphcert: where the package is installed its entry point already loads the plugin
-PLUGIN = ("-p", "no:graphcert", "-p", "graphcert.pytest_plugin")
+# -p no:graphcert: where the package is installed its entry point already loads the plugin.
+# -p no:hypothesispytest: the users' tests here use no hypothesis, and its plugin's import
+# was half of each run's start-up (ten runs).
+PLUGIN = ("-p", "no:graphcert", "-p", "graphcert.pytest_plugin", "-p", "no:hypothesispytest")
 
 
 @pytest.fixture

@@ -5,11 +5,13 @@ verdicts on each."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import os
 from pathlib import Path
 
+from click.testing import CliRunner, Result
+
 from graphcert.cert.store import load_certificate
+from graphcert.cli import cli
 from graphcert.kinds.record.result import RecordResult
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,10 +25,18 @@ def _result(path: Path) -> RecordResult:
     return result
 
 
-def _gate(*paths: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "graphcert", "gate", *map(str, paths),
-                           "--policy", str(POLICY)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+def _gate(*paths: Path) -> Result:
+    """`graphcert gate PATHS --policy POLICY` run from the checkout, in this process (the
+    tests are about the verdicts, not the process)."""
+    here = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        result = CliRunner().invoke(cli, ["gate", *map(str, paths), "--policy", str(POLICY)])
+    finally:
+        os.chdir(here)
+    # a crash would exit 1 too: only the gate's own exit counts
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result
 
 
 def test_the_good_run_is_covered_by_graphs_and_never_churns() -> None:
@@ -35,7 +45,7 @@ def test_the_good_run_is_covered_by_graphs_and_never_churns() -> None:
     assert rec.steady.eager_kernels == 0 and rec.steady.graph_kernels > 0
     assert rec.churn == () and rec.steady_eager == ()
     assert all(g.snapshot_file for g in rec.graphs)  # every graph read at instantiation
-    assert _gate(path).returncode == 0
+    assert _gate(path).exit_code == 0
 
 
 def test_the_fallback_run_names_its_eager_kernels_and_fails_the_gate() -> None:
@@ -49,7 +59,7 @@ def test_the_fallback_run_names_its_eager_kernels_and_fails_the_gate() -> None:
     assert [(g.region, g.count) for g in rec.regions.groups] == [("eager b16",
                                                                   rec.steady.eager_kernels)]
     done = _gate(path)
-    assert done.returncode == 1
+    assert done.exit_code == 1
     assert "min_graph_coverage" in done.stdout and "nvjet" in done.stdout
     assert "NVTX range eager b16" in done.stdout
 
@@ -60,6 +70,6 @@ def test_the_recapture_run_churns_one_topology_and_fails_the_gate() -> None:
     (churn,) = rec.churn
     assert churn.instantiations > churn.peak_alive == 1
     done = _gate(path)
-    assert done.returncode == 1
+    assert done.exit_code == 1
     assert "max_instantiations_per_topology" in done.stdout
     assert churn.topology_hash[:12] in done.stdout
