@@ -9,7 +9,9 @@ import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from graphcert.cuda.builder import GraphBuilder
 from graphcert.cuda.context import RunContext
@@ -67,7 +69,7 @@ class WorkloadSession:
         self.hooks = native.hooks
         self.capacity: int | None = None
         self.timings = Timings()
-        self._references: dict[int, dict[str, Any]] = {}
+        self._references: dict[int, dict[str, np.ndarray]] = {}
 
     @property
     def name(self) -> str:
@@ -161,10 +163,11 @@ class WorkloadSession:
             raise GraphcertError(f"workload {self.name}: record(n={n:,}) raised "
                                  f"{type(exc).__name__}: {exc}") from exc
 
-    def outputs(self, n: int) -> dict[str, Any]:
+    def outputs(self, n: int) -> dict[str, np.ndarray]:
+        """The workload's outputs for n, read back (compare them before the next record)."""
         return dict(self.workload.outputs(n))
 
-    def reference(self, n: int) -> dict[str, Any]:
+    def reference(self, n: int) -> dict[str, np.ndarray]:
         """The numpy reference for n, computed once per class (verify compares it twice)."""
         if n not in self._references:
             self._references[n] = dict(self.workload.reference(n))
