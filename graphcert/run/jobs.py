@@ -196,7 +196,7 @@ def capture_workload(ref: str, sizes: list[int], *, mode: str = "global", device
     ensure_writable_dir(out_dir)
     one = runnable(load(ref))
     rows = []
-    # Each result's files are written as it comes, before the next size is captured.
+    # Files are written as each result comes: a workload's before its next size is captured.
     for result in one.capture(sizes, capacity_of or class_of, mode=mode, device=device,
                               check_memory=True):
         files = write_outputs(result, out_dir, one.name)
