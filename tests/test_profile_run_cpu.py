@@ -174,10 +174,13 @@ def test_instance_of_prefers_the_top_level_graph() -> None:
 def test_a_step_profiles_its_buckets_and_a_workload_its_default_size() -> None:
     """Without --size or --classes: a framework step at graphcert.verify_step's buckets, a
     workload at 65,536 (as bench)."""
-    from types import SimpleNamespace
-
     from graphcert.buckets import parse_buckets
+    from graphcert.frameworks.step import Step
+    from graphcert.workloads.loaded import LoadedWorkload
+    from graphcert.workloads.registry import load
 
-    step = run_profile.default_sizes(SimpleNamespace(is_step=True))
+    # Nothing runs: a declared step is enough to choose its sizes.
+    declared = Step(fn=lambda x: x, make_inputs=lambda n: (n,))
+    step = run_profile.default_sizes(LoadedWorkload("mystep.py:STEP", "a file", declared))
     assert list(step) == list(parse_buckets("vllm:64")) and len(step) > 1
-    assert list(run_profile.default_sizes(SimpleNamespace(is_step=False))) == [65536]
+    assert list(run_profile.default_sizes(load("chain"))) == [65536]

@@ -38,7 +38,10 @@ METHOD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
     "common": (("pkg", "run/jobs.py"), ("pkg", "run/session.py"), ("pkg", "outputs.py"),
                ("pkg", "cert/results/verdict.py"), ("kernels", "graphcert_runtime.cu"),
                # the optional hooks' defaults, resolved at load (tolerance, size parameters)
-               ("pkg", "workloads/loaded.py")),
+               ("pkg", "workloads/loaded.py"),
+               # which procedure runs a loaded reference, and how a workload graphcert
+               # records itself is verified, benched (its fresh context too) and profiled
+               ("pkg", "run/runnable.py"), ("pkg", "run/native.py")),
     "topology": (("pkg", "run/verify.py"), ("pkg", "run/capture.py"),
                  ("pkg", "kinds/topology/result.py"), ("pkg", "cert/results/capture.py"),
                  ("pkg", "kinds/topology/steps.py"), ("pkg", "buckets.py"),
@@ -56,6 +59,8 @@ METHOD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
              ("pkg", "frameworks/array_adapter.py"), ("pkg", "frameworks/torch_adapter.py"),
              ("pkg", "frameworks/cupy_adapter.py"), ("pkg", "frameworks/cuda_core_adapter.py"),
              ("pkg", "frameworks/compare.py"), ("pkg", "run/steps.py"),
+             # how a step is verified, benched and profiled (its framework's context)
+             ("pkg", "run/framework.py"),
              # pad values per input, and why a bucket fails (its causes' words)
              ("pkg", "frameworks/padding.py"), ("pkg", "run/step_causes.py"),
              ("pkg", "kinds/topology/causes.py"),

@@ -14,7 +14,6 @@ from pathlib import Path
 from graphcert.buckets import class_of
 from graphcert.cert.document import safe_name
 from graphcert.cert.results.capture import CaptureResult
-from graphcert.cuda.context import RunContext
 from graphcert.cuda.snapshot import read_snapshot
 from graphcert.cuda.stream import Stream
 from graphcert.fileio import atomic_write_bytes, atomic_write_text
@@ -49,21 +48,15 @@ def capture_sizes(session: WorkloadSession, sizes: list[int], mode: str,
 
 
 def capture_snapshot(ref: str, size: int, mode: str = "global", device: int = 0) -> GraphSnapshot:
-    """The snapshot of one workload at one size (for `inventory WORKLOAD`); a framework
-    step is captured by its framework at that size."""
-    from graphcert.frameworks.step import Step
+    """The snapshot of one workload at one size (for `inventory WORKLOAD`): a workload at its
+    class, a framework step by its framework at that size."""
+    from graphcert.run.runnable import runnable
     from graphcert.workloads.registry import load
 
-    target = load(ref).target
-    if isinstance(target, Step):
-        from graphcert.run.steps import capture_step
-
-        (result,) = capture_step(target, ref, [size], lambda n: n, device=device)
-        return result.snapshot
-    with RunContext.open(device) as ctx:
-        session = WorkloadSession(ctx, ref, target)
-        (result,) = list(capture_sizes(session, [size], mode))
-        return result.snapshot
+    one = runnable(load(ref))
+    (result,) = one.capture([size], one.unbucketed, mode=mode, device=device,
+                            check_memory=False)
+    return result.snapshot
 
 
 def write_outputs(result: CaptureResult, out_dir: Path, name: str) -> list[Path]:

@@ -15,18 +15,16 @@ from typing import Any, Generic, TypeVar
 from graphcert.buckets import class_of
 from graphcert.cert.results.capture import CaptureResult
 from graphcert.cert.results.figures import QUANTITIES
-from graphcert.cuda.context import RunContext
-from graphcert.errors import InputError
 from graphcert.fileio import ensure_writable_dir
-from graphcert.frameworks.step import Step
 from graphcert.kinds.bench.result import BenchResult
 from graphcert.kinds.sweep.result import SweepFit
 from graphcert.kinds.topology.result import AnyClass, VerifyResult
 from graphcert.options import Options
 from graphcert.run import environment
 from graphcert.run.bench import BenchSettings, fit_sweep
+from graphcert.run.native import with_other_context as with_other_context  # re-exported
+from graphcert.run.runnable import Runnable, runnable
 from graphcert.run.session import context_for
-from graphcert.workloads.loaded import LoadedWorkload
 from graphcert.workloads.registry import load
 
 R = TypeVar("R", VerifyResult, BenchResult)
@@ -41,21 +39,21 @@ class Certified(Generic[R]):
     certificate: Path | None = None
 
 
-def _prepare(refs: Sequence[str], out_dir: Path | None) -> list[LoadedWorkload]:
-    loaded = [load(ref) for ref in refs]  # bad references fail before GPU work
+def _prepare(refs: Sequence[str], out_dir: Path | None) -> list[Runnable]:
+    subjects = [runnable(load(ref)) for ref in refs]  # bad references fail before GPU work
     if out_dir is not None:
         ensure_writable_dir(out_dir)
-    return loaded
+    return subjects
 
 
-def _certify(result: R, loaded: LoadedWorkload, env: dict[str, Any], out_dir: Path | None,
+def _certify(result: R, one: Runnable, env: dict[str, Any], out_dir: Path | None,
              options: Options, on_result: Callable[[Certified[R]], None] | None
              ) -> Certified[R]:
     """Write the result's certificate when asked to, and report it."""
-    path = (environment.write(result, out_dir, loaded, env, key=options.signing_key,
+    path = (environment.write(result, out_dir, one.loaded, env, key=options.signing_key,
                               uuid_names=options.uuid_names)
             if out_dir else None)
-    done = Certified(loaded.ref, result, path)
+    done = Certified(one.ref, result, path)
     if on_result is not None:
         on_result(done)
     return done
@@ -72,27 +70,17 @@ def verify_workloads(refs: Sequence[str], capacities: Sequence[int], *, samples:
     per workload (signed with `options.signing_key`, named with the GPU's short UUID as
     `options.uuid_names` says: see environment.gpu_label). `on_class(ref, cls)` after each class,
     `on_result` after each workload."""
-    from graphcert.run.steps import verify_step
-    from graphcert.run.verify import verify
-
-    loaded = _prepare(refs, out_dir)
+    subjects = _prepare(refs, out_dir)
     done: list[Certified[VerifyResult]] = []
-    with context_for(loaded, device, seed) as ctx:
+    with context_for(subjects, device, seed) as ctx:
         env = environment.environment(device, options.git) if out_dir is not None else {}
-        for one in loaded:
+        for one in subjects:
             def each(cls: AnyClass, ref: str = one.ref) -> None:
                 if on_class is not None:
                     on_class(ref, cls)
 
-            target = one.target
-            if isinstance(target, Step):  # captured by its framework, padded per bucket
-                result = verify_step(target, one.ref, capacities, samples=samples, seed=seed,
-                                     classes_spec=classes_spec, on_class=each,
-                                     on_progress=on_progress, device=device)
-            else:
-                assert ctx is not None  # opened: not every workload is a step
-                result = verify(ctx, one.ref, capacities, samples=samples, seed=seed, mode=mode,
-                                workload=target, classes_spec=classes_spec, on_class=each,
+            result = one.verify(ctx, capacities, samples=samples, seed=seed, mode=mode,
+                                classes_spec=classes_spec, device=device, on_class=each,
                                 on_progress=on_progress)
             done.append(_certify(result, one, env, out_dir, options, on_result))
     return done
@@ -106,34 +94,12 @@ def bench_workloads(runs: Sequence[str], sizes: Sequence[int], settings: BenchSe
     """Bench each workload reference at `sizes`; with `out_dir`, write a bench certificate
     per run (signed with `options.signing_key`, named as `options.uuid_names` says: see
     environment.gpu_label)."""
-    from graphcert.run.bench import bench
-    from graphcert.run.fresh import bench_fresh, child_timeout_s
-    from graphcert.run.steps_bench import bench_step
-
-    loaded = _prepare(runs, out_dir)
+    subjects = _prepare(runs, out_dir)
     done: list[Certified[BenchResult]] = []
-    with context_for(loaded, device) as ctx:
+    with context_for(subjects, device) as ctx:
         env = environment.environment(device, options.git) if out_dir is not None else {}
-        for one in loaded:
-            target, ref = one.target, one.ref
-            # --context fresh|both: a child process times the fresh single-stream state.
-            fresh = (bench_fresh(ref, sizes, settings, device,
-                                 timeout_s=child_timeout_s(settings, sizes))
-                     if settings.context in ("fresh", "both") and not one.is_step
-                     else None)
-            if isinstance(target, Step):  # replay against the eager call (run/steps_bench.py)
-                result = bench_step(target, ref, sizes, settings, device=device,
-                                    on_progress=on_progress)
-            elif fresh is not None and settings.context == "fresh":
-                result = fresh
-                if on_progress:
-                    on_progress(len(sizes) * len(QUANTITIES))
-            else:
-                assert ctx is not None  # opened: not every workload is a step
-                result = bench(ctx, ref, sizes, settings, workload=target,
-                               on_progress=on_progress)
-                if fresh is not None:
-                    result = with_other_context(result, fresh)
+        for one in subjects:
+            result = one.bench(ctx, sizes, settings, device=device, on_progress=on_progress)
             done.append(_certify(result, one, env, out_dir, options, on_result))
     return done
 
@@ -194,16 +160,7 @@ def bench_plan(plan: BenchPlan, settings: BenchSettings, *, device: int = 0,
     return BenchRun(runs, fit, cert, plot)
 
 
-def with_other_context(settled: BenchResult, fresh: BenchResult) -> BenchResult:
-    """`settled` with the fresh-context run beside it; the verdict is both (a failed or
-    incomplete fresh half is never hidden behind a settled pass)."""
-    return replace(settled, other_context=fresh,
-                   verdict=BenchResult.judge(settled.sizes,
-                                             clock_unavailable=settled.clock_unavailable,
-                                             other_context=fresh))
-
-
-def sweep(key: str, values: Sequence[Any], runs: Sequence[Certified[BenchResult]], *,
+def sweep(key: str, values: Sequence[int], runs: Sequence[Certified[BenchResult]], *,
           base_ref: str | None = None, device: int = 0, out_dir: Path | None = None,
           options: Options) -> tuple[SweepFit, Path | None, Path | None]:
     """The a + b·value fit over swept runs (each run's first size); with `out_dir` and
@@ -234,27 +191,14 @@ def capture_workload(ref: str, sizes: list[int], *, mode: str = "global", device
     """Capture `ref` at each size (its class, or `capacity_of(n)` for a bucket list), writing
     snapshot, DOT (and SVG where Graphviz is installed) per class. A class that cannot fit in
     device memory is refused before anything is captured."""
-    from graphcert.run.capture import capture_sizes, write_outputs
-    from graphcert.run.session import WorkloadSession
+    from graphcert.run.capture import write_outputs
 
     ensure_writable_dir(out_dir)
-    target = load(ref).target
-    capacity_of = capacity_of or class_of
+    one = runnable(load(ref))
     rows = []
-    if isinstance(target, Step):
-        from graphcert.run.steps import capture_step
-
-        for result in capture_step(target, ref, sizes, capacity_of, device=device):
-            files = write_outputs(result, out_dir, target.name)
-            rows.append(replace(result, files=tuple(str(f) for f in files)))
-        return rows
-    with RunContext.open(device) as ctx:
-        session = WorkloadSession(ctx, ref, target)
-        for n in sizes:
-            shortfall = session.memory_shortfall(capacity_of(n))
-            if shortfall:
-                raise InputError(shortfall, hint="use a smaller --size or --classes range")
-        for result in capture_sizes(session, sizes, mode, capacity_of):
-            files = write_outputs(result, out_dir, session.name)
-            rows.append(replace(result, files=tuple(str(f) for f in files)))
+    # Files are written as each result comes: a workload's before its next size is captured.
+    for result in one.capture(sizes, capacity_of or class_of, mode=mode, device=device,
+                              check_memory=True):
+        files = write_outputs(result, out_dir, one.name)
+        rows.append(replace(result, files=tuple(str(f) for f in files)))
     return rows

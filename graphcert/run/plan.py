@@ -30,7 +30,7 @@ from typing import Any, cast
 from graphcert.cert.results.figures import Timing
 from graphcert.errors import InputError
 from graphcert.fileio import ensure_writable_dir
-from graphcert.frameworks.adapters import Adapter
+from graphcert.frameworks.adapters import Adapter, Captured
 from graphcert.frameworks.step import Step
 from graphcert.kinds.bench.result import SizeResult
 from graphcert.kinds.plan.result import PlanResult, plan_result, traffic_digest
@@ -41,6 +41,7 @@ from graphcert.plan.optimise import TOLERANCE, Infeasible, choose
 from graphcert.plan.traffic import Traffic, load_traffic
 from graphcert.run import environment, steps_bench
 from graphcert.run.harness import BenchSettings
+from graphcert.run.runnable import runnable
 from graphcert.run.steps import open_adapter
 from graphcert.run.steps_bench import StepHarness, bench_step
 from graphcert.workloads.registry import load, parse_ref
@@ -68,7 +69,7 @@ class _PoolRecorder:
         self._adapter = adapter
         self.pools: list[int] = []
 
-    def capture(self, step: Step, static: Sequence[Any]) -> Any:
+    def capture(self, step: Step, static: Sequence[Any]) -> Captured:
         captured = self._adapter.capture(step, static)
         self.pools.append(int(captured.pool_bytes or 0))
         return captured
@@ -240,10 +241,7 @@ def plan_step(request: PlanRequest, settings: BenchSettings, *, device: int = 0,
     user's lists, and with `out_dir` write the plan certificate (signed with
     `options.signing_key`)."""
     loaded = load(request.ref)
-    if not isinstance(loaded.target, Step):
-        raise InputError(f"{request.ref} is a built-in workload; graphcert plan measures "
-                         "framework steps", hint="give path/file.py:STEP or module:STEP")
-    step = loaded.target
+    step = runnable(loaded).plan_target()  # Refused (one line) for a built-in workload
     budgets = request.budgets
     traffic = load_traffic(request.traffic, max_size=budgets.max_size)
     max_size = budgets.max_size or traffic.largest

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from graphcert.buckets import class_of
 from graphcert.cuda.graph import Graph, GraphRef
@@ -35,6 +35,13 @@ from graphcert.kinds.profile.result import ProfiledClass, ProfileResult, ReplayO
 from graphcert.model import GraphSnapshot
 from graphcert.options import Options
 from graphcert.profiling import ActivityRecord, ProfileGraph, analyse, graph_of, join
+
+if TYPE_CHECKING:
+    from graphcert.cuda.context import RunContext
+    from graphcert.frameworks.adapters import Captured
+    from graphcert.frameworks.step import Step
+    from graphcert.run.runnable import Runnable
+    from graphcert.workloads.loaded import LoadedWorkload, NativeWorkload
 
 DEFAULT_REPLAYS = 200
 DEFAULT_SIZE = 1 << 16  # a built-in or user workload without --size/--classes: bench's default
@@ -65,7 +72,7 @@ class ReadGraph:
     graph: ProfileGraph
 
 
-def read_graph(graph: Graph, meta: dict[str, Any] | None = None) -> ReadGraph:
+def read_graph(graph: Graph, meta: dict[str, object] | None = None) -> ReadGraph:
     """The snapshot of `graph` and each canonical node's CUPTI id. A graph with no kernel,
     memcpy or memset node is an InputError (nothing to time)."""
     snapshot, positions = read_snapshot_indexed(graph, meta)
@@ -132,8 +139,8 @@ def instance_of(records: Sequence[ActivityRecord], graph: ProfileGraph) -> int |
     return max(covered, key=lambda h: (len(covered[h]), -counts[h], -h))
 
 
-def profile_built_in(ctx: Any, ref: str, workload: Any, sizes: Sequence[int], replays: int, *,
-                     mode: str = "global",
+def profile_built_in(ctx: RunContext, ref: str, workload: NativeWorkload, sizes: Sequence[int],
+                     replays: int, *, mode: str = "global",
                      capacity_of: Callable[[int], int] = class_of) -> list[ProfiledClass]:
     """Profile a graphcert workload (`workload`: its loaded NativeWorkload) at each size, its
     graph captured per class as verify and bench capture it."""
@@ -160,7 +167,7 @@ def profile_built_in(ctx: Any, ref: str, workload: Any, sizes: Sequence[int], re
     return out
 
 
-def profile_step(step: Any, ref: str, sizes: Sequence[int], replays: int, *,
+def profile_step(step: Step, ref: str, sizes: Sequence[int], replays: int, *,
                  device: int = 0,
                  capacity_of: Callable[[int], int] = class_of) -> list[ProfiledClass]:
     """Profile a framework step at the bucket of each size: captured by its framework as
@@ -185,15 +192,16 @@ def profile_step(step: Any, ref: str, sizes: Sequence[int], replays: int, *,
     return out
 
 
-def _graph_object(captured: Any) -> Any:
+def _graph_object(captured: Captured) -> object:
     """The object graphcert.sources reads a framework's captured graph from (cuda.core's
     builder, PyTorch's CUDAGraph, CuPy's Graph)."""
+    # The Captured protocol declares neither: each adapter's own type holds one of them.
     builder = getattr(captured, "builder", None)
-    return builder if builder is not None else captured.graph
+    return builder if builder is not None else getattr(captured, "graph")  # noqa: B009
 
 
-def profile_captured(obj: Any, launch: Callable[[], None], stream: Stream, replays: int, *,
-                     label: str, size: int, meta: dict[str, Any] | None = None,
+def profile_captured(obj: object, launch: Callable[[], None], stream: Stream, replays: int, *,
+                     label: str, size: int, meta: dict[str, object] | None = None,
                      device: int | None = None) -> ProfiledClass:
     """Profile a graph someone else owns (anything graphcert.snapshot takes), replayed by
     `launch` on `stream`, in the context its framework left current."""
@@ -206,7 +214,7 @@ def profile_captured(obj: Any, launch: Callable[[], None], stream: Stream, repla
         return trace(read, launch, stream, replays, label=label, size=size)
 
 
-def profile_object(obj: Any, replay: Callable[[], object], replays: int = DEFAULT_REPLAYS, *,
+def profile_object(obj: object, replay: Callable[[], object], replays: int = DEFAULT_REPLAYS, *,
                    stream: object = None, label: str = "graph") -> ProfileResult:
     """graphcert.profile(...): the profile of a graph the caller holds, replayed by
     `replay()` (e.g. a torch CUDAGraph's g.replay). `stream`: the CUstream the replay runs on
@@ -221,10 +229,6 @@ def profile_object(obj: Any, replay: Callable[[], object], replays: int = DEFAUL
                            replays, label=label, size=0, meta={"name": label})
     return ProfileResult(label, replays, (cls,), cupti_version(),
                          wall_s=time.perf_counter() - t0)
-
-
-def _same(n: int) -> int:
-    return n
 
 
 def _call(replay: Callable[[], object]) -> None:
@@ -245,25 +249,18 @@ def _stream_address(stream: object) -> int:
                           "__cuda_stream__, or leave it out for the legacy default stream")
 
 
-def profile_ref(ctx: Any, loaded: Any, sizes: Sequence[int], replays: int, *,
+def profile_ref(ctx: RunContext | None, one: Runnable, sizes: Sequence[int], replays: int, *,
                 device: int = 0) -> ProfileResult:
     """One workload's profile over `sizes` (a built-in or user workload in `ctx`, a framework
-    step in its framework's context)."""
+    step in its framework's context): each size captured at its bucket where `sizes` is a
+    bucket list, else where the subject captures a size of its own (`unbucketed`)."""
     from graphcert.buckets import Buckets
-    from graphcert.frameworks.step import Step
 
     t0 = time.perf_counter()
-    buckets = sizes if isinstance(sizes, Buckets) else None
-    target = loaded.target
-    if isinstance(target, Step):  # captured at n itself, or at its bucket (as bench does)
-        classes = profile_step(target, loaded.ref, sizes, replays, device=device,
-                               capacity_of=buckets.capacity_of if buckets else _same)
-    else:
-        classes = profile_built_in(ctx, loaded.ref, target, sizes, replays,
-                                   capacity_of=buckets.capacity_of if buckets else class_of)
-    return ProfileResult(loaded.ref, replays, tuple(classes), cupti_version(),
+    capacity_of = sizes.capacity_of if isinstance(sizes, Buckets) else one.unbucketed
+    classes = one.profile(ctx, sizes, replays, capacity_of=capacity_of, device=device)
+    return ProfileResult(one.ref, replays, tuple(classes), cupti_version(),
                          wall_s=time.perf_counter() - t0)
-
 
 
 @dataclass(frozen=True)
@@ -275,12 +272,12 @@ class ProfiledRun:
     certificate: Path | None = None
 
 
-def default_sizes(loaded: Any) -> Sequence[int]:
+def default_sizes(loaded: LoadedWorkload) -> Sequence[int]:
     """What a workload is profiled at when no size is given: a framework step at its usual
     buckets (STEP_BUCKETS, each captured at its bucket), anything else at DEFAULT_SIZE."""
-    from graphcert.buckets import parse_buckets
+    from graphcert.run.runnable import runnable
 
-    return parse_buckets(STEP_BUCKETS) if loaded.is_step else [DEFAULT_SIZE]
+    return runnable(loaded).profile_sizes()
 
 
 def profile_workloads(refs: Sequence[str], sizes: Sequence[int] | None, replays: int, *,
@@ -292,23 +289,25 @@ def profile_workloads(refs: Sequence[str], sizes: Sequence[int] | None, replays:
     `out_dir` write a profile certificate per workload."""
     from graphcert.fileio import ensure_writable_dir
     from graphcert.run import environment
+    from graphcert.run.runnable import runnable
     from graphcert.run.session import context_for
     from graphcert.workloads.registry import load
 
     check_replays(replays)
-    loaded = [load(ref) for ref in refs]
+    subjects = [runnable(load(ref)) for ref in refs]
     if out_dir is not None:
         ensure_writable_dir(out_dir)
     load_cupti()
     done: list[ProfiledRun] = []
-    with context_for(loaded, device) as ctx:
+    with context_for(subjects, device) as ctx:
         env = environment.environment(device, options.git) if out_dir is not None else {}
-        for one in loaded:
-            result = profile_ref(ctx, one, default_sizes(one) if sizes is None else sizes,
+        for one in subjects:
+            result = profile_ref(ctx, one, one.profile_sizes() if sizes is None else sizes,
                                  replays, device=device)
             path = None
             if out_dir is not None:
-                path = environment.write(result, out_dir, environment.subject(one, "profile"),
+                path = environment.write(result, out_dir,
+                                         environment.subject(one.loaded, "profile"),
                                          env, key=options.signing_key,
                                          uuid_names=options.uuid_names)
             run = ProfiledRun(one.ref, result, path)

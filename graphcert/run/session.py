@@ -9,7 +9,9 @@ import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from graphcert.cuda.builder import GraphBuilder
 from graphcert.cuda.context import RunContext
@@ -17,7 +19,10 @@ from graphcert.cuda.graph import Graph, GraphExec, capture
 from graphcert.cuda.stream import Stream
 from graphcert.errors import CaptureError, GraphcertError, InputError
 from graphcert.workloads import registry
-from graphcert.workloads.loaded import LoadedWorkload, NativeWorkload
+from graphcert.workloads.loaded import NativeWorkload
+
+if TYPE_CHECKING:
+    from graphcert.run.runnable import Runnable
 
 # Leave room for the driver, graph memory pools and the reference copies read back.
 _MEMORY_HEADROOM = 256 << 20
@@ -64,7 +69,7 @@ class WorkloadSession:
         self.hooks = native.hooks
         self.capacity: int | None = None
         self.timings = Timings()
-        self._references: dict[int, dict[str, Any]] = {}
+        self._references: dict[int, dict[str, np.ndarray]] = {}
 
     @property
     def name(self) -> str:
@@ -158,10 +163,11 @@ class WorkloadSession:
             raise GraphcertError(f"workload {self.name}: record(n={n:,}) raised "
                                  f"{type(exc).__name__}: {exc}") from exc
 
-    def outputs(self, n: int) -> dict[str, Any]:
+    def outputs(self, n: int) -> dict[str, np.ndarray]:
+        """The workload's outputs for n, read back (compare them before the next record)."""
         return dict(self.workload.outputs(n))
 
-    def reference(self, n: int) -> dict[str, Any]:
+    def reference(self, n: int) -> dict[str, np.ndarray]:
         """The numpy reference for n, computed once per class (verify compares it twice)."""
         if n not in self._references:
             self._references[n] = dict(self.workload.reference(n))
@@ -177,10 +183,10 @@ class WorkloadSession:
                 self.ctx.release_buffers()
 
 
-def context_for(loaded: Sequence[LoadedWorkload], device: int, seed: int = 0
+def context_for(subjects: Sequence[Runnable], device: int, seed: int = 0
                 ) -> AbstractContextManager[RunContext | None]:
-    """graphcert's own RunContext, only where a workload (not a framework step) needs it: a
-    step runs in its framework's context."""
-    if all(one.is_step for one in loaded):
+    """graphcert's own RunContext, only where a subject needs it (`needs_context`: a
+    workload graphcert records; a framework step runs in its framework's context)."""
+    if not any(one.needs_context for one in subjects):
         return nullcontext()
     return RunContext.open(device, seed=seed)
