@@ -58,8 +58,12 @@ def inputs() -> Iterator[tuple[Path, Path, Path]]:
     for name in RECORDED:
         (path,) = (ROOT / "reports").glob(f"{name}-NVIDIA*.json")
         shutil.copy(path, current / path.name)
-    for path in (ROOT / "tests" / "fixtures" / "record").glob("*.json"):
-        shutil.copy(path, current / path.name)
+    for path in (ROOT / "tests" / "fixtures" / "record").iterdir():
+        # the snapshots too: the report draws their graphs (cuBLAS's long nvjet names)
+        if path.is_dir():
+            shutil.copytree(path, current / path.name)
+        else:
+            shutil.copy(path, current / path.name)
     (profile,) = (ROOT / "reports").glob("profile-torch_decode-*.json")
     doc = json.loads(profile.read_text())
     doc["results"]["classes"][0]["profile"]["nodes"][2]["name"] = OTHER
