@@ -145,3 +145,16 @@ def test_names_read_from_real_pytorch_and_cupy_graphs() -> None:
         "float, false>(int, float, c10::Half const*")
     # CuPy's elementwise kernels are extern "C": shown as they are
     assert [short_name(n) for n in doc["cupy_elementwise"]] == doc["cupy_elementwise"]
+
+
+def test_demangle_is_public_and_the_docs_example_prints_readable_names() -> None:
+    """graphcert.demangle is the views' demangling, for API users; docs/python-api.md's
+    snapshot example prints node names through it, never a raw `_Z...` name."""
+    from pathlib import Path
+
+    import graphcert
+
+    assert graphcert.demangle(FILL) == demangle(FILL) != FILL
+    assert graphcert.demangle(NVJET) == NVJET
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "python-api.md").read_text()
+    assert "graphcert.demangle(node.name)" in docs
