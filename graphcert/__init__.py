@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from graphcert.kinds.topology.result import VerifyResult
     from graphcert.model import GraphSnapshot, SnapshotDiff
 
-__all__ = ["__version__", "diff", "load", "profile", "profile_graph", "record", "save",
-           "snapshot", "step", "verify_step"]
+__all__ = ["__version__", "demangle", "diff", "load", "profile", "profile_graph", "record",
+           "save", "snapshot", "step", "verify_step"]
 
 if TYPE_CHECKING:
     PathLike = str | os.PathLike[str]
@@ -55,6 +55,20 @@ def snapshot(obj: Any, name: str | None = None) -> GraphSnapshot:
     from graphcert.sources import snapshot_of
 
     return snapshot_of(obj, name=optional_text(name, "name"))
+
+
+def demangle(name: str) -> str:
+    """A kernel's name as people read it: the C++ name a mangled one (`_ZN2at6native...`)
+    stands for, as c++filt prints it; any other name (an `extern "C"` kernel such as cuBLAS's
+    `nvjet_*`, or one that does not demangle) comes back as it is. A node's `name` stays the
+    raw one, since that is what fingerprints hash and what the driver reports."""
+    from graphcert.apicheck import type_name
+    from graphcert.errors import InputError
+    from graphcert.render.names import demangle as _demangle
+
+    if not isinstance(name, str):
+        raise InputError(f"name must be a str, not a {type_name(name)}")
+    return _demangle(name)
 
 
 def save(snapshot: GraphSnapshot, path: PathLike) -> Path:

@@ -43,6 +43,7 @@ CALLS: dict[str, Callable[[Any], object]] = {
     "verify_step(samples=)": lambda v: graphcert.verify_step(_step(), samples=v),
     "verify_step(device=)": lambda v: graphcert.verify_step(_step(), device=v),
     "verify_step(ref=)": lambda v: graphcert.verify_step(_step(), ref=v),
+    "demangle(name)": lambda v: graphcert.demangle(v),
 }
 # Values an argument takes by design: an int is a CUgraph address; a name is any text; an
 # int is a tolerance, a device, a sample count.
@@ -51,7 +52,9 @@ ACCEPTED = {("snapshot(obj)", 42), ("snapshot(name=)", None), ("snapshot(name=)"
             ("step(name=)", None), ("step(name=)", "a\0b"), ("step(name=)", FOLDER),
             ("step(rows=)", None), ("verify_step(samples=)", 42), ("verify_step(ref=)", None),
             ("verify_step(ref=)", "a\0b"), ("verify_step(ref=)", FOLDER),
-            ("verify_step(device=)", 42)}
+            ("verify_step(device=)", 42),
+            # any text is a name: one that is not mangled comes back as it is
+            ("demangle(name)", "a\0b"), ("demangle(name)", FOLDER)}
 
 
 @pytest.mark.parametrize("call,value", [(c, v) for c in sorted(CALLS) for v in BAD

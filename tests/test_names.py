@@ -32,7 +32,7 @@ CASES = [
      "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
      "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, "
      "at::detail::Array<char*, 1>)",
-     "at::native::vectorized_elementwise_kernel<\u2026>"),
+     "at::native::vectorized_elementwise_kernel<\u2026FillFunctor\u2026>"),
     (LAYER_NORM,
      "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>"
      "(int, float, float const*, float const*, float const*, float*, float*, float*)",
@@ -40,7 +40,7 @@ CASES = [
     (LAMBDA,
      "void at::native::elementwise_kernel<at::native::add_kernel_cuda()::"
      "{lambda(float, float)#1}>(int, at::native::add_kernel_cuda()::{lambda(float, float)#1})",
-     "at::native::elementwise_kernel<\u2026>"),
+     "at::native::elementwise_kernel<\u2026add_kernel_cuda\u2026>"),
     ("_ZN2at6native15add_kernel_cudaEv", "at::native::add_kernel_cuda()",
      "at::native::add_kernel_cuda"),
     (NVJET, NVJET, NVJET),
@@ -52,6 +52,30 @@ CASES = [
 def test_demangle_and_short_form(raw: str, full: str, short: str) -> None:
     assert demangle(raw) == full
     assert short_name(raw) == short
+
+
+# PyTorch's kernels as recorded on the H100 (tests/fixtures/record): one template for GELU,
+# add and fill, told apart only by the functor or the function holding the lambda.
+TORCH_ELEMENTWISE = {
+    "GeluCUDAKernelImpl": "_ZN2at6native29vectorized_elementwise_kernelILi8EZZZNS0_18GeluCUDAKern"
+                          "elImplERNS_18TensorIteratorBaseENS0_8GeluTypeEENKUlvE0_clEvENKUlvE1_"
+                          "clEvEUlN3c104HalfEE_St5arrayIPcLm2EEEEviT0_T1_",
+    "CUDAFunctor_add": "_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_15CUDAFunctor_addI"
+                       "N3c104HalfEEESt5arrayIPcLm3EEEEviT0_T1_",
+    "FillFunctor": "_ZN2at6native29vectorized_elementwise_kernelILi2ENS0_11FillFunctorIlEESt5arr"
+                   "ayIPcLm1EEEEviT0_T1_",
+}
+
+
+def test_the_short_form_names_the_operation() -> None:
+    """`vectorized_elementwise_kernel<…>` alone reads the same for three different kernels:
+    the short form keeps the template argument that names each one's operation, and stays
+    one token (no spaces) so a table or a wrapped line never breaks it."""
+    shorts = {op: short_name(raw) for op, raw in TORCH_ELEMENTWISE.items()}
+    assert len(set(shorts.values())) == 3, shorts
+    for op, short in shorts.items():
+        assert short == f"at::native::vectorized_elementwise_kernel<\u2026{op}\u2026>"
+        assert " " not in short
 
 
 @pytest.mark.parametrize("raw", ["_Z", "_Zgarbage", "_ZN2at6native", ""])
@@ -80,9 +104,9 @@ def _shown(tree: bool) -> str:
 
 def test_table_shows_short_names_one_row_each() -> None:
     text = _shown(tree=False)
-    assert "at::native::vectorized_elementwise_kernel<\u2026>" in text
+    assert "at::native::vectorized_elementwise_kernel<\u2026FillFunctor\u2026>" in text
     assert "at::native::(anon)::vectorized_layer_norm_kernel<\u2026>" in text
-    assert "_ZN2at" not in text and "FillFunctor" not in text
+    assert "_ZN2at" not in text and "FillFunctor<" not in text
     # header, rule, three nodes, summary lines: no name folded onto a second row
     assert sum(1 for line in text.splitlines() if "kernel" in line.split()[1:2]) == 3
 
@@ -108,7 +132,7 @@ def test_names_read_from_real_pytorch_and_cupy_graphs() -> None:
                       "h100-torch-cupy.json").read_text())
     shorts = [short_name(n) for n in doc["torch_mlp_fp16_b8"]]
     assert shorts == ["nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_TNT",
-                      "at::native::vectorized_elementwise_kernel<\u2026>",
+                      "at::native::vectorized_elementwise_kernel<\u2026GeluCUDAKernelImpl\u2026>",
                       "nvjet_sm90_hsh_8x64_64x16_4x1_v_bz_bias_TNN",
                       "at::native::(anon)::vectorized_layer_norm_kernel<\u2026>"]
     gelu = demangle(doc["torch_mlp_fp16_b8"][1])
@@ -121,3 +145,16 @@ def test_names_read_from_real_pytorch_and_cupy_graphs() -> None:
         "float, false>(int, float, c10::Half const*")
     # CuPy's elementwise kernels are extern "C": shown as they are
     assert [short_name(n) for n in doc["cupy_elementwise"]] == doc["cupy_elementwise"]
+
+
+def test_demangle_is_public_and_the_docs_example_prints_readable_names() -> None:
+    """graphcert.demangle is the views' demangling, for API users; docs/python-api.md's
+    snapshot example prints node names through it, never a raw `_Z...` name."""
+    from pathlib import Path
+
+    import graphcert
+
+    assert graphcert.demangle(FILL) == demangle(FILL) != FILL
+    assert graphcert.demangle(NVJET) == NVJET
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "python-api.md").read_text()
+    assert "graphcert.demangle(node.name)" in docs

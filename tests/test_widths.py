@@ -131,8 +131,11 @@ def test_every_width(monkeypatch: pytest.MonkeyPatch, case: str, width: int, ter
     plain = ANSI.sub("", out)
     check_golden(GOLDEN / f"{case}-{width if terminal else 'piped'}.txt", plain)
     lines = plain.splitlines()
+    # on a terminal too narrow for a path, the gate names the folder once and each file in it
+    folder = re.search(r"^files in (\S+/)$", plain, re.MULTILINE)
     for token in tokens(case):
-        assert any(token in line for line in lines), f"{token!r} is not whole at {width}"
+        shown = token.removeprefix(folder[1]) if folder else token
+        assert any(shown in line for line in lines), f"{token!r} is not whole at {width}"
     assert not [line for line in lines if line != line.rstrip()], "a line ends with spaces"
     if terminal:  # only a token wider than the terminal may stand past its edge, alone
         wide = [line for line in lines if cell_len(line) > width]

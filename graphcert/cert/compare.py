@@ -5,7 +5,7 @@ by diff. A kind's own comparison is graphcert/kinds/<kind>/compare.py."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -172,12 +172,18 @@ class NodeComparison:
 
     @property
     def where(self) -> str:
-        node = "critical path" if self.index is None else f"node {self.index} ({self.name})"
+        return self.where_named(str)
+
+    def where_named(self, shown: Callable[[str], str]) -> str:
+        """Where, with the kernel's name as `shown` makes it (a view demangles it; the raw
+        name is what is compared and what --json keeps)."""
+        node = "critical path" if self.index is None else \
+            f"node {self.index} ({shown(self.name)})"
         return f"{self.label} {node}"
 
-    def describe(self) -> str:
-        return (f"{self.where}: {self.baseline_ns / 1e3:.3f} -> {self.current_ns / 1e3:.3f} us "
-                f"({self.diff:+.1%}): {self.change.value}")
+    def describe(self, shown: Callable[[str], str] = str) -> str:
+        return (f"{self.where_named(shown)}: {self.baseline_ns / 1e3:.3f} -> "
+                f"{self.current_ns / 1e3:.3f} \u00b5s ({self.diff:+.1%}): {self.change.value}")
 
 
 @dataclass(frozen=True)

@@ -95,8 +95,18 @@ def _findings(report: GateReport) -> str:
     return "".join(out)
 
 
-def _cert_head(cert: Certificate, path: str, anchor: str) -> str:
-    """What, where, when and on what a certificate was made, its verdict and the reasons."""
+def _verdicts(recorded: str, gate: str | None) -> str:
+    """A certificate heading's badge: the gate's verdict on it, the one the table and the
+    banner give (a recorded PASS the gate failed on a policy rule is not a pass on this
+    page); the recorded verdict said beside it, in words, where the two differ."""
+    if gate is None or gate == recorded:
+        return f" {status(recorded if gate is None else gate)}"
+    return f" <span class='note'>recorded {esc(recorded.upper())}, gate</span> {status(gate)}"
+
+
+def _cert_head(cert: Certificate, path: str, anchor: str, gate: str | None = None) -> str:
+    """What, where, when and on what a certificate was made, its verdict (`gate`: the
+    gate's on it) and the reasons."""
     env, wl, gpu = cert.environment, cert.workload, cert.environment.gpu
     options = ", ".join(f"{k}={v}" for k, v in sorted(wl.options.items()))
     verdict = cert.recorded_verdict.status.value
@@ -109,7 +119,7 @@ def _cert_head(cert: Certificate, path: str, anchor: str) -> str:
     if commit:
         facts.append(f"git {short_hash(commit)}" + (" (dirty)" if env.git.dirty else ""))
     out = [f"<p class='certhead' id='{esc(anchor)}'><b>{esc(cert.kind)} certificate</b> ",
-           code(path), f" {status(verdict)}</p>",
+           code(path), f"{_verdicts(verdict, gate)}</p>",
            para("workload ", code(wl.ref), f" ({options})" if options else None,
                 "; created ", code(cert.created), f" by graphcert {cert.tool_version}"),
            para("; ".join(facts))]
@@ -206,6 +216,7 @@ def render_html(report: GateReport, certs: Mapping[str, Certificate],
     """The whole page. `certs` maps each report path to its typed certificate; `pictures`
     holds one entry per distinct topology among the snapshots found."""
     taken = {"contents", "certificates", "findings"}
+    gate_of = {c.path: c.status.value for c in report.certificates}
     by_workload: dict[str, list[tuple[str, Certificate]]] = {}
     # the first declared kind (topology: what the graphs are) leads each workload's section
     lead = KIND_NAMES[0]
@@ -227,7 +238,8 @@ def render_html(report: GateReport, certs: Mapping[str, Certificate],
         docs = by_workload.get(name, [])
         parts = [f"<h2 id='{esc(anchor)}'>{esc(name)}</h2>"]
         for path, cert in docs:
-            parts += [_cert_head(cert, path, cert_anchor[path]), _results(cert, figures)]
+            parts += [_cert_head(cert, path, cert_anchor[path], gate_of.get(path)),
+                      _results(cert, figures)]
         parts += _workload_figures(docs)
         graphs = _graphs(name, pictures, figures, graphs_at)
         parts.append(graphs)

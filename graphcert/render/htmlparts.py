@@ -136,5 +136,5 @@ figure{margin:1rem 0;padding:.5rem;border:1px solid #e5e7eb;border-radius:.4rem;
 overflow-x:auto}
 figcaption{font-size:.85rem;color:#4b5563;margin-top:.3rem}
 .note{color:#6b7280;font-size:.85rem}
-ul.findings li,ul.reasons li{margin:.2rem 0}
+ul.findings li,ul.reasons li{margin:.2rem 0;overflow-wrap:anywhere}
 """

@@ -16,7 +16,7 @@ from graphcert.render.inventory import format_dim, operation
 
 MAX_NODES = 60  # past this a layered drawing without edge routing is a tangle
 _CHAR_W, _LINE_H, _PAD = 6.6, 13.0, 6.0  # 11px monospace: its advance width and line height
-_GAP_X, _GAP_Y, _MAX_CHARS = 14.0, 24.0, 34
+_GAP_X, _GAP_Y, _MAX_CHARS = 14.0, 24.0, 56
 
 
 @dataclass(frozen=True)
@@ -33,12 +33,21 @@ def node_total(snapshot: GraphSnapshot) -> int:
     return sum(snapshot.counts(recursive=True).values())
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= _MAX_CHARS else text[:_MAX_CHARS - 1] + "…"
+def _pieces(text: str) -> list[str]:
+    """`text` in lines of at most _MAX_CHARS, never cut: a kernel's name is what tells one
+    box from the next (cuBLAS's `nvjet_sm90_hsh_64x8_64x16_2x4_h_bz_...` differ at the end),
+    so a long line goes on, at a space where there is one, on the lines below."""
+    out: list[str] = []
+    while len(text) > _MAX_CHARS:
+        cut = text.rfind(" ", 1, _MAX_CHARS + 1)
+        cut = cut if cut > 0 else _MAX_CHARS
+        out.append(text[:cut])
+        text = text[cut:].lstrip(" ")
+    return [*out, text]
 
 
 def _lines(label: str, node: NodeRecord) -> list[str]:
-    lines = [f"{label} {operation(node)}"]
+    lines = _pieces(f"{label} {operation(node)}")
     if node.kind is NodeKind.KERNEL:
         lines.append(f"grid {format_dim(node.attrs.get('grid'))} "
                      f"block {format_dim(node.attrs.get('block'))}")
@@ -47,7 +56,7 @@ def _lines(label: str, node: NodeRecord) -> list[str]:
 
 def _text(lines: list[str], x: float, y: float) -> str:
     spans = "".join(f"<tspan x='{x:.1f}' y='{y + (i + 1) * _LINE_H - 3:.1f}'>"
-                    f"{html.escape(_clip(line))}</tspan>" for i, line in enumerate(lines))
+                    f"{html.escape(line)}</tspan>" for i, line in enumerate(lines))
     return f"<text>{spans}</text>"
 
 
@@ -57,7 +66,7 @@ def _node_box(label: str, node: NodeRecord) -> _Box:
     head_h = len(lines) * _LINE_H + 2 * _PAD
     inner = [_graph_box(child, f"{label}." if node.kind is NodeKind.GRAPH else f"{label}[{j}].")
              for j, child in enumerate(node.children)]
-    text_w = max(len(_clip(line)) for line in lines) * _CHAR_W + 2 * _PAD
+    text_w = max(len(line) for line in lines) * _CHAR_W + 2 * _PAD
     inner_w = sum(b.w for b in inner) + _GAP_X * max(len(inner) - 1, 0) + 2 * _PAD
     w = max(text_w, inner_w if inner else 0.0)
     h = head_h + (max(b.h for b in inner) + _PAD if inner else 0.0)

@@ -81,10 +81,87 @@ def _elide(text: str) -> str:
     return text if stack else "".join(out)
 
 
+# Template arguments that never tell two kernels of one template apart: scalar and pointer
+# types, the standard library's and c10's (std::array<char*, 3ul>, c10::Half).
+_PLAIN_TYPES = frozenset({"void", "bool", "char", "short", "int", "long", "float", "double",
+                          "signed", "unsigned", "half", "__half", "__nv_bfloat16"})
+_PLAIN_SPACES = ("std::", "c10::", "at::detail::")
+
+
+def _top_split(text: str, sep: str = ",") -> list[str]:
+    """`text` split at `sep` where no bracket is open."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return [*parts, text[start:]]
+
+
+def _template_args(full: str) -> list[str]:
+    """The template arguments of the function's own name (the `<...>` just before its
+    parameter list), or [] where there are none or the brackets do not balance."""
+    text = full.replace(_ANON, _PLACEHOLDER)
+    end = text.rfind(")")
+    depth, open_paren = 0, -1
+    for i in range(end, -1, -1):  # back to the parameter list's "("
+        depth += text[i] == ")"
+        depth -= text[i] == "("
+        if depth == 0:
+            open_paren = i
+            break
+    if open_paren < 1 or text[open_paren - 1] != ">":
+        return []
+    depth = 0
+    for i in range(open_paren - 1, -1, -1):
+        depth += text[i] == ">"
+        depth -= text[i] == "<"
+        if depth == 0:
+            return [a.strip() for a in _top_split(text[i + 1:open_paren - 1])]
+    return []
+
+
+def _op_of(arg: str) -> str | None:
+    """The name a template argument gives the kernel's operation (a functor's class, the
+    function a lambda is defined in), or None for a number or a plain type."""
+    if not arg or arg[0].isdigit() or arg[0] == "-" or arg in ("true", "false"):
+        return None
+    head = arg
+    for stop in "<(":
+        head = head.split(stop, 1)[0]
+    head = head.strip()
+    if " " in head or "*" in head or "&" in head or head.startswith(_PLAIN_SPACES):
+        return None
+    name = head.rsplit("::", 1)[-1]
+    return None if not name or name in _PLAIN_TYPES else name.replace(_PLACEHOLDER, _ANON_SHORT)
+
+
+def distinguishing_args(raw: str) -> list[str]:
+    """What tells apart the kernels of one template: the functor or lambda-holding function
+    among its template arguments (`FillFunctor`, `CUDAFunctor_add`, `GeluCUDAKernelImpl` for
+    three `vectorized_elementwise_kernel`s), without numbers and plain types."""
+    return [op for a in _template_args(demangle(raw)) if (op := _op_of(a)) is not None]
+
+
 @cache
 def short_name(raw: str) -> str:
-    """A kernel name for a table cell: namespaces kept, template arguments and parameter
-    lists elided, return type dropped: `at::native::vectorized_elementwise_kernel<…>`."""
+    """A kernel name for a table cell: namespaces kept, return type dropped, template
+    arguments and parameter lists elided, except the template arguments that name the
+    operation: `at::native::vectorized_elementwise_kernel<…GeluCUDAKernelImpl…>`, since
+    `<…>` alone reads the same for GELU, add and fill. One token: no spaces."""
+    name = _elided_name(raw)
+    ops = distinguishing_args(raw)
+    if ops and name.endswith("<" + ELLIPSIS + ">"):
+        return f"{name[:-1]}{','.join(ops)}{ELLIPSIS}>"
+    return name
+
+
+def _elided_name(raw: str) -> str:
+    """short_name without the operation: `at::native::vectorized_elementwise_kernel<…>`."""
     full = demangle(raw)
     if full == raw and not raw.startswith("_Z"):
         return raw  # not a C++ mangled name: nothing to shorten

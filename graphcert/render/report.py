@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import io
 import json
+import posixpath
 from enum import Enum
 from typing import TYPE_CHECKING, NoReturn
+
+from rich.cells import cell_len
 
 from graphcert.gate import CertificateResult, GateReport, RuleResult, RuleStatus, UnusableReport
 from graphcert.render.layout import Column, Grid
@@ -82,15 +85,36 @@ GATE_COLUMNS = (Column("result", key=True), Column("workload", key=True), Column
                 Column("gpu"), Column("rules", wrap=True, sep=", "), Column("file"))
 
 
-def table_renderables(report: GateReport) -> list[RenderableType]:
-    """The headline, the table of certificates, and the failures and warnings below it."""
+def _files(report: GateReport, width: int | None) -> tuple[str | None, list[str]]:
+    """(the folder the files are shown relative to, or None; each certificate's file as
+    shown). On a terminal too narrow for a path, the paths are shown relative to the folder
+    they share, named once above the table: a path wider than the terminal would be folded
+    mid-name by the terminal itself, and a folded path can neither be read nor copied."""
+    paths = [c.path for c in report.certificates]
+    if width is None or all(cell_len(p) <= width for p in paths):
+        return None, paths
+    folders = [posixpath.dirname(p) for p in paths]
+    common = posixpath.commonpath(folders) if all(folders) and len(
+        {f.startswith("/") for f in folders}) == 1 else ""
+    if not common:
+        return None, paths
+    return common, [posixpath.relpath(p, common) for p in paths]
+
+
+def table_renderables(report: GateReport, width: int | None = None) -> list[RenderableType]:
+    """The headline, the table of certificates, and the failures and warnings below it
+    (`width`: the terminal's columns, None when the output is not laid out for one)."""
     from rich.text import Text
 
+    folder, files = _files(report, width)
     table = Grid(GATE_COLUMNS, [
         (Text(cert.status.value.upper(), style=_STYLE[cert.status]), cert.workload,
-         cert.kind, cert.gpu, _rules_cell(cert), cert.path)
-        for cert in report.certificates], rule=False)
-    out: list[RenderableType] = [Text(headline(report), style="bold"), table]
+         cert.kind, cert.gpu, _rules_cell(cert), file)
+        for cert, file in zip(report.certificates, files, strict=True)], rule=False)
+    out: list[RenderableType] = [Text(headline(report), style="bold")]
+    if folder is not None:
+        out.append(Text(f"files in {folder}/", style="bold"))
+    out.append(table)
     for r in report.checks:  # failures and warnings are listed below with their details
         if r.status is RuleStatus.PASS:
             out.append(Text(f"policy {r.rule.value}: PASS: {r.summary}", style=_STYLE[r.status]))
@@ -109,7 +133,10 @@ def table_renderables(report: GateReport) -> list[RenderableType]:
 
 
 def print_table(report: GateReport, console: Console) -> None:
-    for item in table_renderables(clean_value(report)):
+    from graphcert.render.console import DataConsole
+
+    terminal = console.on_terminal if isinstance(console, DataConsole) else console.is_terminal
+    for item in table_renderables(clean_value(report), console.width if terminal else None):
         console.print(item)
 
 

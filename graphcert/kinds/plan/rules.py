@@ -31,7 +31,9 @@ def baseline_rules(cert: Certificate, base: Loaded, policy: Policy) -> list[Rule
 
 
 def _listed(buckets: Sequence[int]) -> str:
-    return ",".join(map(str, buckets)) or "no graph"
+    # ", ": a list of 35 sizes is wider than a terminal, and may then wrap between sizes
+    # (one unbroken token would be folded mid-number by the terminal)
+    return ", ".join(map(str, buckets)) or "no graph"
 
 
 def plan_regret_rule(plan: PlanResult, limit: float, *,

@@ -11,6 +11,7 @@ from graphcert.cert.compare import Change, NodeComparison, ResultsDiff, across_m
 from graphcert.errors import GraphcertError
 from graphcert.kinds.profile.result import ProfiledClass, ProfileResult
 from graphcert.profiling import Profile
+from graphcert.render.names import short_name
 
 
 class TopologyMismatch(GraphcertError):
@@ -41,8 +42,8 @@ def first_difference(baseline: ProfiledClass, current: ProfiledClass) -> str | N
     a, b = _signature(baseline.profile), _signature(current.profile)
     for x, y in zip(a, b, strict=False):
         if x != y:
-            return (f"node {x[0]} is {x[1]} {x[2] or '-'} in the baseline but {y[1]} "
-                    f"{y[2] or '-'} now")
+            return (f"node {x[0]} is {x[1]} {short_name(x[2]) or '-'} in the baseline but "
+                    f"{y[1]} {short_name(y[2]) or '-'} now")
     if len(a) != len(b):
         return f"the baseline has {len(a)} nodes, this profile {len(b)}"
     if sorted(baseline.profile.edges) != sorted(current.profile.edges):

@@ -12,6 +12,7 @@ from graphcert.gate.policy import Policy
 from graphcert.gate.rules import Loaded, Rule, RuleResult, RuleStatus
 from graphcert.kinds.profile.compare import TopologyMismatch, compare_profiles
 from graphcert.kinds.profile.result import ProfileResult
+from graphcert.render.names import short_name
 
 BASELINE_RULE = Rule.REGRESSION
 TIMED = True
@@ -58,11 +59,11 @@ def profile_baseline_rules(current: ProfileResult, baseline: ProfileResult, base
             out.append(RuleResult(rule, RuleStatus.FAIL,
                                   f"{len(slower)} {what} slower by more than {lim:.1%} "
                                   f"against {base_path}",
-                                  tuple(c.describe() for c in slower + ambiguous)
+                                  tuple(c.describe(short_name) for c in slower + ambiguous)
                                   + tuple(notes)))
         else:
             out.append(RuleResult(rule, RuleStatus.WARN if ambiguous else RuleStatus.PASS,
                                   f"{len(rows)} {what} within {lim:.1%} of {base_path}"
                                   + (f" ({len(ambiguous)} ambiguous)" if ambiguous else ""),
-                                  tuple(c.describe() for c in ambiguous) + tuple(notes)))
+                                  tuple(c.describe(short_name) for c in ambiguous) + tuple(notes)))
     return out

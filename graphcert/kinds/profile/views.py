@@ -129,6 +129,7 @@ def diff_view(diff: CertificateDiff) -> list[RenderableType]:
     from rich.text import Text
 
     return [Grid(_DIFF_COLUMNS, [
-        (n.label, "path" if n.index is None else str(n.index), n.name,
+        (n.label, "path" if n.index is None else str(n.index),
+         n.name if n.index is None else kernel_name(n.name),
          f"{n.baseline_ns / 1e3:,.2f} µs", f"{n.current_ns / 1e3:,.2f} µs", f"{n.diff:+.1%}",
          Text(n.change.value, style=CHANGE_STYLE[n.change])) for n in diff.nodes or ()])]

@@ -10,6 +10,7 @@ from graphcert.gate.policy import Policy
 from graphcert.gate.rules import Loaded, Rule, RuleResult, RuleStatus
 from graphcert.kinds.record.result import RecordResult
 from graphcert.recording import Recorded
+from graphcert.render.names import short_name
 
 SHOWN = 8  # names listed in a rule's details before "... and N more"
 
@@ -49,8 +50,7 @@ def record_rules(result: RecordResult, policy: Policy, name: str, ref: str | Non
     floor = policy.for_workload(policy.min_graph_coverage, name, ref)
     if floor is not None:
         steady = rec.steady
-        eager = _regions(rec) + [f"{e.name}: {e.count} eager launch(es)"
-                                 for e in rec.steady_eager]
+        eager = _regions(rec) + _eager(rec)
         if steady is None or steady.fraction is None:
             rules.append(RuleResult(Rule.GRAPH_COVERAGE, RuleStatus.FAIL,
                                     "no graph launched a kernel: steady-state coverage is 0",
@@ -84,9 +84,16 @@ def record_rules(result: RecordResult, policy: Policy, name: str, ref: str | Non
         rules.append(RuleResult(
             Rule.STEADY_EAGER, RuleStatus.PASS if ok else RuleStatus.FAIL,
             f"{n} eager kernel launch(es) in steady state (limit {int(cap)})",
-            () if ok else _listed(_regions(rec) + [f"{e.name}: {e.count}"
-                                                   for e in rec.steady_eager])))
+            () if ok else _listed(_regions(rec) + _eager(rec))))
     return rules
+
+
+def _eager(rec: Recorded) -> list[str]:
+    """Each kernel launched eagerly in steady state ("1484 × name": launches of it), the
+    count first and short, so that a wrapped line never leaves the count alone below a
+    long name; the name in the short demangled form (one token, naming the operation) a
+    reader can tell from its neighbours."""
+    return [f"{e.count} \u00d7 {short_name(e.name)}" for e in rec.steady_eager]
 
 
 def _regions(rec: Recorded) -> list[str]:

@@ -41,7 +41,8 @@ def _ms(ns: float | None) -> str:
 
 
 def _us(ns: float | None) -> str:
-    return "-" if ns is None else f"{ns / 1e3:.1f} us"
+    # "µs", as every other view writes a microsecond
+    return "-" if ns is None else f"{ns / 1e3:.1f} \u00b5s"
 
 
 def _s(ns: int) -> str:
