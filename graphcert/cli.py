@@ -12,7 +12,7 @@ import click
 
 from graphcert import _interrupt
 from graphcert._version import __version__
-from graphcert.errors import ExitStatus, GraphcertError
+from graphcert.errors import WHAT_NEEDS_A_GPU, ExitStatus, GraphcertError
 
 if TYPE_CHECKING:
     from graphcert.invocation import WorkerHooks
@@ -131,15 +131,12 @@ def _available(name: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             help=f"Profile and certify CUDA Graphs.\n\n{WHAT_NEEDS_A_GPU[:1].upper()}{WHAT_NEEDS_A_GPU[1:]}.")
 @click.version_option(__version__, prog_name="graphcert")
 @click.pass_context
 def cli(context: click.Context) -> None:
-    """Profile and certify CUDA Graphs.
-
-    capture/inventory/verify/bench run on a GPU; gate, show, diff, report and inventory
-    of a saved snapshot need none.
-    """
+    """Profile and certify CUDA Graphs (the help text says which commands need a GPU)."""
     # The edge: the process environment is read here, once, into the invocation the command
     # is given (a worker passes its own, with its hooks, as the context object).
     from graphcert.invocation import Invocation

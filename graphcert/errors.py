@@ -47,6 +47,15 @@ class GraphcertError(Exception):
         return self.one_line()
 
 
+# What needs a GPU and what does not, in the words a user without one reads: the no-driver
+# error and the top-level help say it from here (a test holds them to cli.COMMANDS).
+GPU_COMMANDS = ("capture", "verify", "bench", "profile", "record", "plan")
+GPU_FREE_COMMANDS = ("gate", "show", "diff", "report", "env", "workloads")
+WHAT_NEEDS_A_GPU = (f"{', '.join(GPU_COMMANDS[:-1])} and {GPU_COMMANDS[-1]} need a GPU, as does "
+                    f"inventory of a workload; {', '.join(GPU_FREE_COMMANDS)} and inventory of a "
+                    f"saved snapshot do not")
+
+
 class NoDriverError(GraphcertError):
     """No NVIDIA driver or no CUDA device: the only condition under which GPU tests skip."""
 

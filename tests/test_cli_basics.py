@@ -53,8 +53,10 @@ def test_env_without_driver_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None
     result = CliRunner().invoke(cli, ["env", "--require-gpu"])
     assert result.exit_code == 3
     lines = result.output.strip().splitlines()
-    assert lines == ["graphcert: error: no NVIDIA driver found: capture, verify and bench "
-                     "need a GPU; gate, show, diff and inventory of saved snapshots do not"]
+    assert lines == ["graphcert: error: no NVIDIA driver found: capture, verify, bench, "
+                     "profile, record and plan need a GPU, as does inventory of a workload; "
+                     "gate, show, diff, report, env, workloads and inventory of a saved "
+                     "snapshot do not"]
     # without --require-gpu env is informational: it says so and exits 0
     monkeypatch.setattr(check, "_initialized", False)
     result = CliRunner().invoke(cli, ["env"], env={"COLUMNS": "200"})

@@ -19,3 +19,18 @@ def test_the_record_policy_header_names_paths_that_exist() -> None:
 
 def test_the_record_table_writes_microseconds_as_the_rest() -> None:
     assert views._us(1500.0) == "1.5 \u00b5s"
+
+
+def test_the_words_on_what_needs_a_gpu_name_every_command_once() -> None:
+    """The no-driver error and the top-level help name each command on the side it is on:
+    every command of the CLI (inventory on both: a workload needs a GPU, a snapshot none)."""
+    from click.testing import CliRunner
+
+    from graphcert.cli import COMMANDS, cli
+    from graphcert.errors import GPU_COMMANDS, GPU_FREE_COMMANDS, WHAT_NEEDS_A_GPU
+
+    assert sorted((*GPU_COMMANDS, *GPU_FREE_COMMANDS, "inventory")) == sorted(COMMANDS)
+    help_text = " ".join(CliRunner().invoke(cli, ["--help"]).output.split())
+    for name in COMMANDS:
+        assert name in WHAT_NEEDS_A_GPU and name in help_text, name
+    assert "inventory of a workload" in help_text and "inventory of a saved snapshot" in help_text

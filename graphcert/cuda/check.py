@@ -6,12 +6,9 @@ from typing import Any
 
 from cuda.bindings import driver, nvrtc
 
-from graphcert.errors import CudaError, NoDriverError
+from graphcert.errors import WHAT_NEEDS_A_GPU, CudaError, NoDriverError
 
-NO_DRIVER_MESSAGE = (
-    "no NVIDIA driver found: capture, verify and bench need a GPU; "
-    "gate, show, diff and inventory of saved snapshots do not"
-)
+NO_DRIVER_MESSAGE = f"no NVIDIA driver found: {WHAT_NEEDS_A_GPU}"
 
 # CUresult names that mean "there is no usable driver or device here".
 _NO_DEVICE = {
