@@ -131,8 +131,11 @@ def _available(name: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+_HELP = f"Profile and certify CUDA Graphs.\n\n{WHAT_NEEDS_A_GPU[:1].upper()}{WHAT_NEEDS_A_GPU[1:]}."
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
-             help=f"Profile and certify CUDA Graphs.\n\n{WHAT_NEEDS_A_GPU[:1].upper()}{WHAT_NEEDS_A_GPU[1:]}.")
+             help=_HELP)
 @click.version_option(__version__, prog_name="graphcert")
 @click.pass_context
 def cli(context: click.Context) -> None:
