@@ -54,7 +54,10 @@ def test_diff_of_different_topologies_keeps_the_table() -> None:
                  str(SNAPS / "scan-c512.snapshot.json"))
     assert result.exit_code == 1, result.output  # they differ (issue 34 item 7)
     # node 0's deps, and its parameter values (the fixtures hold them since 2026-11-25)
-    assert "added" in result.stdout and result.stdout.rstrip().endswith("2 fields changed")
+    assert "added" in result.stdout and result.stdout.rstrip().endswith("5 changed")
+    # the summary counts the rows the table shows changed (a parameter is a row)
+    rows = [ln for ln in result.stdout.splitlines() if "  changed  " in ln]
+    assert len(rows) == 5, rows
 
 
 def test_diff_of_two_workloads_warns_up_front() -> None:

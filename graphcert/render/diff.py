@@ -24,7 +24,9 @@ def _describe(node: NodeRecord) -> str:
     return f"{node.kind.value}: {operation(node)}"
 
 
-def _diff_rows(diff: SnapshotDiff, pa: str, pb: str) -> Iterator[tuple[str, ...]]:
+def _node_events(diff: SnapshotDiff, pa: str, pb: str) -> list[tuple[int, int, tuple[str, ...]]]:
+    """The rows of this graph's own nodes (removed, added, each changed field or parameter),
+    keyed for ordering; children's rows come from their own diffs."""
     events: list[tuple[int, int, tuple[str, ...]]] = []
     for n in diff.removed:
         events.append((n.index, 0, (f"{pa}{n.index}", "", "removed", "", _describe(n), "")))
@@ -42,6 +44,11 @@ def _diff_rows(diff: SnapshotDiff, pa: str, pb: str) -> Iterator[tuple[str, ...]
         events.append((c.index_a, 2, (f"{pa}{c.index_a}", f"{pb}{c.index_b}", "changed",
                                       c.field, format_value(c.field, c.value_a),
                                       format_value(c.field, c.value_b))))
+    return events
+
+
+def _diff_rows(diff: SnapshotDiff, pa: str, pb: str) -> Iterator[tuple[str, ...]]:
+    events = _node_events(diff, pa, pb)
     child_by_parent: dict[int, list[ChildDiff]] = {}
     for cd in diff.child_diffs:
         child_by_parent.setdefault(cd.index_a, []).append(cd)
@@ -62,14 +69,15 @@ def _diff_rows(diff: SnapshotDiff, pa: str, pb: str) -> Iterator[tuple[str, ...]
 
 
 def diff_summary(diff: SnapshotDiff) -> str:
-    """"launch shape: 0 removed, 0 added, 2 fields changed" (top level), or "no differences"."""
+    """"launch shape: 0 removed, 0 added, 5 changed" (this graph's rows of the table: a
+    changed parameter is one row, as the table shows it), or "no differences"."""
     if diff.identical:
         return "no differences: same topology, launch shape and recorded fields"
-    fields = sum(1 for c in diff.changed if c.field not in ("children", PARAM_POINTERS))
+    changed = sum(1 for _, _, row in _node_events(diff, "", "") if row[2] == "changed")
     nested = len(diff.child_diffs)
     inner = f", {plural(nested, 'child graph')} changed" if nested else ""
     return (f"{diff.summary()}: {len(diff.removed)} removed, {len(diff.added)} added, "
-            f"{plural(fields, 'field')} changed{inner}")
+            f"{changed} changed{inner}")
 
 
 def diff_table(diff: SnapshotDiff) -> Grid:
