@@ -87,6 +87,10 @@ def test_plan_writes_a_valid_certificate_the_gate_passes(planner: Path) -> None:
     assert thin_next(done_points, result.curve.sizes) == []
     assert all(p.measured == (p.size in measured) for p in result.curve.points)
     assert "end to end medians" in result.why  # the fake eager side has no queued figure
+    # one word, one meaning: candidates are the buckets searched; the curve's other sizes
+    # are interpolated, never called candidates
+    assert f"{len(measured)} candidate(s)" in result.why
+    assert f"{len(measured)} of {len(result.curve.sizes)} size(s) measured" in result.why
     # the synthetic eager call is host numpy, so the plan may be "no graph": either form
     lines = done.stdout.splitlines()
     assert lines[0] == doc["workload"]["ref"] and "vllm:24" in done.stdout

@@ -34,3 +34,18 @@ def test_the_words_on_what_needs_a_gpu_name_every_command_once() -> None:
     for name in COMMANDS:
         assert name in WHAT_NEEDS_A_GPU and name in help_text, name
     assert "inventory of a workload" in help_text and "inventory of a saved snapshot" in help_text
+
+
+def test_the_plan_names_its_traffic_once() -> None:
+    """`show plan`'s traffic line reads "traffic  FILE: ...", never "traffic  traffic FILE"."""
+    import json
+    from pathlib import Path
+
+    from graphcert.kinds.plan.result import PlanResult
+    from graphcert.kinds.plan.views import plan_lines
+
+    root = Path(__file__).resolve().parent.parent
+    for path in sorted(root.glob("reports/plan-*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        lines = dict(plan_lines(PlanResult.from_json(doc["results"], doc["verdict"])))
+        assert lines["traffic"].startswith("examples/traffic/"), lines["traffic"]

@@ -263,8 +263,11 @@ def plan_step(request: PlanRequest, settings: BenchSettings, *, device: int = 0,
     if isinstance(plan, Infeasible):
         raise plan.error()
     measured = sum(p.measured for p in curve.points)
+    # "candidate" means a bucket the search may choose (the measured sizes, counted in
+    # plan.why); the other curve sizes serve traffic with interpolated costs only
     plan = dataclasses.replace(plan, why=f"{plan.why}; costs: {how}, {measured} of "
-                                         f"{len(grid)} candidate(s) measured")
+                                         f"{len(grid)} size(s) measured, the others "
+                                         f"interpolated")
     rows = [evaluate(buckets, traffic, curve, budgets, label=label) for label, buckets in lists]
     result = plan_result(plan, curve, traffic, rows)
     path = None

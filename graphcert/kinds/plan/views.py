@@ -53,6 +53,13 @@ def comparison_table(plan: PlanResult) -> Grid:
     return Grid(_COLUMNS, rows, title="the plan beside the compared lists (expected per step)")
 
 
+def _source(plan: PlanResult) -> str:
+    """Where the traffic came from, without the word the line's label already says (a
+    traffic file's source reads "traffic FILE")."""
+    source = plan.traffic.source
+    return source.removeprefix("traffic ") or source
+
+
 def plan_lines(plan: PlanResult) -> list[tuple[str, str]]:
     """Key/value lines: the list in engines' forms, the traffic, budgets and method."""
     chosen, points = plan.chosen, plan.curve.points
@@ -61,7 +68,7 @@ def plan_lines(plan: PlanResult) -> list[tuple[str, str]]:
                       f"{us(chosen.expected_s)} per step)"),
            *((name, engine_args(chosen.buckets, engine)) for name, engine in
              zip(_ENGINES, (Engine.VLLM, Engine.SGLANG, Engine.TRTLLM), strict=True)),
-           ("traffic", f"{plan.traffic.source}: {len(plan.traffic.sizes)} size(s), "
+           ("traffic", f"{_source(plan)}: {len(plan.traffic.sizes)} size(s), "
                        f"{plan.traffic.total:,} step(s), digest {plan.traffic_digest[:12]}"),
            ("curve", f"{len(points)} size(s) ({points[0].size} to {points[-1].size}), "
                      f"{measured} measured, {len(points) - measured} interpolated"),
