@@ -1,0 +1,155 @@
+"""The schemas compiled to Python by fastjsonschema: a yes/no check, the fast path of
+graphcert.cert.schemas.validate. Pure.
+
+jsonschema stays the reference: a document this check rejects is checked again by jsonschema,
+whose errors make the messages (and whose verdict stands). So this check may reject more than
+jsonschema but must never accept what jsonschema rejects; it is written to be stricter, never
+looser:
+- types as jsonschema with graphcert's strict integers: 2.0 and True are not integers, a tuple
+  is not an array, a Decimal is not a number here (fastjsonschema's draft-06+ integer takes
+  2.0, and its array a tuple);
+- `pattern` is searched as written, as jsonschema does (fastjsonschema turns `$` into `\\Z`,
+  which only rejects more);
+- a schema using a keyword outside KEYWORDS gets no compiled check at all (fastjsonschema
+  passes over keywords it does not know, such as prefixItems or unevaluatedProperties,
+  which would accept what jsonschema rejects).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+# Keywords whose meaning here is jsonschema's (draft 2020-12) exactly, or stricter.
+KEYWORDS = frozenset({
+    "$schema", "$id", "$defs", "$ref", "$comment", "title", "description",
+    "type", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+    "minLength", "maxLength", "pattern", "items", "minItems", "maxItems",
+    "properties", "additionalProperties", "required", "propertyNames",
+    "anyOf", "oneOf", "allOf",
+})
+# Keywords whose value is a map of names to schemas (the names are not keywords).
+_MAPS = frozenset({"properties", "$defs"})
+# Keys that constrain nothing, or that a document's refs point into: they stay beside a $ref.
+_OUTER = frozenset({"description", "title", "$comment", "$schema", "$id", "$defs"})
+
+# JSON types as jsonschema's default type checker has them, but a number is int or float only
+# (jsonschema takes any numbers.Number) and an integer an int that is not a bool.
+_PYTHON_TYPES = {"null": "NoneType", "boolean": "bool", "number": "int, float",
+                 "integer": "int", "string": "str", "array": "list", "object": "dict"}
+
+Check = Callable[[Any], bool]
+
+
+def _subschemas(key: str, value: Any) -> list[Any] | None:
+    """The schemas inside keyword `key`'s value (none for a keyword holding data); None when
+    that value is not of the shape draft 2020-12 gives it."""
+    if key in _MAPS:
+        return list(value.values()) if isinstance(value, Mapping) else None
+    if key in ("anyOf", "oneOf", "allOf"):
+        return list(value) if isinstance(value, list) else None
+    if key in ("items", "additionalProperties", "propertyNames"):
+        return [value]
+    return []
+
+
+def compilable(schema: Any) -> bool:
+    """True when every keyword of `schema` is one the compiled check treats as jsonschema does
+    (or stricter): `items` one schema (draft 2020-12), every `$ref` local to the document,
+    enum and const values scalars (fastjsonschema compares lists and objects with ==, which
+    takes True for 1)."""
+    if isinstance(schema, bool):
+        return True
+    if not isinstance(schema, Mapping):
+        return False
+    for key, value in schema.items():
+        inner = _subschemas(key, value) if key in KEYWORDS else None
+        if inner is None or not all(map(compilable, inner)):
+            return False
+        if key == "$ref" and not (isinstance(value, str) and value.startswith("#")):
+            return False
+        values = value if key == "enum" else [value] if key == "const" else []
+        if not isinstance(values, list) or not all(
+                v is None or isinstance(v, (str, bool, int, float)) for v in values):
+            return False
+    return True
+
+
+def _ref_alone(node: Any) -> Any:
+    """The schema `node` with each `$ref` that has sibling constraints made an allOf of the
+    ref and the rest: fastjsonschema follows a ref and skips its siblings (draft-07 rules);
+    draft 2020-12 applies both."""
+    if not isinstance(node, Mapping):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _MAPS:
+            out[key] = {name: _ref_alone(v) for name, v in value.items()}
+        elif key in ("anyOf", "oneOf", "allOf"):
+            out[key] = [_ref_alone(v) for v in value]
+        elif key in ("items", "additionalProperties", "propertyNames"):
+            out[key] = _ref_alone(value)
+        else:
+            out[key] = value
+    rest = {k: v for k, v in out.items() if k != "$ref" and k not in _OUTER}
+    if "$ref" in out and rest:  # the document's own keys stay where its refs point
+        return {**{k: v for k, v in out.items() if k in _OUTER},
+                "allOf": [{"$ref": out["$ref"]}, rest]}
+    return out
+
+
+def compile_check(schema: Mapping[str, Any]) -> Check | None:
+    """A function telling whether a document fits `schema` (never True where jsonschema finds
+    an error), or None when the schema uses a keyword outside KEYWORDS."""
+    if not compilable(schema):
+        return None
+    from fastjsonschema.draft2019 import CodeGeneratorDraft2019
+    from fastjsonschema.exceptions import JsonSchemaException
+    from fastjsonschema.ref_resolver import RefResolver
+
+    class Strict(CodeGeneratorDraft2019):
+        """Draft 2019 code with jsonschema's types (strict integers) and patterns, and one
+        bare exception for every failure: the reasons come from jsonschema."""
+
+        def generate_type(self) -> None:
+            here: Any = self._definition  # the schema being generated (None between them)
+            wanted = here["type"]
+            types = wanted if isinstance(wanted, list) else [wanted]
+            python = ", ".join(_PYTHON_TYPES[t] for t in types)
+            numeric = ("number" in types or "integer" in types) and "boolean" not in types
+            extra = f" or isinstance({self._variable}, bool)" if numeric else ""
+            with self.l("if not isinstance({variable}, ({})){}:", python, extra):
+                self.exc("type")
+
+        def generate_pattern(self) -> None:
+            here: Any = self._definition
+            pattern = here["pattern"]
+            self._compile_regexps[pattern] = re.compile(pattern)
+            with self.l("if isinstance({variable}, str):"), \
+                    self.l("if not REGEX_PATTERNS[{}].search({variable}):", repr(pattern)):
+                self.exc("pattern")
+
+        def exc(self, msg: str, *args: Any, append_to_msg: Any = None,
+                rule: Any = None) -> None:
+            self.l('raise JsonSchemaValueException("invalid")')
+
+    definition = _ref_alone(dict(schema))
+    resolver = RefResolver.from_schema(definition, handlers={}, store={})
+    generate: Any = Strict  # fastjsonschema's generators are untyped
+    generator = generate(definition, resolver=resolver, use_default=False,
+                       detailed_exceptions=False)
+    namespace: dict[str, Any] = dict(generator.global_state)
+    exec(compile(generator.func_code, f"<schema {schema.get('$id', '?')}>", "exec"), namespace)
+    function: Callable[[Any], Any] = namespace[resolver.get_scope_name()]
+
+    def check(instance: Any) -> bool:
+        try:
+            function(instance)
+        except JsonSchemaException:
+            return False
+        except Exception:  # anything odd (a huge or strange value) is jsonschema's to judge
+            return False
+        return True
+
+    return check
