@@ -22,9 +22,10 @@ def synthetic_cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     wide plain terminal, and the tmp dir as cwd (returned)."""
     from _certfactory import fake_digest
 
-    from graphcert.workloads import registry
+    from graphcert import workloadref
 
-    monkeypatch.setattr(registry, "source_digest", lambda ref, *a: fake_digest(ref))
+    # the certificate-reading commands find sources through graphcert.workloadref
+    monkeypatch.setattr(workloadref, "source_digest", lambda ref, *a: fake_digest(ref))
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.setenv("NO_COLOR", "1")

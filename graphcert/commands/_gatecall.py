@@ -47,7 +47,7 @@ def gate_outcome(paths: tuple[Path, ...], *, baseline: Path | None,
     from graphcert.cert.document import utc_now
     from graphcert.gate import UnusableReport, judge
     from graphcert.options import Options
-    from graphcert.workloads.registry import method_digest, source_digest
+    from graphcert.workloadref import method_digest, source_digest
 
     def key() -> SigningKey | None:
         # the environment read here, at the command line, with the key the gate checks with
