@@ -248,3 +248,33 @@ def test_step_method_files_are_in_no_built_in_method() -> None:
             "graphcert/run/bench.py"} <= labels
     assert "graphcert/run/steps_bench.py" not in {
         label for label, _ in digests.method_files("topology+step")}
+
+
+def test_each_module_text_is_parsed_once_and_again_when_edited(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many references to one workload parse its modules once per process; an edit (same
+    size, same moment) is still seen, because parses are kept by content."""
+    (tmp_path / "w.py").write_text("import helper\nclass W:\n    name = 'w'\n")
+    (tmp_path / "helper.py").write_text("K = 'a.cu'\n")
+    (tmp_path / "a.cu").write_text("// a\n")
+    (tmp_path / "b.cu").write_text("// b\n")
+    monkeypatch.chdir(tmp_path)
+    parsed: list[str] = []
+    real = digests.ast.parse
+
+    def counting(source: bytes, filename: str = "<unknown>") -> object:
+        parsed.append(filename)
+        return real(source, filename=filename)
+
+    monkeypatch.setattr(digests.ast, "parse", counting)
+    monkeypatch.setattr(digests, "_PARSED", {})
+    first = {registry.source_digest(f"w.py:W[n={n}]") for n in range(5)}
+    assert len(first) == 5 and None not in first
+    assert sorted(Path(f).name for f in parsed) == ["helper.py", "w.py"]
+    files = registry.source_files("w.py:W")
+    assert files is not None and [label for label, _ in files] == [
+        "src/w.py", "src/helper.py", "src/a.cu"]
+    (tmp_path / "helper.py").write_text("K = 'b.cu'\n")
+    files = registry.source_files("w.py:W")
+    assert files is not None and files[-1][0] == "src/b.cu"
+    assert registry.source_digest("w.py:W[n=0]") not in first

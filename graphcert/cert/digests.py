@@ -93,14 +93,6 @@ def _read(path: Path) -> bytes:
     return read_bounded(path, MAX_SOURCE_BYTES, streams=False)
 
 
-def _under(path: Path, root: Path) -> bool:
-    try:
-        path.resolve().relative_to(root.resolve())
-    except ValueError:
-        return False
-    return True
-
-
 def _module_file(base: Path, parts: Sequence[str]) -> list[Path]:
     """Files a dotted name under `base` loads: each package's __init__.py, then the module."""
     found: list[Path] = []
@@ -120,40 +112,87 @@ def _module_file(base: Path, parts: Sequence[str]) -> list[Path]:
     return found
 
 
+# What one module's text imports and the kernel-like strings it holds, by the sha256 of that
+# text: a gate over many certificates of the built-ins digests the same few modules for every
+# reference, and parsing them is most of a digest's cost. Keyed by content, so a file edited
+# within the process is parsed again; what the imports resolve to is looked up every time.
+_Parsed = tuple[tuple[tuple[int, str | None, tuple[str, ...]], ...], tuple[str, ...]]
+_PARSED: dict[bytes, _Parsed] = {}
+
+
+def _parse(source: bytes, filename: str) -> _Parsed:
+    """(imports, literals) of a module's text. Each import is (level, module, names):
+    `import a.b` is (0, None, ("a.b",)); `from ..m import x, y` is (2, "m", ("x", "y"))."""
+    key = hashlib.sha256(source).digest()
+    known = _PARSED.get(key)
+    if known is not None:
+        return known
+    try:
+        tree = ast.parse(source, filename=filename)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        parsed: _Parsed = ((), ())  # the file is still digested as bytes; nothing to follow
+    else:
+        parsed = _scan(tree)
+    if len(_PARSED) < 4096:
+        _PARSED[key] = parsed
+    return parsed
+
+
+def _scan(tree: ast.AST) -> _Parsed:
+    """The imports and kernel-like string constants anywhere in `tree` (every node visited,
+    as ast.walk does, in a plain loop: ast.walk's generators were most of the time)."""
+    imports: list[tuple[int, str | None, tuple[str, ...]]] = []
+    literals: list[str] = []
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, str) and _KERNEL_NAME.match(node.value):
+                literals.append(node.value)
+        elif isinstance(node, ast.Import):
+            imports.append((0, None, tuple(alias.name for alias in node.names)))
+        elif isinstance(node, ast.ImportFrom):
+            imports.append((node.level or 0, node.module,
+                            tuple(alias.name for alias in node.names)))
+        else:  # neither holds a node that matters here (names, aliases)
+            for field in node._fields:
+                value = getattr(node, field, None)
+                if isinstance(value, list):
+                    stack.extend(v for v in value if isinstance(v, ast.AST))
+                elif isinstance(value, ast.AST):
+                    stack.append(value)
+    return tuple(imports), tuple(literals)
+
+
 def _imports(path: Path, search_root: Path) -> tuple[list[Path], list[str]]:
     """Local files `path` imports, and the string literals it holds (kernel names)."""
-    try:
-        tree = ast.parse(_read(path), filename=str(path))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return [], []  # the file is still digested as bytes; nothing to follow
+    imports, literals = _parse(_read(path), str(path))
     files: list[Path] = []
-    literals: list[str] = []
     package = path.parent
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                files += _module_file(search_root, alias.name.split("."))
-        elif isinstance(node, ast.ImportFrom):
-            base = search_root
-            if node.level:
-                base = package
-                for _ in range(node.level - 1):
-                    base = base.parent
-            parts = node.module.split(".") if node.module else []
-            files += _module_file(base, parts) if parts else []
-            for alias in node.names:
-                files += _module_file(base, [*parts, alias.name])
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if _KERNEL_NAME.match(node.value):
-                literals.append(node.value)
-    return files, literals
+    for level, module, names in imports:
+        if module is None and level == 0:  # import a.b.c
+            for name in names:
+                files += _module_file(search_root, name.split("."))
+            continue
+        base = search_root
+        if level:
+            base = package
+            for _ in range(level - 1):
+                base = base.parent
+        parts = module.split(".") if module else []
+        files += _module_file(base, parts) if parts else []
+        for name in names:
+            files += _module_file(base, [*parts, name])
+    return files, list(literals)
 
 
 def python_closure(entry: Path, search_root: Path, local_dir: Path
                    ) -> tuple[list[Path], list[str]]:
     """`entry` and every module under `local_dir` it imports, transitively (sorted after
     the entry), plus the kernel-like string literals they hold."""
-    seen: dict[Path, None] = {entry.resolve(): None}
+    first = entry.resolve()
+    local = local_dir.resolve()  # once: resolving is a system call per path component
+    seen: dict[Path, None] = {first: None}
     queue = [entry]
     literals: list[str] = []
     while queue:
@@ -162,10 +201,10 @@ def python_closure(entry: Path, search_root: Path, local_dir: Path
         literals += names
         for f in found:
             key = f.resolve()
-            if key not in seen and _under(key, local_dir):
+            if key not in seen and key.is_relative_to(local):
                 seen[key] = None
                 queue.append(f)
-    ordered = [entry.resolve()] + sorted(p for p in seen if p != entry.resolve())
+    ordered = [first] + sorted(p for p in seen if p != first)
     return ordered, sorted(set(literals))
 
 
@@ -202,11 +241,17 @@ def digest_labelled(files: Sequence[tuple[str, Path]], extra: Any = None) -> str
     return h.hexdigest()
 
 
-def _label(path: Path, roots: Sequence[tuple[str, Path]]) -> str:
-    for prefix, root in roots:
-        if _under(path, root):
-            return f"{prefix}/{path.resolve().relative_to(root.resolve()).as_posix()}"
-    return path.name
+def _labels(paths: Sequence[Path], roots: Sequence[tuple[str, Path]]) -> list[str]:
+    """Each path as `prefix/relative/path` under the first root holding it (resolved, as
+    the roots are: once for all paths), else its bare name."""
+    resolved_roots = [(prefix, root.resolve()) for prefix, root in roots]
+    labels: list[str] = []
+    for path in paths:
+        resolved = path.resolve()
+        labels.append(next((f"{prefix}/{resolved.relative_to(root).as_posix()}"
+                            for prefix, root in resolved_roots if resolved.is_relative_to(root)),
+                           path.name))
+    return labels
 
 
 def workload_files(module_file: Path, search_root: Path, local_dir: Path,
@@ -227,8 +272,9 @@ def workload_files(module_file: Path, search_root: Path, local_dir: Path,
             if name in kernel_names:  # a kernel the workload declares is gone
                 return None
     headers = include_closure(kernels, [kernel_dir])
-    roots = [("kernels", kernel_dir), ("src", local_dir)]
-    return [(_label(p, roots), p) for p in python] + [(_label(p, roots), p) for p in headers]
+    files = python + headers
+    return list(zip(_labels(files, [("kernels", kernel_dir), ("src", local_dir)]), files,
+                    strict=True))
 
 
 def method_files(kind: str, *, package_dir: Path | None = None,
@@ -243,8 +289,8 @@ def method_files(kind: str, *, package_dir: Path | None = None,
         entries += METHOD_FILES["step"] + METHOD_FILES.get(f"step:{base}", ())
     python = [pkg / p for where, p in entries if where == "pkg"]
     kernels = include_closure([kdir / k for where, k in entries if where == "kernels"], [kdir])
-    roots = [("kernels", kdir), ("graphcert", pkg)]
-    return [(_label(p, roots), p) for p in python + kernels]
+    files = python + kernels
+    return list(zip(_labels(files, [("kernels", kdir), ("graphcert", pkg)]), files, strict=True))
 
 
 def method_digest(kind: str, *, package_dir: Path | None = None,
