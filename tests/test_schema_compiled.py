@@ -6,6 +6,8 @@ path does."""
 from __future__ import annotations
 
 import copy
+import marshal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphcert.cert import schemas
+from graphcert.cert.schemas import compiled
 from graphcert.cert.schemas.compiled import compilable, compile_check
 
 # Kinds with a recorded (or made) certificate to mutate.
@@ -113,3 +116,39 @@ def test_a_ref_with_siblings_applies_both() -> None:
     assert check is not None
     assert check({"a": 3}) and not check({"a": 2}) and not check({"a": "x"})
     assert schemas.check({"a": 2}, schema) != []
+
+
+def test_the_compiled_code_is_kept_between_processes(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = recorded("bench")[0][1]
+    bad = {**doc, "kind": 7}
+    first = compile_check(schemas.load_schema("bench"), cache=tmp_path)
+    (stored,) = tmp_path.iterdir()
+
+    def no_generation(_: Any) -> tuple[str, str]:
+        raise AssertionError("generated again")
+
+    monkeypatch.setattr(compiled, "_generate", no_generation)
+    again = compile_check(schemas.load_schema("bench"), cache=tmp_path)
+    assert first is not None and again is not None
+    assert first(doc) and again(doc) and not first(bad) and not again(bad)
+    assert list(tmp_path.iterdir()) == [stored]
+
+
+@pytest.mark.parametrize("content", [b"", b"not marshal", marshal.dumps(("x", "y", "z")),
+                                     marshal.dumps(12)])
+def test_a_broken_cache_entry_is_made_again(tmp_path: Path, content: bytes) -> None:
+    doc = recorded("topology")[0][1]
+    compile_check(schemas.load_schema("topology"), cache=tmp_path)
+    (stored,) = tmp_path.iterdir()
+    stored.write_bytes(content)
+    check = compile_check(schemas.load_schema("topology"), cache=tmp_path)
+    assert check is not None and check(doc) and not check({**doc, "digest": 1})
+    assert stored.read_bytes() != content
+
+
+def test_an_unwritable_cache_still_gives_a_check(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache folder would be")
+    check = compile_check(schemas.load_schema("plan"), cache=blocker / "schemas")
+    assert check is not None and check(recorded("plan")[0][1])

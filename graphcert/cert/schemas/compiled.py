@@ -17,9 +17,19 @@ looser:
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+import json
+import marshal
 import re
 from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import CodeType
 from typing import Any
+
+from graphcert.errors import GraphcertError
+from graphcert.fileio import atomic_write_bytes
+from graphcert.fileread import read_bounded
 
 # Keywords whose meaning here is jsonschema's (draft 2020-12) exactly, or stricter.
 KEYWORDS = frozenset({
@@ -99,13 +109,9 @@ def _ref_alone(node: Any) -> Any:
     return out
 
 
-def compile_check(schema: Mapping[str, Any]) -> Check | None:
-    """A function telling whether a document fits `schema` (never True where jsonschema finds
-    an error), or None when the schema uses a keyword outside KEYWORDS."""
-    if not compilable(schema):
-        return None
+def _generate(definition: dict[str, Any]) -> tuple[str, str]:
+    """(Python source of a module defining the check, the check function's name)."""
     from fastjsonschema.draft2019 import CodeGeneratorDraft2019
-    from fastjsonschema.exceptions import JsonSchemaException
     from fastjsonschema.ref_resolver import RefResolver
 
     class Strict(CodeGeneratorDraft2019):
@@ -134,14 +140,78 @@ def compile_check(schema: Mapping[str, Any]) -> Check | None:
                 rule: Any = None) -> None:
             self.l('raise JsonSchemaValueException("invalid")')
 
-    definition = _ref_alone(dict(schema))
     resolver = RefResolver.from_schema(definition, handlers={}, store={})
     generate: Any = Strict  # fastjsonschema's generators are untyped
     generator = generate(definition, resolver=resolver, use_default=False,
-                       detailed_exceptions=False)
-    namespace: dict[str, Any] = dict(generator.global_state)
-    exec(compile(generator.func_code, f"<schema {schema.get('$id', '?')}>", "exec"), namespace)
-    function: Callable[[Any], Any] = namespace[resolver.get_scope_name()]
+                         detailed_exceptions=False)
+    source = f"{generator.global_state_code}\n{generator.func_code}\n"
+    return source, str(resolver.get_scope_name())
+
+
+# The cached code of a check is named by everything it is made from: this file (the rules
+# above), fastjsonschema's version, the bytecode format and the schema itself.
+_FORMAT = b"graphcert schema check 1"
+_MAX_CACHED_BYTES = 16 * 1024 * 1024
+
+
+def _cache_key(definition: Mapping[str, Any]) -> str:
+    import fastjsonschema
+
+    h = hashlib.sha256(_FORMAT)
+    for part in (importlib.util.MAGIC_NUMBER, str(fastjsonschema.VERSION).encode(),
+                 Path(__file__).read_bytes(), json.dumps(definition, sort_keys=True).encode()):
+        h.update(len(part).to_bytes(8, "big") + part)
+    return h.hexdigest()
+
+
+def _cached(path: Path) -> tuple[str, CodeType] | None:
+    """(function name, module code) stored at `path`; None when absent or unreadable."""
+    try:
+        found = marshal.loads(read_bounded(path, _MAX_CACHED_BYTES, streams=False))
+    except (OSError, GraphcertError, EOFError, ValueError, TypeError):
+        return None
+    if (isinstance(found, tuple) and len(found) == 3 and found[0] == _FORMAT
+            and isinstance(found[1], str) and isinstance(found[2], CodeType)):
+        return found[1], found[2]
+    return None
+
+
+def _code(definition: dict[str, Any], cache: Path | None) -> tuple[str, CodeType]:
+    """(function name, module code) of the check: from `cache` when it holds it, else
+    generated and compiled (about 15 ms a kind) and stored there for the next process."""
+    try:
+        path = None if cache is None else cache / f"check-{_cache_key(definition)[:40]}.bin"
+    except OSError:  # this file unreadable (a zipped install): no cache, still a check
+        path = None
+    found = None if path is None else _cached(path)
+    if found is not None:
+        return found
+    source, name = _generate(definition)
+    code = compile(source, f"<schema {definition.get('$id', '?')}>", "exec")
+    if path is not None:
+        try:  # a cache that cannot be written costs the next process time, nothing more
+            atomic_write_bytes(path, marshal.dumps((_FORMAT, name, code)))
+        except (OSError, GraphcertError):
+            pass
+    return name, code
+
+
+def compile_check(schema: Mapping[str, Any], *, cache: Path | None = None) -> Check | None:
+    """A function telling whether a document fits `schema` (never True where jsonschema finds
+    an error), or None when the schema uses a keyword outside KEYWORDS. `cache`: a folder
+    where the compiled code is kept between processes (None: compiled in this one only)."""
+    if not compilable(schema):
+        return None
+    from fastjsonschema.exceptions import JsonSchemaException
+
+    definition: dict[str, Any] = _ref_alone(dict(schema))
+    try:
+        name, code = _code(definition, cache)
+        namespace: dict[str, Any] = {}
+        exec(code, namespace)
+        function: Callable[[Any], Any] = namespace[name]
+    except Exception:  # fastjsonschema's generator is its internal API: if it ever changes
+        return None    # shape, documents are checked by jsonschema alone (slower, as right)
 
     def check(instance: Any) -> bool:
         try:
