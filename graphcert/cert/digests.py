@@ -164,15 +164,27 @@ def _scan(tree: ast.AST) -> _Parsed:
     return tuple(imports), tuple(literals)
 
 
-def _imports(path: Path, search_root: Path) -> tuple[list[Path], list[str]]:
-    """Local files `path` imports, and the string literals it holds (kernel names)."""
+def _imports(path: Path, search_root: Path,
+             known: dict[tuple[Path, tuple[str, ...]], list[Path]] | None = None
+             ) -> tuple[list[Path], list[str]]:
+    """Local files `path` imports, and the string literals it holds (kernel names). `known`:
+    the files of each (base, dotted name) looked up so far in this closure (modules of one
+    workload import the same names; each lookup is a few stat calls)."""
     imports, literals = _parse(_read(path), str(path))
+    memo = {} if known is None else known
+
+    def module_file(base: Path, parts: list[str]) -> list[Path]:
+        key = (base, tuple(parts))
+        if key not in memo:
+            memo[key] = _module_file(base, parts)
+        return memo[key]
+
     files: list[Path] = []
     package = path.parent
     for level, module, names in imports:
         if module is None and level == 0:  # import a.b.c
             for name in names:
-                files += _module_file(search_root, name.split("."))
+                files += module_file(search_root, name.split("."))
             continue
         base = search_root
         if level:
@@ -180,9 +192,9 @@ def _imports(path: Path, search_root: Path) -> tuple[list[Path], list[str]]:
             for _ in range(level - 1):
                 base = base.parent
         parts = module.split(".") if module else []
-        files += _module_file(base, parts) if parts else []
+        files += module_file(base, parts) if parts else []
         for name in names:
-            files += _module_file(base, [*parts, name])
+            files += module_file(base, [*parts, name])
     return files, list(literals)
 
 
@@ -195,12 +207,18 @@ def python_closure(entry: Path, search_root: Path, local_dir: Path
     seen: dict[Path, None] = {first: None}
     queue = [entry]
     literals: list[str] = []
+    # within one closure each file found is looked up and resolved once, however many of
+    # its modules import it
+    known: dict[tuple[Path, tuple[str, ...]], list[Path]] = {}
+    resolved: dict[Path, Path] = {}
     while queue:
         current = queue.pop()
-        found, names = _imports(current, search_root)
+        found, names = _imports(current, search_root, known)
         literals += names
         for f in found:
-            key = f.resolve()
+            if f not in resolved:
+                resolved[f] = f.resolve()
+            key = resolved[f]
             if key not in seen and key.is_relative_to(local):
                 seen[key] = None
                 queue.append(f)
