@@ -210,16 +210,17 @@ def python_closure(entry: Path, search_root: Path, local_dir: Path
     # within one closure each file found is looked up and resolved once, however many of
     # its modules import it
     known: dict[tuple[Path, tuple[str, ...]], list[Path]] = {}
-    resolved: dict[Path, Path] = {}
+    resolved: dict[Path, tuple[Path, bool]] = {}  # file -> (resolved, under local_dir)
     while queue:
         current = queue.pop()
         found, names = _imports(current, search_root, known)
         literals += names
         for f in found:
             if f not in resolved:
-                resolved[f] = f.resolve()
-            key = resolved[f]
-            if key not in seen and key.is_relative_to(local):
+                real = f.resolve()
+                resolved[f] = real, real.is_relative_to(local)
+            key, is_local = resolved[f]
+            if is_local and key not in seen:
                 seen[key] = None
                 queue.append(f)
     ordered = [first] + sorted(p for p in seen if p != first)
