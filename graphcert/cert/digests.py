@@ -140,27 +140,30 @@ def _parse(source: bytes, filename: str) -> _Parsed:
 
 def _scan(tree: ast.AST) -> _Parsed:
     """The imports and kernel-like string constants anywhere in `tree` (every node visited,
-    as ast.walk does, in a plain loop: ast.walk's generators were most of the time)."""
+    as ast.walk does, in a plain loop: ast.walk's generators were most of the time). The
+    parser makes nodes of these exact classes, so the class is compared, not isinstance."""
     imports: list[tuple[int, str | None, tuple[str, ...]]] = []
     literals: list[str] = []
     stack: list[ast.AST] = [tree]
+    node_class, constant, plain, from_ = ast.AST, ast.Constant, ast.Import, ast.ImportFrom
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.Constant):
-            if isinstance(node.value, str) and _KERNEL_NAME.match(node.value):
-                literals.append(node.value)
-        elif isinstance(node, ast.Import):
-            imports.append((0, None, tuple(alias.name for alias in node.names)))
-        elif isinstance(node, ast.ImportFrom):
-            imports.append((node.level or 0, node.module,
-                            tuple(alias.name for alias in node.names)))
+        kind = type(node)
+        if kind is constant:
+            value = node.value  # type: ignore[attr-defined]
+            if type(value) is str and _KERNEL_NAME.match(value):
+                literals.append(value)
+        elif kind is plain or kind is from_:
+            names = tuple(alias.name for alias in node.names)  # type: ignore[attr-defined]
+            imports.append((0, None, names) if kind is plain else
+                           (node.level or 0, node.module, names))  # type: ignore[attr-defined]
         else:  # neither holds a node that matters here (names, aliases)
             for field in node._fields:
                 value = getattr(node, field, None)
-                if isinstance(value, list):
-                    stack.extend(v for v in value if isinstance(v, ast.AST))
-                elif isinstance(value, ast.AST):
-                    stack.append(value)
+                if type(value) is list:
+                    stack += [v for v in value if isinstance(v, node_class) and v._fields]
+                elif isinstance(value, node_class) and value._fields:
+                    stack.append(value)  # leaves without fields (Load, Add) are skipped
     return tuple(imports), tuple(literals)
 
 
