@@ -265,15 +265,16 @@ def digest_labelled(files: Sequence[tuple[str, Path]], extra: Any = None) -> str
     return h.hexdigest()
 
 
-def _labels(paths: Sequence[Path], roots: Sequence[tuple[str, Path]]) -> list[str]:
+def _labels(paths: Sequence[Path], roots: Sequence[tuple[str, Path]],
+            resolved: Sequence[Path] | None = None) -> list[str]:
     """Each path as `prefix/relative/path` under the first root holding it (resolved, as
-    the roots are: once for all paths), else its bare name."""
+    the roots are: once for all paths), else its bare name. `resolved`: the paths resolved
+    already, where the caller has them (resolving is a system call per path component)."""
     resolved_roots = [(prefix, root.resolve()) for prefix, root in roots]
     labels: list[str] = []
-    for path in paths:
-        resolved = path.resolve()
-        labels.append(next((f"{prefix}/{resolved.relative_to(root).as_posix()}"
-                            for prefix, root in resolved_roots if resolved.is_relative_to(root)),
+    for path, real in zip(paths, resolved or [p.resolve() for p in paths], strict=True):
+        labels.append(next((f"{prefix}/{real.relative_to(root).as_posix()}"
+                            for prefix, root in resolved_roots if real.is_relative_to(root)),
                            path.name))
     return labels
 
@@ -296,9 +297,9 @@ def workload_files(module_file: Path, search_root: Path, local_dir: Path,
             if name in kernel_names:  # a kernel the workload declares is gone
                 return None
     headers = include_closure(kernels, [kernel_dir])
-    files = python + headers
-    return list(zip(_labels(files, [("kernels", kernel_dir), ("src", local_dir)]), files,
-                    strict=True))
+    files = python + headers  # both closures give resolved paths
+    return list(zip(_labels(files, [("kernels", kernel_dir), ("src", local_dir)], files),
+                    files, strict=True))
 
 
 def method_files(kind: str, *, package_dir: Path | None = None,
@@ -313,8 +314,10 @@ def method_files(kind: str, *, package_dir: Path | None = None,
         entries += METHOD_FILES["step"] + METHOD_FILES.get(f"step:{base}", ())
     python = [pkg / p for where, p in entries if where == "pkg"]
     kernels = include_closure([kdir / k for where, k in entries if where == "kernels"], [kdir])
-    files = python + kernels
-    return list(zip(_labels(files, [("kernels", kdir), ("graphcert", pkg)]), files, strict=True))
+    files = python + kernels  # include_closure gives resolved paths
+    real = [p.resolve() for p in python] + kernels
+    return list(zip(_labels(files, [("kernels", kdir), ("graphcert", pkg)], real), files,
+                    strict=True))
 
 
 def method_digest(kind: str, *, package_dir: Path | None = None,
