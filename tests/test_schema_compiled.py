@@ -125,7 +125,7 @@ def test_the_compiled_code_is_kept_between_processes(tmp_path: Path,
     first = compile_check(schemas.load_schema("bench"), cache=tmp_path)
     (stored,) = tmp_path.iterdir()
 
-    def no_generation(_: Any) -> tuple[str, str]:
+    def no_generation(_: Any) -> tuple[str, str, tuple[str, ...]]:
         raise AssertionError("generated again")
 
     monkeypatch.setattr(compiled, "_generate", no_generation)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphcert.cert.schemas.compiled import Check, compile_check
@@ -23,15 +23,16 @@ from graphcert.errors import clip
 from graphcert.paths import cache_dir
 
 if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
-
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
 
-def schema_path(kind: str) -> Traversable:
+_FOLDER = Path(__file__).parent  # a plain folder, as graphcert's kernels are
+
+
+def schema_path(kind: str) -> Path:
     """Where the shipped schema of `kind` is: the one place that says so."""
-    return resources.files(__name__).joinpath(f"{kind}.json")
+    return _FOLDER / f"{kind}.json"
 
 
 @cache
@@ -44,7 +45,7 @@ def load_schema(kind: str) -> Mapping[str, Any]:
 def schema_kinds() -> tuple[str, ...]:
     """Kinds that have a shipped schema (wherever schema_path puts it: each name here, less
     a .json suffix, is a candidate kind)."""
-    names = {p.name.removesuffix(".json") for p in resources.files(__name__).iterdir()}
+    names = {p.name.removesuffix(".json") for p in _FOLDER.iterdir()}
     return tuple(sorted(k for k in names if k.isidentifier() and schema_path(k).is_file()))
 
 

@@ -23,6 +23,7 @@ import json
 import marshal
 import re
 from collections.abc import Callable, Mapping
+from functools import cache
 from pathlib import Path
 from types import CodeType
 from typing import Any
@@ -109,8 +110,15 @@ def _ref_alone(node: Any) -> Any:
     return out
 
 
-def _generate(definition: dict[str, Any]) -> tuple[str, str]:
-    """(Python source of a module defining the check, the check function's name)."""
+class _Invalid(Exception):
+    """What the compiled code raises (and catches, inside anyOf and oneOf) for a failure;
+    it stands for fastjsonschema's JsonSchemaValueException, so that running code loaded
+    from the cache needs nothing of fastjsonschema."""
+
+
+def _generate(definition: dict[str, Any]) -> tuple[str, str, tuple[str, ...]]:
+    """(Python source of the check's functions, the check function's name, the regular
+    expressions they use)."""
     from fastjsonschema.draft2019 import CodeGeneratorDraft2019
     from fastjsonschema.ref_resolver import RefResolver
 
@@ -156,56 +164,79 @@ def _generate(definition: dict[str, Any]) -> tuple[str, str]:
     generate: Any = Strict  # fastjsonschema's generators are untyped
     generator = generate(definition, resolver=resolver, use_default=False,
                          detailed_exceptions=False)
-    source = f"{generator.global_state_code}\n{generator.func_code}\n"
-    return source, str(resolver.get_scope_name())
+    source = f"{generator.func_code}\n"
+    return source, str(resolver.get_scope_name()), tuple(generator._compile_regexps)
+
+
+def _namespace(patterns: tuple[str, ...]) -> dict[str, Any]:
+    """The globals the generated functions read, as fastjsonschema's global_state makes
+    them (every pattern comes from Strict.generate_pattern: compiled as written)."""
+    from decimal import Decimal
+
+    return {"REGEX_PATTERNS": {p: re.compile(p) for p in patterns}, "re": re,
+            "Decimal": Decimal, "custom_formats": {}, "JsonSchemaValueException": _Invalid,
+            "JsonSchemaValuesException": _Invalid}
 
 
 # The cached code of a check is named by everything it is made from: this file (the rules
-# above), fastjsonschema's version, the bytecode format and the schema itself.
-_FORMAT = b"graphcert schema check 1"
+# above), fastjsonschema's own source, the bytecode format and the schema itself.
+_FORMAT = b"graphcert schema check 2"
 _MAX_CACHED_BYTES = 16 * 1024 * 1024
+_Compiled = tuple[str, CodeType, tuple[str, ...]]  # function name, code, patterns
+
+
+@cache
+def _library() -> bytes:
+    """sha256 of fastjsonschema's source files, found without importing it (a cache hit
+    needs none of it). ImportError where it is not installed."""
+    spec = importlib.util.find_spec("fastjsonschema")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("fastjsonschema is not installed")
+    h = hashlib.sha256()
+    for file in sorted(Path(next(iter(spec.submodule_search_locations))).glob("*.py")):
+        h.update(file.name.encode() + b"\0" + file.read_bytes() + b"\0")
+    return h.digest()
 
 
 def _cache_key(definition: Mapping[str, Any]) -> str:
-    import fastjsonschema
-
     h = hashlib.sha256(_FORMAT)
-    for part in (importlib.util.MAGIC_NUMBER, str(fastjsonschema.VERSION).encode(),
-                 Path(__file__).read_bytes(), json.dumps(definition, sort_keys=True).encode()):
+    for part in (importlib.util.MAGIC_NUMBER, _library(), Path(__file__).read_bytes(),
+                 json.dumps(definition, sort_keys=True).encode()):
         h.update(len(part).to_bytes(8, "big") + part)
     return h.hexdigest()
 
 
-def _cached(path: Path) -> tuple[str, CodeType] | None:
-    """(function name, module code) stored at `path`; None when absent or unreadable."""
+def _cached(path: Path) -> _Compiled | None:
+    """(function name, code, patterns) stored at `path`; None when absent or unreadable."""
     try:
         found = marshal.loads(read_bounded(path, _MAX_CACHED_BYTES, streams=False))
     except (OSError, GraphcertError, EOFError, ValueError, TypeError):
         return None
-    if (isinstance(found, tuple) and len(found) == 3 and found[0] == _FORMAT
-            and isinstance(found[1], str) and isinstance(found[2], CodeType)):
-        return found[1], found[2]
+    if (isinstance(found, tuple) and len(found) == 4 and found[0] == _FORMAT
+            and isinstance(found[1], str) and isinstance(found[2], CodeType)
+            and isinstance(found[3], tuple) and all(isinstance(p, str) for p in found[3])):
+        return found[1], found[2], found[3]
     return None
 
 
-def _code(definition: dict[str, Any], cache: Path | None) -> tuple[str, CodeType]:
-    """(function name, module code) of the check: from `cache` when it holds it, else
+def _code(definition: dict[str, Any], cache: Path | None) -> _Compiled:
+    """(function name, code, patterns) of the check: from `cache` when it holds it, else
     generated and compiled (about 15 ms a kind) and stored there for the next process."""
     try:
         path = None if cache is None else cache / f"check-{_cache_key(definition)[:40]}.bin"
-    except OSError:  # this file unreadable (a zipped install): no cache, still a check
+    except OSError:  # a source file unreadable (a zipped install): no cache, still a check
         path = None
     found = None if path is None else _cached(path)
     if found is not None:
         return found
-    source, name = _generate(definition)
+    source, name, patterns = _generate(definition)
     code = compile(source, f"<schema {definition.get('$id', '?')}>", "exec")
     if path is not None:
         try:  # a cache that cannot be written costs the next process time, nothing more
-            atomic_write_bytes(path, marshal.dumps((_FORMAT, name, code)))
+            atomic_write_bytes(path, marshal.dumps((_FORMAT, name, code, patterns)))
         except (OSError, GraphcertError):
             pass
-    return name, code
+    return name, code, patterns
 
 
 def compile_check(schema: Mapping[str, Any], *, cache: Path | None = None) -> Check | None:
@@ -214,12 +245,10 @@ def compile_check(schema: Mapping[str, Any], *, cache: Path | None = None) -> Ch
     where the compiled code is kept between processes (None: compiled in this one only)."""
     if not compilable(schema):
         return None
-    from fastjsonschema.exceptions import JsonSchemaException
-
     definition: dict[str, Any] = _ref_alone(dict(schema))
     try:
-        name, code = _code(definition, cache)
-        namespace: dict[str, Any] = {}
+        name, code, patterns = _code(definition, cache)
+        namespace = _namespace(patterns)
         exec(code, namespace)
         function: Callable[[Any], Any] = namespace[name]
     except Exception:  # fastjsonschema's generator is its internal API: if it ever changes
@@ -228,7 +257,7 @@ def compile_check(schema: Mapping[str, Any], *, cache: Path | None = None) -> Ch
     def check(instance: Any) -> bool:
         try:
             function(instance)
-        except JsonSchemaException:
+        except _Invalid:
             return False
         except Exception:  # anything odd (a huge or strange value) is jsonschema's to judge
             return False
