@@ -180,7 +180,7 @@ def _namespace(patterns: tuple[str, ...]) -> dict[str, Any]:
 
 # The cached code of a check is named by everything it is made from: this file (the rules
 # above), fastjsonschema's own source, the bytecode format and the schema itself.
-_FORMAT = b"graphcert schema check 2"
+_FORMAT = b"graphcert schema check 3"
 _MAX_CACHED_BYTES = 16 * 1024 * 1024
 _Compiled = tuple[str, CodeType, tuple[str, ...]]  # function name, code, patterns
 
@@ -219,16 +219,22 @@ def _cached(path: Path) -> _Compiled | None:
     return None
 
 
-def _code(definition: dict[str, Any], cache: Path | None) -> _Compiled:
+def _code(schema: Mapping[str, Any], cache: Path | None) -> _Compiled | None:
     """(function name, code, patterns) of the check: from `cache` when it holds it, else
-    generated and compiled (about 15 ms a kind) and stored there for the next process."""
+    generated and compiled (about 15 ms a kind) and stored there for the next process.
+    None when the schema has no compiled check. The key is the schema as given: what is
+    made of it is decided by this file, which the key covers too, so a schema found in the
+    cache is neither walked for its keywords nor rewritten again."""
     try:
-        path = None if cache is None else cache / f"check-{_cache_key(definition)[:40]}.bin"
-    except OSError:  # a source file unreadable (a zipped install): no cache, still a check
-        path = None
+        path = None if cache is None else cache / f"check-{_cache_key(schema)[:40]}.bin"
+    except (OSError, TypeError, ValueError):  # a file unreadable (a zipped install), or a
+        path = None                           # schema that is not JSON: no cache
     found = None if path is None else _cached(path)
     if found is not None:
         return found
+    if not compilable(schema):
+        return None
+    definition: dict[str, Any] = _ref_alone(dict(schema))
     source, name, patterns = _generate(definition)
     code = compile(source, f"<schema {definition.get('$id', '?')}>", "exec")
     if path is not None:
@@ -243,11 +249,11 @@ def compile_check(schema: Mapping[str, Any], *, cache: Path | None = None) -> Ch
     """A function telling whether a document fits `schema` (never True where jsonschema finds
     an error), or None when the schema uses a keyword outside KEYWORDS. `cache`: a folder
     where the compiled code is kept between processes (None: compiled in this one only)."""
-    if not compilable(schema):
-        return None
-    definition: dict[str, Any] = _ref_alone(dict(schema))
     try:
-        name, code, patterns = _code(definition, cache)
+        compiled = _code(schema, cache)
+        if compiled is None:
+            return None
+        name, code, patterns = compiled
         namespace = _namespace(patterns)
         exec(code, namespace)
         function: Callable[[Any], Any] = namespace[name]
