@@ -13,7 +13,6 @@ Paths can be injected (`package_dir`, `kernel_dir`) so tests work on a copy of t
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import os
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from graphcert.cert.method import STEP_SUFFIX
+from graphcert.cert.pyimports import parse_imports
 from graphcert.fileread import MAX_SOURCE_BYTES, read_bounded
 from graphcert.paths import kernels_dir
 
@@ -85,7 +85,6 @@ METHOD_FILES["record"] = (
 
 
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
-_KERNEL_NAME = re.compile(r"^[^\n\0]{1,255}\.(cu|cuh|h|hpp)$")
 
 
 def _read(path: Path) -> bytes:
@@ -114,68 +113,13 @@ def _module_file(base: Path, parts: Sequence[str]) -> list[Path]:
     return found
 
 
-# What one module's text imports and the kernel-like strings it holds, by the sha256 of that
-# text: a gate over many certificates of the built-ins digests the same few modules for every
-# reference, and parsing them is most of a digest's cost. Keyed by content, so a file edited
-# within the process is parsed again; what the imports resolve to is looked up every time.
-_Parsed = tuple[tuple[tuple[int, str | None, tuple[str, ...]], ...], tuple[str, ...]]
-_PARSED: dict[bytes, _Parsed] = {}
-
-
-def _parse(source: bytes, filename: str) -> _Parsed:
-    """(imports, literals) of a module's text. Each import is (level, module, names):
-    `import a.b` is (0, None, ("a.b",)); `from ..m import x, y` is (2, "m", ("x", "y"))."""
-    key = hashlib.sha256(source).digest()
-    known = _PARSED.get(key)
-    if known is not None:
-        return known
-    try:
-        tree = ast.parse(source, filename=filename)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        parsed: _Parsed = ((), ())  # the file is still digested as bytes; nothing to follow
-    else:
-        parsed = _scan(tree)
-    if len(_PARSED) < 4096:
-        _PARSED[key] = parsed
-    return parsed
-
-
-def _scan(tree: ast.AST) -> _Parsed:
-    """The imports and kernel-like string constants anywhere in `tree` (every node visited,
-    as ast.walk does, in a plain loop: ast.walk's generators were most of the time). The
-    parser makes nodes of these exact classes, so the class is compared, not isinstance."""
-    imports: list[tuple[int, str | None, tuple[str, ...]]] = []
-    literals: list[str] = []
-    stack: list[ast.AST] = [tree]
-    node_class, constant, plain, from_ = ast.AST, ast.Constant, ast.Import, ast.ImportFrom
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind is constant:
-            value = node.value  # type: ignore[attr-defined]
-            if type(value) is str and _KERNEL_NAME.match(value):
-                literals.append(value)
-        elif kind is plain or kind is from_:
-            names = tuple(alias.name for alias in node.names)  # type: ignore[attr-defined]
-            imports.append((0, None, names) if kind is plain else
-                           (node.level or 0, node.module, names))  # type: ignore[attr-defined]
-        else:  # neither holds a node that matters here (names, aliases)
-            for field in node._fields:
-                value = getattr(node, field, None)
-                if type(value) is list:
-                    stack += [v for v in value if isinstance(v, node_class) and v._fields]
-                elif isinstance(value, node_class) and value._fields:
-                    stack.append(value)  # leaves without fields (Load, Add) are skipped
-    return tuple(imports), tuple(literals)
-
-
 def _imports(path: Path, search_root: Path,
-             known: dict[tuple[Path, tuple[str, ...]], list[Path]] | None = None
-             ) -> tuple[list[Path], list[str]]:
+             known: dict[tuple[Path, tuple[str, ...]], list[Path]] | None = None,
+             store: Path | None = None) -> tuple[list[Path], list[str]]:
     """Local files `path` imports, and the string literals it holds (kernel names). `known`:
     the files of each (base, dotted name) looked up so far in this closure (modules of one
     workload import the same names; each lookup is a few stat calls)."""
-    imports, literals = _parse(_read(path), str(path))
+    imports, literals = parse_imports(_read(path), str(path), store)
     memo = {} if known is None else known
 
     def module_file(base: Path, parts: list[str]) -> list[Path]:
@@ -203,10 +147,11 @@ def _imports(path: Path, search_root: Path,
     return files, list(literals)
 
 
-def python_closure(entry: Path, search_root: Path, local_dir: Path
-                   ) -> tuple[list[Path], list[str]]:
+def python_closure(entry: Path, search_root: Path, local_dir: Path, *,
+                   store: Path | None = None) -> tuple[list[Path], list[str]]:
     """`entry` and every module under `local_dir` it imports, transitively (sorted after
-    the entry), plus the kernel-like string literals they hold."""
+    the entry), plus the kernel-like string literals they hold. `store`: a folder where the
+    modules' parses are kept between processes (None: kept in this process only)."""
     first = entry.resolve()
     local = local_dir.resolve()  # once: resolving is a system call per path component
     seen: dict[Path, None] = {first: None}
@@ -218,7 +163,7 @@ def python_closure(entry: Path, search_root: Path, local_dir: Path
     resolved: dict[Path, tuple[Path, bool]] = {}  # file -> (resolved, under local_dir)
     while queue:
         current = queue.pop()
-        found, names = _imports(current, search_root, known)
+        found, names = _imports(current, search_root, known, store)
         literals += names
         for f in found:
             if f not in resolved:
@@ -280,12 +225,13 @@ def _labels(paths: Sequence[Path], roots: Sequence[tuple[str, Path]],
 
 
 def workload_files(module_file: Path, search_root: Path, local_dir: Path,
-                   kernel_names: Sequence[str], kernel_dir: Path
-                   ) -> list[tuple[str, Path]] | None:
-    """(label, path) of everything a workload's source digest covers; None when missing."""
+                   kernel_names: Sequence[str], kernel_dir: Path, *,
+                   store: Path | None = None) -> list[tuple[str, Path]] | None:
+    """(label, path) of everything a workload's source digest covers; None when missing.
+    `store`: as for python_closure."""
     if not module_file.is_file():
         return None
-    python, literals = python_closure(module_file, search_root, local_dir)
+    python, literals = python_closure(module_file, search_root, local_dir, store=store)
     kernels: list[Path] = []
     for name in [*kernel_names, *literals]:
         for folder in (local_dir, kernel_dir):
