@@ -144,8 +144,8 @@ def _generate(definition: dict[str, Any]) -> tuple[str, str, tuple[str, ...]]:
                     self.l("if not REGEX_PATTERNS[{}].search({variable}):", repr(pattern)):
                 self.exc("pattern")
 
-        def exc(self, msg: str, *args: Any, append_to_msg: Any = None,
-                rule: Any = None) -> None:
+        def exc(self, msg: str, *args: object, append_to_msg: str | None = None,
+                rule: str | None = None) -> None:
             self.l('raise JsonSchemaValueException("invalid")')
 
         def generate_ref(self) -> None:
