@@ -13,14 +13,14 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 KIND_WORDS = {"topology": ("topology", "verify"), "bench": ("bench",), "sweep": ("sweep",),
               "plan": ("plan",), "profile": ("profil",), "record": ("record",),
               "fleet": ("fleet",)}
 KIND_NAMES = "topology|bench|sweep|plan|profile|record"
-BRANCH = re.compile(rf"""kind\s*(==|!=)\s*["']({KIND_NAMES})["']|kind\s+(not\s+)?in\s+\(["']({KIND_NAMES})""")
+BRANCH = re.compile(rf"""kind\s*(==|!=)\s*["']({KIND_NAMES})["']"""
+                    rf"""|kind\s+(not\s+)?in\s+\(["']({KIND_NAMES})""")
 
 
 def modules(root: Path) -> dict[str, Path]:
@@ -70,9 +70,11 @@ def main() -> None:
                                 for s in sig)
     environ = sorted(m for m, p in mods.items()
                      if re.search(r"os\.environ|os\.getenv|environ\.get", p.read_text("utf-8")))
-    print(f"modules {len(mods)}, lines {sum(len(p.read_text('utf-8').splitlines()) for p in mods.values())}")
+    lines = sum(len(p.read_text("utf-8").splitlines()) for p in mods.values())
+    print(f"modules {len(mods)}, lines {lines}")
     print(f"branches on a kind's name: {branches}")
-    print(f"parameters typed Any/object: {loose}; functions taking or returning dict[str, Any]: {dict_any}")
+    print(f"parameters typed Any/object: {loose}; "
+          f"functions taking or returning dict[str, Any]: {dict_any}")
     print(f"modules reading the environment: {len(environ)} ({', '.join(environ)})")
 
 
