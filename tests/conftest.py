@@ -23,9 +23,12 @@ def synthetic_cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     from _certfactory import fake_digest
 
     from graphcert import workloadref
+    from graphcert.workloads import registry
 
-    # the certificate-reading commands find sources through graphcert.workloadref
-    monkeypatch.setattr(workloadref, "source_digest", lambda ref, *a: fake_digest(ref))
+    # the certificate-reading commands find sources through graphcert.workloadref, the
+    # recording side (run/) through the registry's re-export of the same function
+    for module in (workloadref, registry):
+        monkeypatch.setattr(module, "source_digest", lambda ref, *a: fake_digest(ref))
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.setenv("NO_COLOR", "1")
