@@ -1,10 +1,15 @@
-"""How fast `graphcert gate` judges 200 certificates, and how fast `gate --help` starts.
+"""How fast the certificate-reading commands run, each in a fresh `python -m graphcert`.
 
-Writes 200 synthetic certificates (100 topology, 100 bench; GPU "TEST-GPU") for a throwaway
-user workload into a temp dir, then times fresh `python -m graphcert` processes. Targets:
-gate over 200 < 1 s, `gate --help` < 300 ms. Printed, not asserted.
+Over the repository's reports/ (every kind, recorded on GPUs): `gate reports/ --baseline
+reports/.baseline` and `report reports/ -o FILE`, target <= 300 ms each; `gate --help`, as
+fast as it gets (no target). Over 200 synthetic certificates (100 topology, 100 bench; GPU
+"TEST-GPU") of a throwaway user workload in a temp dir: the gate alone and with a baseline
+of 200, target < 1 s. Each case runs once untimed first (the compiled schema checks are then
+in graphcert's cache folder, as after any earlier run). Printed, not asserted; whether Python
+writes bytecode is printed too (with PYTHONDONTWRITEBYTECODE set, every graphcert module is
+compiled again in every process).
 
-    python benchmarks/gate_speed.py [--repeat 5]
+    python benchmarks/gate_speed.py [--repeat 7]
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from _certfactory import bench_results, certificate, topology_results  # noqa: E402
 
 from graphcert.cert.document import write_certificate  # noqa: E402
-from graphcert.workloads import registry  # noqa: E402
+from graphcert.workloadref import source_digest  # noqa: E402
 
 COUNT = 200
 
@@ -35,7 +40,7 @@ def write_certificates(folder: Path) -> None:
     old = Path.cwd()
     os.chdir(folder)  # the reference w.py:W is relative to where the gate runs
     try:  # the options are part of the digest, so each variant has its own
-        digests = [registry.source_digest(f"w.py:W[variant={i}]") for i in range(COUNT // 2)]
+        digests = [source_digest(f"w.py:W[variant={i}]") for i in range(COUNT // 2)]
     finally:
         os.chdir(old)
     for i in range(COUNT):
@@ -51,15 +56,17 @@ def write_certificates(folder: Path) -> None:
 
 
 def time_command(args: list[str], cwd: Path, repeat: int) -> tuple[list[float], int]:
+    """Wall seconds of `repeat` fresh processes (after one untimed), and the last exit code."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
     env.pop("GITHUB_STEP_SUMMARY", None)
     times, code = [], 0
-    for _ in range(repeat):
+    for i in range(repeat + 1):
         start = time.perf_counter()
         done = subprocess.run([sys.executable, "-m", "graphcert", *args], cwd=cwd, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
-        times.append(time.perf_counter() - start)
+        if i:
+            times.append(time.perf_counter() - start)
         code = done.returncode
         if code not in (0, 1):
             lines = done.stderr.decode().splitlines()
@@ -67,27 +74,40 @@ def time_command(args: list[str], cwd: Path, repeat: int) -> tuple[list[float], 
     return times, code
 
 
+def show(label: str, times: list[float], code: int, target: float | None) -> None:
+    best, median = min(times), statistics.median(times)
+    verdict = ("no target" if target is None else
+               f"{'within' if median <= target else 'OVER'} target {target * 1e3:.0f} ms")
+    print(f"{label:<52} median {median * 1e3:7.1f} ms  best {best * 1e3:7.1f} ms  "
+          f"exit {code}  ({verdict})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=7)
     opts = parser.parse_args()
+    bytecode = "off (PYTHONDONTWRITEBYTECODE)" if sys.flags.dont_write_bytecode else "on"
+    print(f"python {sys.version.split()[0]}, {opts.repeat} runs each, fresh process per run, "
+          f"bytecode cache {bytecode}")
     with tempfile.TemporaryDirectory(prefix="graphcert-gate-speed-") as tmp:
-        folder = Path(tmp)
+        page = str(Path(tmp) / "report.html")
+        for label, args, target in (
+            ("gate --help", ["gate", "--help"], None),
+            ("gate reports/ --baseline reports/.baseline",
+             ["gate", "reports", "--baseline", "reports/.baseline"], 0.300),
+            ("report reports/ -o FILE", ["report", "reports", "-o", page], 0.300),
+        ):
+            show(label, *time_command(args, ROOT, opts.repeat), target)
+        folder = Path(tmp) / "synthetic"
+        folder.mkdir()
         write_certificates(folder)
-        cases = [
-            ("gate --help", ["gate", "--help"], 0.300),
+        for label, args, target in (
             (f"gate over {COUNT} certificates", ["gate", "reports"], 1.0),
             (f"gate over {COUNT} with a baseline of {COUNT}",
              ["gate", "reports", "--baseline", "baseline", "--junit", "junit.xml",
               "--summary", "summary.md"], 1.0),
-        ]
-        print(f"python {sys.version.split()[0]}, {opts.repeat} runs each, fresh process per run")
-        for label, args, target in cases:
-            times, code = time_command(args, folder, opts.repeat)
-            best, median = min(times), statistics.median(times)
-            verdict = "within" if median < target else "OVER"
-            print(f"{label:<48} median {median * 1e3:7.1f} ms  best {best * 1e3:7.1f} ms  "
-                  f"exit {code}  ({verdict} target {target * 1e3:.0f} ms)")
+        ):
+            show(label, *time_command(args, folder, opts.repeat), target)
 
 
 if __name__ == "__main__":

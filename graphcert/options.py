@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from graphcert.cert.signing import SigningKey, load_key, shadowed_key_note
+if TYPE_CHECKING:  # the key's module loads the hashing and JSON code; --help needs none
+    from graphcert.cert.signing import SigningKey
 
 DEVICE_ENV = "GRAPHCERT_DEVICE"
 # "uuid": certificate names carry the GPU's short UUID (set by hand for one job per GPU of one
@@ -61,6 +62,8 @@ class Options:
         else $GRAPHCERT_SIGNING_KEY, and a warning when a key file shadows the variable.
         Without it nothing here can fail: commands that write no certificate never load
         a key, so a bad one cannot stop them."""
+        from graphcert.cert.signing import load_key, shadowed_key_note
+
         key = load_key(key_file, environ=environ) if signing else None
         note = shadowed_key_note(key_file, environ=environ) if signing else None
         commit = environ.get(GIT_COMMIT_ENV)

@@ -31,9 +31,13 @@ def synthetic_cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     wide plain terminal, and the tmp dir as cwd (returned)."""
     from _certfactory import fake_digest
 
+    from graphcert import workloadref
     from graphcert.workloads import registry
 
-    monkeypatch.setattr(registry, "source_digest", lambda ref, *a: fake_digest(ref))
+    # the certificate-reading commands find sources through graphcert.workloadref, the
+    # recording side (run/) through the registry's re-export of the same function
+    for module in (workloadref, registry):
+        monkeypatch.setattr(module, "source_digest", lambda ref, *a: fake_digest(ref))
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.setenv("NO_COLOR", "1")

@@ -16,11 +16,11 @@ from _certfactory import bench_results, certificate, fake_digest, topology_class
 from click.testing import CliRunner, Result
 from test_certificate import REASONS, broken
 
+from graphcert import workloadref
 from graphcert.cert.document import make_certificate, write_certificate
 from graphcert.cert.schemas import load_schema
 from graphcert.cert.store import load_certificate
 from graphcert.cli import cli
-from graphcert.workloads import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Synthetic sources, no GitHub summary, a wide terminal, and the tmp dir as cwd."""
-    monkeypatch.setattr(registry, "source_digest", lambda ref, *a: fake_digest(ref))
+    monkeypatch.setattr(workloadref, "source_digest", lambda ref, *a: fake_digest(ref))
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.setenv("NO_COLOR", "1")
@@ -97,7 +97,7 @@ def test_gate_json(tmp_path: Path) -> None:
 def test_each_broken_certificate_exits_2_with_its_reason(
         kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if kind == "sources_missing":
-        monkeypatch.setattr(registry, "source_digest",
+        monkeypatch.setattr(workloadref, "source_digest",
                             lambda ref, *a: None if ref.startswith("gone") else fake_digest(ref))
     (tmp_path / "reports").mkdir()
     path = broken(kind, tmp_path / "reports")
@@ -199,16 +199,16 @@ def test_baseline_regression_junit_and_summary(tmp_path: Path,
 
 def test_user_workload_goes_stale_when_its_file_changes(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The real registry digest (no monkeypatch): certify w.py:W, edit w.py, gate says stale."""
+    """The real source digest (no monkeypatch): certify w.py:W, edit w.py, gate says stale."""
     monkeypatch.undo()
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     Path("w.py").write_text("class W:\n    name = 'w'\n")
-    digest = registry.source_digest("w.py:W")
+    digest = workloadref.source_digest("w.py:W")
     assert digest is not None
     cert = make_certificate(
         "topology", workload={"ref": "w.py:W", "name": "w", "source_digest": digest,
-                              "method_digest": registry.method_digest("topology"),
+                              "method_digest": workloadref.method_digest("topology"),
                               "options": {}},
         environment=certificate("topology")["environment"],
         results={"classes": [topology_class(256)], "transitions": []},

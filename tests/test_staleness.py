@@ -5,6 +5,7 @@ here are synthetic (tests/_certfactory.py)."""
 
 from __future__ import annotations
 
+import marshal
 import os
 import shutil
 import subprocess
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 from _certfactory import certificate, topology_results
 
-from graphcert.cert import digests
+from graphcert.cert import digests, pyimports
 from graphcert.cert.document import write_certificate
 from graphcert.gate import UnusableInput, parse_policy, run_gate
 from graphcert.gate.rules import Rule, RuleStatus
@@ -248,3 +249,58 @@ def test_step_method_files_are_in_no_built_in_method() -> None:
             "graphcert/run/bench.py"} <= labels
     assert "graphcert/run/steps_bench.py" not in {
         label for label, _ in digests.method_files("topology+step")}
+
+
+def test_each_module_text_is_parsed_once_and_again_when_edited(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many references to one workload parse its modules once; an edit (same size, same
+    moment) is still seen, because parses are kept by content: in the process, and in the
+    cache folder for the next process."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "w.py").write_text("import helper\nclass W:\n    name = 'w'\n")
+    (work / "helper.py").write_text("K = 'a.cu'\n")
+    (work / "a.cu").write_text("// a\n")
+    (work / "b.cu").write_text("// b\n")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("GRAPHCERT_CACHE", str(tmp_path / "cache"))
+    parsed: list[str] = []
+    real = pyimports.ast.parse
+
+    def counting(source: bytes, filename: str = "<unknown>") -> object:
+        parsed.append(Path(filename).name)
+        return real(source, filename=filename)
+
+    monkeypatch.setattr(pyimports.ast, "parse", counting)
+    monkeypatch.setattr(pyimports, "_PARSED", {})
+    first = {registry.source_digest(f"w.py:W[n={n}]") for n in range(5)}
+    assert len(first) == 5 and None not in first
+    assert sorted(parsed) == ["helper.py", "w.py"]
+    files = registry.source_files("w.py:W")
+    assert files is not None and [label for label, _ in files] == [
+        "src/w.py", "src/helper.py", "src/a.cu"]
+    (work / "helper.py").write_text("K = 'b.cu'\n")
+    files = registry.source_files("w.py:W")
+    assert files is not None and files[-1][0] == "src/b.cu"
+    assert registry.source_digest("w.py:W[n=0]") not in first
+    assert sorted(parsed) == ["helper.py", "helper.py", "w.py"]
+    # a new process (an empty memory) finds all three parses in the cache folder
+    monkeypatch.setattr(pyimports, "_PARSED", {})
+    (work / "helper.py").write_text("K = 'a.cu'\n")
+    assert registry.source_digest("w.py:W[n=0]") in first
+    assert len(parsed) == 3
+
+
+def test_a_broken_or_foreign_parse_in_the_cache_is_parsed_again(tmp_path: Path) -> None:
+    source = b"import os\nfrom . import sibling\nK = 'k.cu'\n"
+    store = tmp_path / "imports"
+    expected = pyimports.parse_imports(source, "m.py")
+    pyimports.parse_imports(source, "m.py", store)  # in memory already: nothing stored
+    pyimports._PARSED.clear()
+    assert pyimports.parse_imports(source, "m.py", store) == expected
+    (entry,) = store.iterdir()
+    for junk in (b"", b"junk", marshal.dumps(("graphcert imports 1", ((0, 1, ()),), ())),
+                 marshal.dumps(("other", (), ()))):
+        entry.write_bytes(junk)
+        pyimports._PARSED.clear()
+        assert pyimports.parse_imports(source, "m.py", store) == expected

@@ -13,9 +13,9 @@ Paths can be injected (`package_dir`, `kernel_dir`) so tests work on a copy of t
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from graphcert.cert.method import STEP_SUFFIX
+from graphcert.cert.pyimports import parse_imports
 from graphcert.fileread import MAX_SOURCE_BYTES, read_bounded
 from graphcert.paths import kernels_dir
 
@@ -90,7 +91,6 @@ METHOD_FILES["record"] = (
 
 
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
-_KERNEL_NAME = re.compile(r"^[^\n\0]{1,255}\.(cu|cuh|h|hpp)$")
 
 
 def _read(path: Path) -> bytes:
@@ -99,79 +99,87 @@ def _read(path: Path) -> bytes:
     return read_bounded(path, MAX_SOURCE_BYTES, streams=False)
 
 
-def _under(path: Path, root: Path) -> bool:
-    try:
-        path.resolve().relative_to(root.resolve())
-    except ValueError:
-        return False
-    return True
-
-
 def _module_file(base: Path, parts: Sequence[str]) -> list[Path]:
-    """Files a dotted name under `base` loads: each package's __init__.py, then the module."""
+    """Files a dotted name under `base` loads: each package's __init__.py, then the module.
+    (Joined and tested as strings: pathlib's objects were most of the cost of a lookup.)"""
     found: list[Path] = []
-    here = base
+    here = str(base)
     for i, part in enumerate(parts):
         if not part.isidentifier():
             break
-        here = here / part
-        init = here / "__init__.py"
-        if init.is_file():
-            found.append(init)
-        elif i == len(parts) - 1 or not here.is_dir():
-            module = here.with_suffix(".py")
-            if module.is_file():
-                found.append(module)
+        here = os.path.join(here, part)
+        init = os.path.join(here, "__init__.py")
+        if os.path.isfile(init):
+            found.append(Path(init))
+        elif i == len(parts) - 1 or not os.path.isdir(here):
+            module = here + ".py"
+            if os.path.isfile(module):
+                found.append(Path(module))
             break
     return found
 
 
-def _imports(path: Path, search_root: Path) -> tuple[list[Path], list[str]]:
-    """Local files `path` imports, and the string literals it holds (kernel names)."""
-    try:
-        tree = ast.parse(_read(path), filename=str(path))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return [], []  # the file is still digested as bytes; nothing to follow
+def _imports(path: Path, search_root: Path,
+             known: dict[tuple[Path, tuple[str, ...]], list[Path]] | None = None,
+             store: Path | None = None) -> tuple[list[Path], list[str]]:
+    """Local files `path` imports, and the string literals it holds (kernel names). `known`:
+    the files of each (base, dotted name) looked up so far in this closure (modules of one
+    workload import the same names; each lookup is a few stat calls)."""
+    imports, literals = parse_imports(_read(path), str(path), store)
+    memo = {} if known is None else known
+
+    def module_file(base: Path, parts: list[str]) -> list[Path]:
+        key = (base, tuple(parts))
+        if key not in memo:
+            memo[key] = _module_file(base, parts)
+        return memo[key]
+
     files: list[Path] = []
-    literals: list[str] = []
     package = path.parent
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                files += _module_file(search_root, alias.name.split("."))
-        elif isinstance(node, ast.ImportFrom):
-            base = search_root
-            if node.level:
-                base = package
-                for _ in range(node.level - 1):
-                    base = base.parent
-            parts = node.module.split(".") if node.module else []
-            files += _module_file(base, parts) if parts else []
-            for alias in node.names:
-                files += _module_file(base, [*parts, alias.name])
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if _KERNEL_NAME.match(node.value):
-                literals.append(node.value)
-    return files, literals
+    for level, module, names in imports:
+        if module is None and level == 0:  # import a.b.c
+            for name in names:
+                files += module_file(search_root, name.split("."))
+            continue
+        base = search_root
+        if level:
+            base = package
+            for _ in range(level - 1):
+                base = base.parent
+        parts = module.split(".") if module else []
+        files += module_file(base, parts) if parts else []
+        for name in names:
+            files += module_file(base, [*parts, name])
+    return files, list(literals)
 
 
-def python_closure(entry: Path, search_root: Path, local_dir: Path
-                   ) -> tuple[list[Path], list[str]]:
+def python_closure(entry: Path, search_root: Path, local_dir: Path, *,
+                   store: Path | None = None) -> tuple[list[Path], list[str]]:
     """`entry` and every module under `local_dir` it imports, transitively (sorted after
-    the entry), plus the kernel-like string literals they hold."""
-    seen: dict[Path, None] = {entry.resolve(): None}
+    the entry), plus the kernel-like string literals they hold. `store`: a folder where the
+    modules' parses are kept between processes (None: kept in this process only)."""
+    first = entry.resolve()
+    local = local_dir.resolve()  # once: resolving is a system call per path component
+    seen: dict[Path, None] = {first: None}
     queue = [entry]
     literals: list[str] = []
+    # within one closure each file found is looked up and resolved once, however many of
+    # its modules import it
+    known: dict[tuple[Path, tuple[str, ...]], list[Path]] = {}
+    resolved: dict[Path, tuple[Path, bool]] = {}  # file -> (resolved, under local_dir)
     while queue:
         current = queue.pop()
-        found, names = _imports(current, search_root)
+        found, names = _imports(current, search_root, known, store)
         literals += names
         for f in found:
-            key = f.resolve()
-            if key not in seen and _under(key, local_dir):
+            if f not in resolved:
+                real = f.resolve()
+                resolved[f] = real, real.is_relative_to(local)
+            key, is_local = resolved[f]
+            if is_local and key not in seen:
                 seen[key] = None
                 queue.append(f)
-    ordered = [entry.resolve()] + sorted(p for p in seen if p != entry.resolve())
+    ordered = [first] + sorted(p for p in seen if p != first)
     return ordered, sorted(set(literals))
 
 
@@ -208,20 +216,28 @@ def digest_labelled(files: Sequence[tuple[str, Path]], extra: Any = None) -> str
     return h.hexdigest()
 
 
-def _label(path: Path, roots: Sequence[tuple[str, Path]]) -> str:
-    for prefix, root in roots:
-        if _under(path, root):
-            return f"{prefix}/{path.resolve().relative_to(root.resolve()).as_posix()}"
-    return path.name
+def _labels(paths: Sequence[Path], roots: Sequence[tuple[str, Path]],
+            resolved: Sequence[Path] | None = None) -> list[str]:
+    """Each path as `prefix/relative/path` under the first root holding it (resolved, as
+    the roots are: once for all paths), else its bare name. `resolved`: the paths resolved
+    already, where the caller has them (resolving is a system call per path component)."""
+    resolved_roots = [(prefix, root.resolve()) for prefix, root in roots]
+    labels: list[str] = []
+    for path, real in zip(paths, resolved or [p.resolve() for p in paths], strict=True):
+        labels.append(next((f"{prefix}/{real.relative_to(root).as_posix()}"
+                            for prefix, root in resolved_roots if real.is_relative_to(root)),
+                           path.name))
+    return labels
 
 
 def workload_files(module_file: Path, search_root: Path, local_dir: Path,
-                   kernel_names: Sequence[str], kernel_dir: Path
-                   ) -> list[tuple[str, Path]] | None:
-    """(label, path) of everything a workload's source digest covers; None when missing."""
+                   kernel_names: Sequence[str], kernel_dir: Path, *,
+                   store: Path | None = None) -> list[tuple[str, Path]] | None:
+    """(label, path) of everything a workload's source digest covers; None when missing.
+    `store`: as for python_closure."""
     if not module_file.is_file():
         return None
-    python, literals = python_closure(module_file, search_root, local_dir)
+    python, literals = python_closure(module_file, search_root, local_dir, store=store)
     kernels: list[Path] = []
     for name in [*kernel_names, *literals]:
         for folder in (local_dir, kernel_dir):
@@ -233,8 +249,9 @@ def workload_files(module_file: Path, search_root: Path, local_dir: Path,
             if name in kernel_names:  # a kernel the workload declares is gone
                 return None
     headers = include_closure(kernels, [kernel_dir])
-    roots = [("kernels", kernel_dir), ("src", local_dir)]
-    return [(_label(p, roots), p) for p in python] + [(_label(p, roots), p) for p in headers]
+    files = python + headers  # both closures give resolved paths
+    return list(zip(_labels(files, [("kernels", kernel_dir), ("src", local_dir)], files),
+                    files, strict=True))
 
 
 def method_files(kind: str, *, package_dir: Path | None = None,
@@ -249,8 +266,10 @@ def method_files(kind: str, *, package_dir: Path | None = None,
         entries += METHOD_FILES["step"] + METHOD_FILES.get(f"step:{base}", ())
     python = [pkg / p for where, p in entries if where == "pkg"]
     kernels = include_closure([kdir / k for where, k in entries if where == "kernels"], [kdir])
-    roots = [("kernels", kdir), ("graphcert", pkg)]
-    return [(_label(p, roots), p) for p in python + kernels]
+    files = python + kernels  # include_closure gives resolved paths
+    real = [p.resolve() for p in python] + kernels
+    return list(zip(_labels(files, [("kernels", kdir), ("graphcert", pkg)], real), files,
+                    strict=True))
 
 
 def method_digest(kind: str, *, package_dir: Path | None = None,

@@ -12,6 +12,7 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from types import ModuleType
 from typing import ClassVar, Protocol, cast
 
@@ -93,6 +94,7 @@ class KindSpec:
         """The kind's typed result class."""
         return cast(ResultType, getattr(self.module("result"), self.result))
 
-    def schema_text(self) -> str:
-        """The kind's JSON Schema, as shipped in its folder (schema.json)."""
-        return resources.files(self.package).joinpath("schema.json").read_text(encoding="utf-8")
+    def schema_path(self) -> Path:
+        """The kind's JSON Schema, as shipped in its folder (schema.json; the package is a
+        plain folder, as graphcert's kernels are)."""
+        return Path(str(resources.files(self.package).joinpath("schema.json")))

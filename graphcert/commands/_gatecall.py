@@ -45,7 +45,7 @@ def gate_outcome(paths: tuple[Path, ...], *, baseline: Path | None,
     each also printed as one line on stderr."""
     from graphcert.cert.document import utc_now
     from graphcert.gate import UnusableReport, judge
-    from graphcert.workloads.registry import method_digest, source_digest
+    from graphcert.workloadref import method_digest, source_digest
 
     def key() -> SigningKey | None:
         # the key the gate checks with: --signing-key-file, else the invocation's variables

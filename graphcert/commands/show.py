@@ -27,7 +27,7 @@ def command(cert: Path, as_json: bool) -> None:
     from graphcert.render.certview import show_renderables
     from graphcert.render.console import print_json
     from graphcert.render.sanitize import clean_value
-    from graphcert.workloads.registry import method_digest, source_digest
+    from graphcert.workloadref import method_digest, source_digest
 
     doc = read_document(cert)
     if is_snapshot(doc):  # a snapshot is shown by inventory, not compared

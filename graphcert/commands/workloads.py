@@ -34,7 +34,7 @@ def command(as_json: bool) -> None:
     import json
 
     from graphcert.render.console import print_json
-    from graphcert.workloads.registry import BUILTINS
+    from graphcert.workloadref import BUILTINS
 
     specs = list(BUILTINS.values())
     if as_json:

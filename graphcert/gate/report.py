@@ -238,11 +238,12 @@ def load_all(paths: Sequence[Path], *, digest_of: DigestOf | None,
     for f in files:
         try:
             doc = read_document(f, named=f in named)
-            cert = check_document(doc, display_path(f), digest_of=digest_of,
+            shown = display_path(f)  # once: it resolves the folder and the current one
+            cert = check_document(doc, shown, digest_of=digest_of,
                                   method_of=trust.method_of, method_change=trust.method_change,
                                   key=trust.key, require_signature=trust.require_signature)
             changed = digest_of is not None and method_changed(cert, trust.method_of)
-            loaded.append(Loaded(display_path(f), cert, method_changed=changed))
+            loaded.append(Loaded(shown, cert, method_changed=changed))
         except NotACertificate as exc:
             if exc.is_snapshot:
                 snapshots += 1

@@ -7,13 +7,13 @@ graphcert.render.html."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from graphcert.cert.store import is_snapshot, read_document
 from graphcert.gate import GateRun, display_path, find_json_files
-from graphcert.model import GraphSnapshot, load_snapshot
+from graphcert.model import GraphSnapshot, snapshot_from_json
 from graphcert.render.dot import snapshot_to_dot
 from graphcert.render.graphviz import INSTALL_DOT, dot_path, dot_to_svg, note_missing_dot
 from graphcert.render.html import Picture, render_html, workload_of
@@ -32,18 +32,23 @@ class ReportPage:
 def report_page(run: GateRun, paths: Sequence[Path], baseline: Path | None) -> ReportPage:
     """The page of `run` (the gate run over `paths`, `baseline` left out of the graphs)."""
     certs = {c.path: run.certificates[c.path] for c in run.report.certificates}
-    pictures = _pictures(find_json_files(list(paths), exclude=baseline)[0])
+    pictures = _pictures(find_json_files(list(paths), exclude=baseline)[0], run.certificates)
     graphs = sum(len(p.shown) for p in pictures)
     return ReportPage(render_html(run.report, certs, pictures), len(certs), graphs)
 
 
-def _pictures(files: list[Path]) -> list[Picture]:
+def _pictures(files: list[Path], gated: Collection[str] = ()) -> list[Picture]:
     """Every snapshot among `files`, one Picture per distinct topology (its snapshots by
-    workload and class), each drawn once."""
+    workload and class), each drawn once. `gated`: the display paths of the certificates
+    the gate loaded, which are not snapshots and are not read again."""
     found = []
     for f in files:
-        if is_snapshot(read_document(f)):
-            found.append((display_path(f), load_snapshot(f)))
+        shown = display_path(f)
+        if shown in gated:
+            continue
+        doc = read_document(f)
+        if is_snapshot(doc):  # read once: load_snapshot would read and parse it again
+            found.append((shown, snapshot_from_json(doc, source=str(f))))
     groups: dict[str, list[tuple[str, GraphSnapshot]]] = {}
     for path, snap in sorted(found, key=lambda i: (workload_of(i[1]), _capacity(i[1]), i[0])):
         groups.setdefault(snap.topology_hash, []).append((path, snap))
