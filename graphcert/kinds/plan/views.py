@@ -1,4 +1,4 @@
-"""The terminal view of a plan (issue 35): the chosen bucket list in the forms engines take,
+"""The terminal view of a plan: the chosen bucket list in the forms engines take,
 the lists compared with it on the same measurements, the budgets and the method. Shared by
 `graphcert show` and, later, the command that makes a plan."""
 
@@ -60,6 +60,40 @@ def _source(plan: PlanResult) -> str:
     return source.removeprefix("traffic ") or source
 
 
+def interpolation_error(plan: PlanResult) -> float | None:
+    """How far the cost curve's straight lines can be off: the largest relative miss, over
+    the measured sizes that have measured neighbours on both sides, of each one's replay time
+    against the line between its neighbours (leave one out). None with fewer than three
+    measured sizes. Interpolated sizes carry that much doubt; a plan's expected gain smaller
+    than it is within the model's own error."""
+    points = [p for p in plan.curve.points if p.measured]
+    misses = []
+    for lo, mid, hi in zip(points, points[1:], points[2:], strict=False):
+        w = (mid.size - lo.size) / (hi.size - lo.size)
+        line = lo.replay_s + (hi.replay_s - lo.replay_s) * w
+        if mid.replay_s > 0:
+            misses.append(abs(line - mid.replay_s) / mid.replay_s)
+    return max(misses) if misses else None
+
+
+def gain_line(plan: PlanResult) -> tuple[str, str] | None:
+    """The plan's expected gain over the committed list, and whether it is within the model's
+    error (interpolation_error): then the model cannot tell the two lists apart."""
+    row = plan.current_row
+    if row is None or row is plan.chosen:
+        return None
+    gain, error = plan.regret(row), interpolation_error(plan)
+    text = (f"the plan is expected {abs(gain):.2%} {'faster' if gain >= 0 else 'slower'} per "
+            f"step than {row.label}")
+    if error is None:
+        return ("gain", text)
+    if abs(gain) < error:
+        return ("gain", f"{text}: within the cost curve's own error (a line between measured "
+                        f"sizes misses one by up to {error:.1%}): the model cannot tell the "
+                        f"two lists apart; measure both before switching")
+    return ("gain", f"{text}, beyond the cost curve's error (up to {error:.1%})")
+
+
 def plan_lines(plan: PlanResult) -> list[tuple[str, str]]:
     """Key/value lines: the list in engines' forms, the traffic, budgets and method."""
     chosen, points = plan.chosen, plan.curve.points
@@ -76,6 +110,9 @@ def plan_lines(plan: PlanResult) -> list[tuple[str, str]]:
            ("method", plan.why)]
     if plan.lower_bound_s is not None:
         out.append(("bound", f"no list within the budgets beats {us(plan.lower_bound_s)}"))
+    gain = gain_line(plan)
+    if gain is not None:
+        out.append(gain)
     return out
 
 
