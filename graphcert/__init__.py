@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from graphcert.kinds.topology.result import VerifyResult
     from graphcert.model import GraphSnapshot, SnapshotDiff
 
-__all__ = ["__version__", "demangle", "diff", "load", "profile", "profile_graph", "record",
-           "save", "snapshot", "step", "verify_step"]
+__all__ = ["__version__", "demangle", "diff", "format_param", "load", "profile",
+           "profile_graph", "record", "save", "snapshot", "step", "verify_step"]
 
 if TYPE_CHECKING:
     PathLike = str | os.PathLike[str]
@@ -69,6 +69,16 @@ def demangle(name: str) -> str:
     if not isinstance(name, str):
         raise InputError(f"name must be a str, not a {type_name(name)}")
     return _demangle(name)
+
+
+def format_param(value: object) -> str:
+    """A kernel parameter value as inventory, diff and show print it: numbers of 2^32 or more
+    (device pointers among them) in hex, smaller ones in decimal. A snapshot keeps the value
+    itself (`node.attrs["param_values"]`: ints, which compare and add as numbers); this is
+    the one rule for showing one, so a program's output reads as the CLI's does."""
+    from graphcert.model.params import format_param as _format
+
+    return _format(value)
 
 
 def save(snapshot: GraphSnapshot, path: PathLike) -> Path:

@@ -74,3 +74,20 @@ def test_a_plan_says_when_its_gain_is_within_the_models_error() -> None:
                                     CostPoint(4, 4.0, 1.0, 0.0, 0),
                                     CostPoint(3, 9.0, 1.0, 0.0, 0, measured=False)])
     assert interpolation_error(SimpleNamespace(curve=curve)) == 0.5 / 2.5  # type: ignore[arg-type]
+
+
+def test_parameter_values_print_in_the_api_as_in_the_cli() -> None:
+    """The API keeps parameter values as ints; graphcert.format_param is the rule inventory
+    and diff print them by (2^32 and up in hex), so both read alike."""
+    from click.testing import CliRunner
+
+    import graphcert
+    from graphcert.cli import cli
+
+    assert graphcert.format_param(0x7F0000001000) == "0x7f0000001000"
+    assert graphcert.format_param(256) == "256" and graphcert.format_param(None) == "-"
+    path = "tests/fixtures/snapshots/scan-c256.snapshot.json"
+    values = graphcert.load(path).nodes[0].attrs["param_values"]
+    assert all(isinstance(v, int) for v in values) and any(v >= 1 << 32 for v in values)
+    shown = CliRunner().invoke(cli, ["inventory", "--tree", path], env={"COLUMNS": "200"})
+    assert all(graphcert.format_param(v) in shown.stdout for v in values), shown.stdout
