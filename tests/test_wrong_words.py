@@ -91,3 +91,23 @@ def test_parameter_values_print_in_the_api_as_in_the_cli() -> None:
     assert all(isinstance(v, int) for v in values) and any(v >= 1 << 32 for v in values)
     shown = CliRunner().invoke(cli, ["inventory", "--tree", path], env={"COLUMNS": "200"})
     assert all(graphcert.format_param(v) in shown.stdout for v in values), shown.stdout
+
+
+def test_the_sweep_names_its_plot_as_drawn_not_as_present() -> None:
+    """reports/ holds the sweep certificate but not its plot: show and the report name the
+    plot as the run drew it, not as a file beside the certificate now."""
+    import json
+    from pathlib import Path
+
+    from graphcert.kinds.sweep.html import sweep_view
+    from graphcert.kinds.sweep.result import SweepFit
+    from graphcert.kinds.sweep.views import PLOT_NOTE, show_view
+
+    root = Path(__file__).resolve().parent.parent
+    (path,) = root.glob("reports/sweep-*.json")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    fit = SweepFit.from_json(doc["results"], doc["verdict"])
+    assert fit.plot is not None and not (path.parent / fit.plot).exists()
+    lines = [str(r) for r in show_view("chain", fit)]
+    assert any(fit.plot in ln and PLOT_NOTE in ln for ln in lines), lines
+    assert PLOT_NOTE in sweep_view(fit)

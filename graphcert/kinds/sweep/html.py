@@ -14,6 +14,7 @@ from graphcert.cert.kind import KindResult
 from graphcert.kinds.bench.result import BenchResult
 from graphcert.kinds.bench.views import LABELS
 from graphcert.kinds.sweep.result import SweepFit
+from graphcert.kinds.sweep.views import PLOT_NOTE
 from graphcert.kinds.sweep.views import sweep_points as point_rows
 from graphcert.render.htmlparts import code, esc, para, table
 from graphcert.render.numbers import us
@@ -119,7 +120,7 @@ def sweep_view(fit: SweepFit) -> str:
         out.append(table((fit.key, "stream e2e / kernel", "graph e2e / kernel",
                           "graph device / node", "certificate"), points, frozenset({0, 1, 2, 3})))
     if fit.plot:
-        out.append(para("plot: ", code(fit.plot)))
+        out.append(para("plot: ", code(fit.plot), f" ({PLOT_NOTE})"))
     return "".join(out)
 
 

@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
 
+# The certificate names the plot its run drew; the image is not part of the certificate, and
+# a folder of certificates copied elsewhere (reports/) may not hold it.
+PLOT_NOTE = "drawn beside the certificate when the sweep ran; not part of it"
+
+
 def show_view(ref: str, result: KindResult) -> list[RenderableType]:
     """What `graphcert show` draws of a sweep certificate's results."""
     assert isinstance(result, SweepFit)
@@ -68,7 +73,7 @@ def sweep_view(fit: SweepFit) -> list[RenderableType]:
     out: list[RenderableType] = [
         sweep_table(fit), Grid(columns, rows, title=f"swept {fit.key}: each run's first size")]
     if fit.plot:
-        out.append(Text(f"plot: {fit.plot}"))
+        out.append(Text(f"plot: {fit.plot} ({PLOT_NOTE})"))
     return out
 
 
