@@ -111,3 +111,15 @@ def test_the_sweep_names_its_plot_as_drawn_not_as_present() -> None:
     lines = [str(r) for r in show_view("chain", fit)]
     assert any(fit.plot in ln and PLOT_NOTE in ln for ln in lines), lines
     assert PLOT_NOTE in sweep_view(fit)
+
+
+def test_a_traced_replay_reading_faster_says_why() -> None:
+    """A profile class whose traced replays read faster than its untraced ones (torch_decode
+    b1 read 0.776x) is not left unexplained: the line says what the figure holds."""
+    from graphcert.kinds.profile.result import ReplayOverhead
+    from graphcert.kinds.profile.views import FASTER_TRACED, overhead_text
+
+    faster = ReplayOverhead(traced_ns=7_760.0, untraced_ns=10_000.0, samples=200)
+    slower = ReplayOverhead(traced_ns=13_510.0, untraced_ns=10_000.0, samples=200)
+    assert overhead_text(faster).startswith("0.776x") and FASTER_TRACED in overhead_text(faster)
+    assert FASTER_TRACED not in overhead_text(slower)

@@ -74,8 +74,17 @@ def overhead_text(o: ReplayOverhead) -> str:
     extra = o.extra_ns_per_record
     per = (f", {extra:+,.0f} ns per traced record ({o.records_per_replay:,.4g} a replay)"
            if extra is not None and o.records_per_replay is not None else "")
-    return (f"{o.ratio:.3f}x (traced {ns(o.traced_ns)}, untraced {ns(o.untraced_ns)}"
+    text = (f"{o.ratio:.3f}x (traced {ns(o.traced_ns)}, untraced {ns(o.untraced_ns)}"
             f"{per}, {o.samples} replays each)")
+    return text + (f"; {FASTER_TRACED}" if o.ratio < 1 else "")
+
+
+# Why a traced replay can read faster than an untraced one: each figure is CUDA events around
+# replays enqueued back to back, so it holds the host's launch gaps as well as the device's
+# work, and the two runs' launch gaps differ (an untraced replay can start later behind a
+# slower launch); the device-clock span of the traced replays is the figure to read then.
+FASTER_TRACED = ("traced reads faster: both figures are events around replays enqueued back to "
+                 "back, so the host's launch gaps are in them; read the span for the device time")
 
 
 def class_lines(c: ProfiledClass) -> list[tuple[str, str]]:
