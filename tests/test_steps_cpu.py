@@ -191,6 +191,22 @@ def test_steps_load_by_reference_and_verify_from_the_cli(tmp_path: Path) -> None
     assert bad.exit_code == 1 and "bucket 4, n=1: output 0 row 0" in " ".join(bad.output.split())
 
 
+def test_a_step_failing_every_bucket_is_one_progress_line_and_a_count(tmp_path: Path) -> None:
+    """Piped, a step that fails alike in every bucket prints its first failing class and a
+    count, then the verdict's grouped reasons: not one line per bucket."""
+    user = tmp_path / "mystep.py"
+    user.write_text(f"import sys\nsys.path.insert(0, {str(TESTS)!r})\n"
+                    "from _fakestep import SYNCING\n")
+    from graphcert.cli import cli
+
+    bad = CliRunner().invoke(cli, ["verify", f"{user}:SYNCING", "--classes", "1,2,4,8,16",
+                                   "--samples", "2", "--no-certificate"])
+    assert bad.exit_code == 1, bad.output
+    lines = [ln for ln in bad.stderr.splitlines() if ":SYNCING: " in ln]
+    assert lines[:2] == [f"{user}:SYNCING: class 1 fail", f"{user}:SYNCING: 4 more classes fail"]
+    assert not any(": class 2 fail" in ln for ln in lines)
+
+
 def test_declaration_refuses_bad_input() -> None:
     with pytest.raises(InputError, match="framework 'jax'"):
         graphcert.step(fake.rowwise, fake.make_inputs, framework="jax")

@@ -54,10 +54,28 @@ def command(workloads: tuple[str, ...], classes: str, samples: int, seed: int, m
     inv = invocation()
     err = inv.err
 
+    # A class that fails or is skipped like the one before it is counted, not printed again:
+    # a step that fails the same way in every bucket gives one line and a count, and the
+    # verdict below says why once.
+    held: dict[str, tuple[str, int]] = {}
+
     def each_class(ref: str, cls: AnyClass) -> None:
-        err.print(f"{ref}: class {cls.capacity:,} {cls.status}", highlight=False)
+        status = str(cls.status)
+        before = held.get(ref)
+        if before is not None and before[0] == status and status != "pass":
+            held[ref] = (status, before[1] + 1)
+            return
+        counted(ref)
+        err.print(f"{ref}: class {cls.capacity:,} {status}", highlight=False)
+        held[ref] = (status, 0)
+
+    def counted(ref: str) -> None:
+        status, more = held.pop(ref, ("", 0))
+        if more:
+            err.print(f"{ref}: {more} more class{'es' * (more != 1)} {status}", highlight=False)
 
     def show(done: Certified[VerifyResult]) -> None:
+        counted(done.ref)
         if as_json:
             return
         out = inv.out
