@@ -210,9 +210,9 @@ def test_cli_unknown_device_and_bad_workload_start_nothing(monkeypatch: pytest.M
     assert "Traceback" not in result.output and result.output.count("\n") == 1
     result = CliRunner().invoke(cli, ["capture", "nosuchworkload", "--device", "all"])
     assert result.exit_code == 2 and "unknown workload" in result.output
-    from graphcert.render import bench as bench_view  # a plot matplotlib could draw
+    from graphcert.kinds.sweep import views as sweep_view  # a plot matplotlib could draw
 
-    monkeypatch.setattr(bench_view, "check_plot_path", lambda path: path)
+    monkeypatch.setattr(sweep_view, "check_plot_path", lambda path: path)
     result = CliRunner().invoke(cli, ["bench", "chain", "--sweep", "kernels=1,10", "--plot",
                                       str(tmp_path / "p.png"), "--device", "all"])
     assert result.exit_code == 2 and "--plot draws one GPU's sweep" in result.output
