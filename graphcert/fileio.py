@@ -222,6 +222,9 @@ class JSONProblem(ValueError):
 
 
 _TOO_MANY_DIGITS = re.compile(r"integer string conversion.*?has (\d+) digits")
+# A \uXXXX escape of a UTF-16 surrogate: JSON admits one alone, Python decodes it into a str
+# that no UTF-8 output can encode (every view, diff and report would fail on writing it).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _BRACKET_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in _BRACKET_STEP)
 
@@ -301,7 +304,31 @@ def parse_json(raw: bytes | str) -> Any:
             raise JSONProblem(f"an integer literal has {digits.group(1)} digits (more than "
                               f"Python reads)", "invalid") from None
         raise JSONProblem(f"not JSON ({' '.join(str(exc).split())[:120]})", "invalid") from None
+    if _SURROGATE_ESCAPE.search(text):  # rare: only then is the parsed value walked
+        _refuse_lone_surrogates(value)
     return value
+
+
+def _refuse_lone_surrogates(value: Any) -> None:
+    """JSONProblem naming the first string (key or value) that holds a lone surrogate, shown
+    escaped; a well-formed pair of escapes decoded into one character and passes. Refused at
+    this one reader so snapshots, certificates and baselines agree, and nothing later meets
+    a string it cannot print."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                shown_text = ascii(item[:60]) + ("…" if len(item) > 60 else "")
+                raise JSONProblem(f"a string holds an escaped lone surrogate, which is not "
+                                  f"Unicode text: {shown_text}", "invalid") from None
 
 
 def read_json(path: Path | str, what: str = "file", *, named: bool = True) -> Any:
