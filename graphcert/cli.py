@@ -125,13 +125,12 @@ def _interrupted(context: click.Context) -> None:
 def stdout_failed(exc: BaseException) -> int | None:
     """The exit status when `exc` is stdout refusing the output, after saying so (None when
     it is something else). A closed pipe is the reader's choice (`| head`): no message,
-    exit 141 (128 + SIGPIPE, what a shell reports for a tool SIGPIPE ended), never 0, so a
-    failing gate piped to `head` cannot read as a pass. A full disk, an I/O error or text
+    ExitStatus.PIPE_CLOSED. A full disk, an I/O error or text
     the stream's encoding cannot hold: one line on stderr, exit 2. Either way stdout then
     points at /dev/null, so the flush at exit cannot raise again."""
     if isinstance(exc, BrokenPipeError):
         _stdout_to_devnull()
-        return STDOUT_CLOSED
+        return ExitStatus.PIPE_CLOSED
     if isinstance(exc, UnicodeEncodeError):
         why = (f"the output holds {exc.object[exc.start:exc.end]!a}, which this stdout's "
                f"encoding ({exc.encoding}) cannot write (set PYTHONIOENCODING=utf-8)")
@@ -145,9 +144,6 @@ def stdout_failed(exc: BaseException) -> int | None:
     except (OSError, ValueError):
         pass
     return ExitStatus.UNUSABLE
-
-
-STDOUT_CLOSED = 141
 
 
 def _stdout_to_devnull() -> None:
