@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.util
 import os
@@ -122,19 +123,33 @@ def _interrupted(context: click.Context) -> None:
     context.exit(ExitStatus.INTERRUPTED)
 
 
+# the errors a write to a file or device can meet (a failed write loses what it held, so
+# stdout cannot be asked again: a flush after it succeeds)
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
 def stdout_failed(exc: BaseException) -> int | None:
     """The exit status when `exc` is stdout refusing the output, after saying so (None when
-    it is something else). A closed pipe is the reader's choice (`| head`): no message,
-    ExitStatus.PIPE_CLOSED. A full disk, an I/O error or text
-    the stream's encoding cannot hold: one line on stderr, exit 2. Either way stdout then
-    points at /dev/null, so the flush at exit cannot raise again."""
+    it is something else: a worker's pipe, another file). A closed pipe is the reader's
+    choice (`| head`): no message, ExitStatus.PIPE_CLOSED. A full disk, an I/O error or
+    text the stream's encoding cannot hold: one line on stderr, exit 2. Either way stdout
+    then points at /dev/null, so the flush at exit cannot raise again."""
+    import sys
+
+    stdout = sys.stdout
     if isinstance(exc, BrokenPipeError):
+        if not _reader_gone(stdout):
+            return None
         _stdout_to_devnull()
         return ExitStatus.PIPE_CLOSED
     if isinstance(exc, UnicodeEncodeError):
+        if not _same_codec(exc.encoding, getattr(stdout, "encoding", None)):
+            return None
         why = (f"the output holds {exc.object[exc.start:exc.end]!a}, which this stdout's "
                f"encoding ({exc.encoding}) cannot write (set PYTHONIOENCODING=utf-8)")
-    elif isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:
+    elif isinstance(exc, OSError) and exc.errno in _WRITE_ERRNOS and exc.filename is None:
+        # graphcert's own files are written through fileio, which names them (InputError);
+        # an error with no file name on the way out of a command is a stream's
         why = os.strerror(exc.errno)
     else:
         return None
@@ -144,6 +159,32 @@ def stdout_failed(exc: BaseException) -> int | None:
     except (OSError, ValueError):
         pass
     return ExitStatus.UNUSABLE
+
+
+def _reader_gone(stream: Any) -> bool:
+    """Whether `stream`'s pipe has lost its reader: poll reports an error on the write end
+    (a BrokenPipeError from a worker's pipe leaves stdout's fine)."""
+    import select
+
+    poll = getattr(select, "poll", None)
+    if poll is None:  # no poll here: a broken pipe is most likely stdout's
+        return True
+    try:
+        poller = poll()
+        poller.register(stream.fileno(), select.POLLOUT)
+        return any(event & (select.POLLERR | select.POLLHUP) for _, event in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _same_codec(one: str | None, other: str | None) -> bool:
+    import codecs
+
+    try:
+        return one is not None and other is not None and \
+            codecs.lookup(one).name == codecs.lookup(other).name
+    except LookupError:
+        return False
 
 
 def _stdout_to_devnull() -> None:

@@ -174,3 +174,13 @@ def test_a_key_id_with_a_trailing_newline_is_shown_escaped() -> None:
     problem = signature_problem(signed, key, required=True)
     assert problem is not None and repr(key.key_id + "\n") in problem, problem
     assert signature_problem(signed, None, required=True).count("\\n") == 1  # type: ignore
+
+
+def test_errors_that_are_not_stdouts_are_left_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    from graphcert.cli import stdout_failed
+
+    with capsys.disabled():  # the real stdout: a pipe or terminal whose reader is there
+        assert stdout_failed(BrokenPipeError(32, "a worker's pipe")) is None
+    assert stdout_failed(OSError(28, "No space left on device", "out.json")) is None
+    assert stdout_failed(OSError(2, "No such file or directory")) is None
+    assert stdout_failed(UnicodeEncodeError("koi8_r", "\u2603", 0, 1, "no snowman")) is None
