@@ -9,7 +9,10 @@ sends one SIGINT to each at a moment drawn uniformly from 0 to the run's own len
 first: the median of 5 uninterrupted runs). Prints per entry point: SIGINTs sent, runs that
 ended before their SIGINT, tracebacks, outcomes (exit status and whether stderr was exactly
 "graphcert: interrupted"), and the moments of the first tracebacks. Not a test: its moments
-are random; tests/test_ctrl_c.py holds the deterministic checks.
+are random; tests/test_ctrl_c.py holds the deterministic checks. A run whose SIGINT comes
+after it wrote its verdict may end with that verdict's code (the handler no longer runs once
+Python is finalising), or, past the point where Python gives SIGINT back to the system, be
+ended by the signal itself (-2): neither prints a traceback.
 
 A SIGINT in Python's own start-up, before graphcert's first line runs, is Python's to handle;
 such runs are listed apart ("before graphcert") when their traceback names no graphcert file.
@@ -28,6 +31,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 LINE = "graphcert: interrupted\n"
@@ -94,13 +98,17 @@ def main() -> int:
         traced = [r for r in sent if "Traceback" in r[3] or "KeyboardInterrupt" in r[3]]
         python_own = [r for r in traced if "graphcert" not in r[3]]
         total_tracebacks += len(traced)
-        outcomes = collections.Counter(
-            (r[2], "one line" if r[3] == LINE else "other stderr") for r in sent)
+        outcomes: dict[tuple[int, str], list[tuple[Any, ...]]] = collections.defaultdict(list)
+        for r in sent:
+            outcomes[(r[2], "one line" if r[3] == LINE else "other stderr")].append(r)
         print(f"{name}: {len(mine)} runs (uninterrupted length {lengths[name] * 1e3:.0f} ms), "
               f"{len(sent)} SIGINTs sent, {len(mine) - len(sent)} ended before their SIGINT")
         print(f"  tracebacks: {len(traced)} ({len(python_own)} before graphcert's first line)")
-        for (code, what), count in sorted(outcomes.items(), key=str):
-            print(f"  exit {code:4} {what:12} {count}")
+        for (code, what), runs in sorted(outcomes.items(), key=str):
+            moments = sorted(r[1] * 1e3 for r in runs)
+            last = runs[0][3].strip().splitlines()[-1:] if runs[0][3].strip() else ["(none)"]
+            print(f"  exit {code:4} {what:12} {len(runs):5}  at {moments[0]:.0f}-{moments[-1]:.0f}"
+                  f" ms" + ("" if what == "one line" else f"; stderr ends {last[0][:90]!r}"))
         for r in traced[:3]:
             print(f"  at {r[1] * 1e3:.1f} ms: exit {r[2]}: {r[3].strip().splitlines()[-1]!r}")
     print(f"tracebacks over {sum(not r[4] for r in results)} SIGINTs: {total_tracebacks}")
