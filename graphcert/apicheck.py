@@ -42,7 +42,7 @@ def path_arg(value: object, what: str) -> Path:
     if not isinstance(text, str):
         got = f"a {type_name(value)}" if not isinstance(value, os.PathLike) else \
             f"a {type_name(value)} whose __fspath__ gives a {type_name(text)}"
-        raise InputError(f"{what} must be a path (str or os.PathLike of text), not {got}")
+        raise InputError(f"{what} must be a path (str or os.PathLike), not {got}")
     if not text:
         raise InputError(f"{what} is an empty path", hint="give a file path")
     if "\0" in text:
