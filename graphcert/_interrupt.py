@@ -1,23 +1,38 @@
 """Ctrl-C outside a command's body is one line and exit 130 (see graphcert.__main__).
 
-Imports only os and signal: `python -m graphcert` installs this before anything else."""
+Imports only os and _signal: `python -m graphcert` and the console script install this
+before anything else, so the moments when Python's own handler (a KeyboardInterrupt
+traceback) still holds SIGINT stay as few as the interpreter's start-up allows. `signal`
+itself would import enum first (about 5 ms, a third of graphcert's start-up before the
+handler)."""
 
 from __future__ import annotations
 
 import os
-import signal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from signal import Handlers
     from types import FrameType
+    from typing import Any
 
-    Handler = Callable[[int, FrameType | None], object] | int | Handlers | None
+    Handler = Callable[[int, FrameType | None], object] | int | None
+
+# _signal is signal's C half (signal re-exports its functions); typeshed has no stub for it
+_signal: Any = __import__("_signal")
+
+# Whether a command's body runs now: then SIGINT raises KeyboardInterrupt (so the body
+# unwinds: temp files removed, workers stopped) instead of leaving at once. A flag the one
+# handler reads, not a second handler swapped in: a SIGINT between swapping handlers and
+# entering the `try` that catches it would escape as a traceback.
+_state = {"body": False}
 
 
 def interrupted(signum: int, frame: FrameType | None) -> None:
-    """SIGINT during start-up, parsing or exit: nothing to clean up, so leave at once."""
+    """SIGINT during start-up, parsing or exit: nothing to clean up, so leave at once; in a
+    command's body: KeyboardInterrupt, as Python's own handler raises it."""
+    if _state["body"]:
+        raise KeyboardInterrupt
     os.write(2, b"graphcert: interrupted\n")
     os._exit(130)
 
@@ -25,26 +40,47 @@ def interrupted(signum: int, frame: FrameType | None) -> None:
 def install() -> None:
     """Take over SIGINT for the whole process (the command-line entry points only)."""
     try:
-        signal.signal(signal.SIGINT, interrupted)
+        _signal.signal(_signal.SIGINT, interrupted)
     except ValueError:  # not the main thread: handlers cannot be set here
         pass
 
 
-def unwind_in_body() -> Handler:
+def installed() -> bool:
+    """Whether this process is graphcert's command line (its handler holds SIGINT)."""
+    return bool(_signal.getsignal(_signal.SIGINT) is interrupted)
+
+
+def unwind_in_body() -> bool | None:
     """While a command's body runs, Ctrl-C raises KeyboardInterrupt (temp files removed,
-    workers stopped, then one line and 130 from the CLI). Returns what to restore; changes
-    nothing unless `install` ran (tests and library callers keep their own handler)."""
-    if signal.getsignal(signal.SIGINT) is not interrupted:
+    workers stopped, then one line and 130 from the CLI). Returns what `restore` takes;
+    changes nothing unless `install` ran (tests and library callers keep their own
+    handler)."""
+    if not installed():
         return None
-    try:
-        return signal.signal(signal.SIGINT, signal.default_int_handler)
-    except ValueError:
-        return None
+    previous = _state["body"]
+    _state["body"] = True
+    return previous
 
 
-def restore(previous: Handler) -> None:
-    if previous is not None:
-        signal.signal(signal.SIGINT, previous)
+def restore(previous: bool | None) -> None:
+    """Back to leaving at once on SIGINT (None: also when `unwind_in_body` was itself cut
+    short by the SIGINT, before it returned)."""
+    if installed():
+        _state["body"] = bool(previous)
+
+
+def caused_by_interrupt(exc: BaseException) -> bool:
+    """Whether `exc` wraps a KeyboardInterrupt: Python 3.11 turns one raised while a class
+    is created (in a descriptor's __set_name__, during an import) into a RuntimeError whose
+    cause is the KeyboardInterrupt."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def leave() -> None:

@@ -34,9 +34,15 @@ def type_name(value: object) -> str:
 
 def path_arg(value: object, what: str) -> Path:
     """A path argument: a str or os.PathLike of text, not empty, without NUL."""
-    text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    try:  # a user's __fspath__ runs here: whatever it raises or returns is an InputError
+        text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    except Exception as exc:
+        raise InputError(f"{what}: the path object's __fspath__ failed ({type(exc).__name__}: "
+                         f"{str(exc)[:80]})", hint="pass a str or a pathlib.Path") from None
     if not isinstance(text, str):
-        raise InputError(f"{what} must be a path (str or os.PathLike), not a {type_name(value)}")
+        got = f"a {type_name(value)}" if not isinstance(value, os.PathLike) else \
+            f"a {type_name(value)} whose __fspath__ gives a {type_name(text)}"
+        raise InputError(f"{what} must be a path (str or os.PathLike), not {got}")
     if not text:
         raise InputError(f"{what} is an empty path", hint="give a file path")
     if "\0" in text:

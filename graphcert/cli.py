@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.util
 import os
@@ -81,10 +82,12 @@ class LazyGroup(click.Group):
 def guarded(context: click.Context, run: Callable[[], Any]) -> Any:
     """Run a command (`run`) as the command line does: a GraphcertError is one line on stderr
     (or the worker's typed reply) and its exit status, Ctrl-C is one line and exit 130, a
-    missing third-party package is named with its fix."""
-    previous = _interrupt.unwind_in_body()
+    missing third-party package is named with its fix, stdout that cannot take the output
+    is one line (a closed pipe: a quiet exit)."""
+    previous = None
     try:
-        try:
+        try:  # unwind_in_body inside the try: a SIGINT just after it is caught here too
+            previous = _interrupt.unwind_in_body()
             return run()
         except ModuleNotFoundError as exc:
             raise _missing_dependency(exc) from exc
@@ -101,10 +104,98 @@ def guarded(context: click.Context, run: Callable[[], Any]) -> Any:
             click.echo(log.rstrip(), err=True)
         context.exit(exc.exit_code)
     except KeyboardInterrupt:
-        click.echo("graphcert: interrupted", err=True)
-        if previous is not None:  # the command line itself (not a test's runner)
-            _interrupt.leave()
-        context.exit(ExitStatus.INTERRUPTED)
+        _interrupted(context)
+    except RuntimeError as exc:  # Python 3.11: Ctrl-C during a class's creation, wrapped
+        if not _interrupt.caused_by_interrupt(exc):
+            raise
+        _interrupted(context)
+    except (OSError, UnicodeEncodeError) as exc:
+        status = stdout_failed(exc)
+        if status is None:
+            raise
+        context.exit(status)
+
+
+def _interrupted(context: click.Context) -> None:
+    click.echo("graphcert: interrupted", err=True)
+    if _interrupt.installed():  # the command line itself (not a test's runner)
+        _interrupt.leave()
+    context.exit(ExitStatus.INTERRUPTED)
+
+
+# the errors a write to a file or device can meet (a failed write loses what it held, so
+# stdout cannot be asked again: a flush after it succeeds)
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def stdout_failed(exc: BaseException) -> int | None:
+    """The exit status when `exc` is stdout refusing the output, after saying so (None when
+    it is something else: a worker's pipe, another file). A closed pipe is the reader's
+    choice (`| head`): no message, ExitStatus.PIPE_CLOSED. A full disk, an I/O error or
+    text the stream's encoding cannot hold: one line on stderr, exit 2. Either way stdout
+    then points at /dev/null, so the flush at exit cannot raise again."""
+    import sys
+
+    stdout = sys.stdout
+    if isinstance(exc, BrokenPipeError):
+        if not _reader_gone(stdout):
+            return None
+        _stdout_to_devnull()
+        return ExitStatus.PIPE_CLOSED
+    if isinstance(exc, UnicodeEncodeError):
+        if not _same_codec(exc.encoding, getattr(stdout, "encoding", None)):
+            return None
+        why = (f"the output holds {exc.object[exc.start:exc.end]!a}, which this stdout's "
+               f"encoding ({exc.encoding}) cannot write (set PYTHONIOENCODING=utf-8)")
+    elif isinstance(exc, OSError) and exc.errno in _WRITE_ERRNOS and exc.filename is None:
+        # graphcert's own files are written through fileio, which names them (InputError);
+        # an error with no file name on the way out of a command is a stream's
+        why = os.strerror(exc.errno)
+    else:
+        return None
+    _stdout_to_devnull()
+    try:
+        click.echo(f"graphcert: error: cannot write the output to stdout: {why}", err=True)
+    except (OSError, ValueError):
+        pass
+    return ExitStatus.UNUSABLE
+
+
+def _reader_gone(stream: Any) -> bool:
+    """Whether `stream`'s pipe has lost its reader: poll reports an error on the write end
+    (a BrokenPipeError from a worker's pipe leaves stdout's fine)."""
+    import select
+
+    poll = getattr(select, "poll", None)
+    if poll is None:  # no poll here: a broken pipe is most likely stdout's
+        return True
+    try:
+        poller = poll()
+        poller.register(stream.fileno(), select.POLLOUT)
+        return any(event & (select.POLLERR | select.POLLHUP) for _, event in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _same_codec(one: str | None, other: str | None) -> bool:
+    import codecs
+
+    try:
+        return one is not None and other is not None and \
+            codecs.lookup(one).name == codecs.lookup(other).name
+    except LookupError:
+        return False
+
+
+def _stdout_to_devnull() -> None:
+    import sys
+
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):  # no real stdout (a test's runner)
+        pass
 
 
 def _hooks(context: click.Context) -> WorkerHooks | None:
@@ -151,5 +242,16 @@ def cli(context: click.Context) -> None:
 def main() -> None:
     """Console-script entry point (graphcert.__main__.main installs the Ctrl-C handler
     earlier, before click is imported; this covers an entry point that starts here)."""
+    import sys
+
     _interrupt.install()
-    cli(prog_name="graphcert")
+    try:
+        try:
+            cli(prog_name="graphcert")
+        finally:  # what is still buffered fails here, not in Python's flush at exit
+            sys.stdout.flush()
+    except (OSError, UnicodeEncodeError) as exc:
+        status = stdout_failed(exc)
+        if status is None:
+            raise
+        sys.exit(status)

@@ -13,6 +13,9 @@ class ExitStatus(IntEnum):
     UNUSABLE = 2  # bad input or unusable certificates: one line says what and how to fix it
     NO_GPU = 3  # no CUDA driver or device where one is needed
     INTERRUPTED = 130  # Ctrl-C (128 + SIGINT); graphcert._interrupt writes it as a literal
+    # stdout's reader closed the pipe (`| head`): quiet, 128 + SIGPIPE as a shell reports a
+    # tool SIGPIPE ended; never 0, so a failing gate piped to head cannot read as a pass
+    PIPE_CLOSED = 141
 
 
 def first_line(exc: BaseException, *, typed: bool = False) -> str:

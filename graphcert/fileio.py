@@ -23,7 +23,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from graphcert.errors import InputError, clip_repr
+from graphcert.errors import InputError, clip, clip_repr
 from graphcert.fileread import MAX_DOCUMENT_BYTES, is_stream, kind_of, read_bounded, shown
 
 TEMP_SUFFIX = ".tmp"
@@ -222,6 +222,9 @@ class JSONProblem(ValueError):
 
 
 _TOO_MANY_DIGITS = re.compile(r"integer string conversion.*?has (\d+) digits")
+# JSON admits a lone UTF-16 surrogate's escape; Python makes it a str no UTF-8 output can
+# encode (every view, diff and report would fail writing it)
+_SURROGATE_ESCAPE, _SURROGATE = re.compile(r"\\u[dD][89a-fA-F]"), re.compile("[\ud800-\udfff]")
 _BRACKET_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in _BRACKET_STEP)
 
@@ -301,7 +304,22 @@ def parse_json(raw: bytes | str) -> Any:
             raise JSONProblem(f"an integer literal has {digits.group(1)} digits (more than "
                               f"Python reads)", "invalid") from None
         raise JSONProblem(f"not JSON ({' '.join(str(exc).split())[:120]})", "invalid") from None
+    if _SURROGATE_ESCAPE.search(text):  # rare: only then is the parsed value walked
+        _refuse_lone_surrogates(value)
     return value
+
+
+def _refuse_lone_surrogates(value: Any) -> None:
+    """JSONProblem naming (escaped) a string or key with a lone surrogate (a pair is one
+    character): refused here, every reader agrees and no view meets what it cannot print."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (dict, list)):
+            stack.extend([*item.keys(), *item.values()] if isinstance(item, dict) else item)
+        elif isinstance(item, str) and _SURROGATE.search(item):
+            raise JSONProblem(f"a string holds an escaped lone surrogate, which is not "
+                              f"Unicode text: {clip(ascii(item), 60)}", "invalid")
 
 
 def read_json(path: Path | str, what: str = "file", *, named: bool = True) -> Any:

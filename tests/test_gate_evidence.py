@@ -187,6 +187,12 @@ OTHERS: list[tuple[Any, ...]] = [
      "1980 MHz"),
     ("sweep points", "sweep", lambda d: d["results"]["values"].append(4),
      "results has 4 values but 3 points"),
+    # found by benchmarks/contradiction_fuzz.py: with its points gone, a sweep's fitted lines
+    # and values stood on nothing and passed any max_nodes and min_speedup
+    ("sweep points emptied", "sweep", lambda d: d["results"].update(points=[]),
+     "results.points is an empty list"),
+    ("sweep points removed", "sweep", lambda d: d["results"].pop("points"),
+     "is a line but the sweep holds no points to fit it from"),
 ]
 
 

@@ -99,6 +99,16 @@ def sign(cert: Mapping[str, Any], key: SigningKey | None) -> dict[str, Any]:
     return out
 
 
+def _shown_id(value: Any) -> str:
+    """A key id from a certificate as a message shows it: 8 hex digits as they are, anything
+    else escaped and quoted (an id with a trailing newline or space must not print the same
+    as the key's own), at most 24 characters."""
+    if isinstance(value, str) and len(value) == 8 and all(c in "0123456789abcdef" for c in value):
+        return value
+    shown = ascii(value)
+    return shown if len(shown) <= 24 else shown[:23] + "…"
+
+
 def signature_problem(cert: Mapping[str, Any], key: SigningKey | None, *,
                       required: bool) -> str | None:
     """None when the signature is acceptable, else what is wrong in a few words.
@@ -112,11 +122,12 @@ def signature_problem(cert: Mapping[str, Any], key: SigningKey | None, *,
     if not isinstance(block, Mapping) or block.get("algorithm") != ALGORITHM:
         return "signature block is malformed or not hmac-sha256"
     if key is None:
-        return (f"cannot check its signature (key id {block.get('key_id')}): no signing key "
+        return (f"cannot check its signature (key id {_shown_id(block.get('key_id'))}): no "
+                f"signing key "
                 f"(set ${KEY_ENV} or ${KEY_FILE_ENV})") if required else None
     if block.get("key_id") != key.key_id:
-        return (f"signed with another key (key id {block.get('key_id')!s:.16}, this key is "
-                f"{key.key_id})")
+        return (f"signed with another key (key id {_shown_id(block.get('key_id'))}, this "
+                f"key is {key.key_id})")
     expected = signature_of(cert, key)["value"]
     value = block.get("value")
     if not isinstance(value, str) or not hmac.compare_digest(value, expected):

@@ -242,9 +242,11 @@ def parse_policy(table: Mapping[str, Any], source: str) -> Policy:
 
     def number(key: str, value: Any, integer: bool = False) -> Any:
         ok = isinstance(value, int) if integer else isinstance(value, (int, float))
-        # NaN compares false with everything, so a NaN limit would pass any slowdown
-        if not ok or isinstance(value, bool) or not math.isfinite(value) or value < 0 \
-                or value > 1e15:
+        # NaN compares false with everything, so a NaN limit would pass any slowdown. The
+        # range comes before isfinite: an int too large for a float compares exactly with
+        # 1e15 but makes isfinite raise OverflowError.
+        if not ok or isinstance(value, bool) or value < 0 or value > 1e15 \
+                or not math.isfinite(value):
             raise bad(key, "a finite non-negative " + ("integer" if integer else "number"))
         return value
 

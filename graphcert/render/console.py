@@ -10,6 +10,8 @@ Free text is wrapped at spaces only, and no line ends with spaces (bars: render/
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 from collections.abc import Mapping
 from typing import IO, Any
@@ -53,6 +55,13 @@ class DataConsole(Console):
         self._tty = tty
         # COLUMNS from the environment rich was given (the invocation's; rich's default else)
         self._columns = columns_of(self._environ)
+
+    def on_broken_pipe(self) -> None:
+        """The reader closed the pipe (`| head`): raised on to graphcert.cli, which answers
+        it as for any other write to stdout (a quiet exit 141); rich's default exits 1,
+        which reads as a failed gate."""
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
     @property
     def on_terminal(self) -> bool:

@@ -32,6 +32,16 @@ def _line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float, float
 def _sweep(results: Doc, verdict: Doc) -> Iterator[str]:
     values, points = results["values"], results.get("points") or []
     evidence: list[tuple[str, str]] = []
+    # graphcert leaves `points` out when a sweep has none, and fits its lines from them: an
+    # empty list, or a line with no points under it, stands where the evidence was removed
+    if "points" in results and not points:
+        yield "results.points is an empty list (a sweep without points leaves it out)"
+        return
+    lines = [f"{way}.{q}" for way, per in results["fit"].items()
+             for q, fit in per.items() if fit is not None]
+    if lines and not points:
+        yield f"results.fit.{lines[0]} is a line but the sweep holds no points to fit it from"
+        return
     if points and len(points) != len(values):
         yield f"results has {len(values)} values but {len(points)} points"
         return
