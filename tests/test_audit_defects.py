@@ -176,6 +176,23 @@ def test_a_key_id_with_a_trailing_newline_is_shown_escaped() -> None:
     assert signature_problem(signed, None, required=True).count("\\n") == 1  # type: ignore
 
 
+def test_the_schema_refuses_a_fixed_length_field_with_a_trailing_newline() -> None:
+    """A schema pattern's `$` matches before a final newline in Python's re (jsonschema's and
+    the compiled check's), so each fixed-length field also carries its maxLength."""
+    from graphcert.cert.document import compute_digest
+    from graphcert.cert.schemas import validate
+
+    key = SigningKey(b"k" * 32, "test")
+    signed = sign(certificate("topology"), key)
+    assert validate(signed, "topology") == []
+    signed["signature"]["key_id"] = key.key_id + "\n"
+    assert any("key_id" in line for line in validate(signed, "topology"))
+    bad = certificate("topology")
+    bad["workload"]["source_digest"] += "\n"
+    bad["digest"] = compute_digest(bad)
+    assert any("source_digest" in line for line in validate(bad, "topology"))
+
+
 def test_errors_that_are_not_stdouts_are_left_alone(capsys: pytest.CaptureFixture[str]) -> None:
     from graphcert.cli import stdout_failed
 
