@@ -1,5 +1,5 @@
 """How long bucket lists with huge powers take to be refused (bounds are checked on the
-digits before any power is computed): the inputs of tests/test_buckets.py, which once
+digits before any power is computed): the inputs of tests/workloads/test_buckets.py, which once
 asserted < 0.5 s for all four and now only that each is refused. Printed, not asserted.
 
     python benchmarks/bucket_parse_speed.py [--repeat 20]

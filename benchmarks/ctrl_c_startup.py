@@ -9,7 +9,7 @@ sends one SIGINT to each at a moment drawn uniformly from 0 to the run's own len
 first: the median of 5 uninterrupted runs). Prints per entry point: SIGINTs sent, runs that
 ended before their SIGINT, tracebacks, outcomes (exit status and whether stderr was exactly
 "graphcert: interrupted"), and the moments of the first tracebacks. Not a test: its moments
-are random; tests/test_ctrl_c.py holds the deterministic checks. A run whose SIGINT comes
+are random; tests/cli/test_ctrl_c.py holds the deterministic checks. A run whose SIGINT comes
 after it wrote its verdict may end with that verdict's code (the handler no longer runs once
 Python is finalising), or, past the point where Python gives SIGINT back to the system, be
 ended by the signal itself (-2): neither prints a traceback.

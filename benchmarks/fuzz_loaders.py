@@ -30,7 +30,7 @@ def main() -> int:
         start = time.perf_counter()
         proc = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-             f"tests/test_fuzz_loaders.py::test_fuzz_{loader}"],
+             f"tests/cli/test_fuzz_loaders.py::test_fuzz_{loader}"],
             cwd=ROOT, env=env, capture_output=True, text=True)
         took = time.perf_counter() - start
         outcome = "ok" if proc.returncode == 0 else "FAILED"

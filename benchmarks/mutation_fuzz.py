@@ -1,4 +1,4 @@
-"""The certificate mutation fuzz at volume (CI runs 15 per kind, tests/test_mutation_fuzz.py):
+"""The certificate mutation fuzz at volume (CI runs 15 per kind, tests/cert/test_mutation_fuzz.py):
 recorded certificates of every kind (topology, bench, a sweep made from recorded bench
 sizes, and a synthetic plan until one is recorded: tests/_recorded.py), one field replaced
 or deleted and the digest resealed, each through gate, show, diff and report in-process.

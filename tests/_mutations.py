@@ -4,7 +4,7 @@ very long strings) or deleted, resealed so the digest does not stop it, then dri
 `gate`, `show`, `diff` (against the original) and `report` in-process. Each answer must be
 a verdict (exit 0 or 1) or exit 2 with exactly one line on stderr.
 
-tests/test_mutation_fuzz.py runs a few per kind; benchmarks/mutation_fuzz.py runs thousands.
+tests/cert/test_mutation_fuzz.py runs a few per kind; benchmarks/mutation_fuzz.py runs thousands.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ in one tarball to bring back.
 Writes OUTDIR/fixtures.tgz holding fixtures/snapshots/*.snapshot.json (+ two DOT prints, as
 tools/record_on_gpu.sh snapshots writes them), fixtures/every_kind/every_kind.{snapshot.json,
 dot} and fixtures/node_kinds_probe.log. Unpack over a checkout with
-`tar xzf fixtures.tgz` and copy as tests/fixtures/README.md says; tests/test_kernel_params.py
+`tar xzf fixtures.tgz` and copy as tests/fixtures/README.md says; tests/model/test_kernel_params.py
 then checks that no fingerprint moved (tests/fixtures/snapshot_fingerprints.json).
 """
 

@@ -1,5 +1,5 @@
 """The docs' `python gpu` blocks (README.md, docs/*.md) run on a GPU, as the CPU tier runs
-the others (tests/test_docs_code_blocks.py): each as a script in a fresh folder. A block
+the others (tests/project/test_docs_code_blocks.py): each as a script in a fresh folder. A block
 whose framework is not installed skips with that reason."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_docs_code_blocks import ALL, Block, check_ran, make_workspace, run_block
+from tests.project.test_docs_code_blocks import ALL, Block, check_ran, make_workspace, run_block
 
 GPU_PYTHON = [b for b in ALL if b.lang == "python" and "gpu" in b.flags]
 MISSING = re.compile(r"ModuleNotFoundError: No module named '(torch|cupy|cuda\.core)'")

@@ -5,7 +5,7 @@ line and a count, is tests/gpu/test_steps_gpu.py's synchronising step) and the
 padding-dependent example step; and each adapter's padding with the real rows repeated (the
 integer poison); moved memory with a CuPy step whose raw kernel takes plain pointers (written
 on 2026-11-27 when the device time had run out: not yet run on a GPU). The CPU side is
-tests/test_steps_causes.py.
+tests/steps/test_steps_causes.py.
 
 Each test skips with its own reason when its framework cannot run (FrameworkMissing); the
 GPU itself skips only through the gpu_ctx fixture (no driver / no device)."""
