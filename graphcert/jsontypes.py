@@ -1,0 +1,101 @@
+"""The types of JSON documents as graphcert writes and reads them, and the narrowing a
+reader does on a value it takes from one. Pure; the base layer.
+
+A document written (`to_json`) is a `JSONObject`. A document read is a `Doc`: its values are
+whatever the JSON held, and a reader narrows each one it uses with the helpers below. They
+raise TypeError on a value of another type; the JSON Schemas checked before any typed reader
+runs (graphcert.cert.schemas) make that a bug, never bad input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TypeAlias
+
+JSONScalar: TypeAlias = "str | int | float | bool | None"
+JSONValue: TypeAlias = "JSONScalar | list[JSONValue] | dict[str, JSONValue]"
+JSONObject: TypeAlias = "dict[str, JSONValue]"
+Doc: TypeAlias = "Mapping[str, object]"
+
+
+def _wrong(key: str, value: object, want: str) -> TypeError:
+    return TypeError(f"{key!r}: expected {want}, got {type(value).__name__}")
+
+
+def as_int(doc: Doc, key: str) -> int:
+    """doc[key] as an int (a bool is not one)."""
+    value = doc[key]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _wrong(key, value, "an integer")
+    return value
+
+
+def as_opt_int(doc: Doc, key: str) -> int | None:
+    """doc[key] as an int, None where it is null or absent."""
+    return None if doc.get(key) is None else as_int(doc, key)
+
+
+def as_float(doc: Doc, key: str) -> float:
+    """doc[key] as a float (an integer reads as one; a bool does not)."""
+    value = doc[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _wrong(key, value, "a number")
+    return float(value)
+
+
+def as_opt_float(doc: Doc, key: str) -> float | None:
+    """doc[key] as a float, None where it is null or absent."""
+    return None if doc.get(key) is None else as_float(doc, key)
+
+
+def as_str(doc: Doc, key: str) -> str:
+    """doc[key] as a str."""
+    value = doc[key]
+    if not isinstance(value, str):
+        raise _wrong(key, value, "a string")
+    return value
+
+
+def as_opt_str(doc: Doc, key: str) -> str | None:
+    """doc[key] as a str, None where it is null or absent."""
+    return None if doc.get(key) is None else as_str(doc, key)
+
+
+def as_bool(doc: Doc, key: str) -> bool:
+    """doc[key] as a bool."""
+    value = doc[key]
+    if not isinstance(value, bool):
+        raise _wrong(key, value, "true or false")
+    return value
+
+
+def as_doc(doc: Doc, key: str) -> Doc:
+    """doc[key] as a JSON object."""
+    value = doc[key]
+    if not isinstance(value, Mapping):
+        raise _wrong(key, value, "an object")
+    return value
+
+
+def as_opt_doc(doc: Doc, key: str) -> Doc | None:
+    """doc[key] as a JSON object, None where it is null or absent."""
+    return None if doc.get(key) is None else as_doc(doc, key)
+
+
+def as_list(doc: Doc, key: str) -> Sequence[object]:
+    """doc[key] as a JSON array."""
+    value = doc[key]
+    if not isinstance(value, list):
+        raise _wrong(key, value, "an array")
+    return value
+
+
+def as_docs(doc: Doc, key: str) -> list[Doc]:
+    """doc[key] as a JSON array of objects."""
+    items = as_list(doc, key)
+    out: list[Doc] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise _wrong(f"{key}[{i}]", item, "an object")
+        out.append(item)
+    return out
