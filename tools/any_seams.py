@@ -1,7 +1,8 @@
 """Public signatures that take or give `Any`, by package: what crosses a seam between
 graphcert's packages unchecked. (`object` is not counted: mypy makes its reader narrow it, so
-a function that takes any value, such as a repr for a message, says so honestly with it.) A public function is one whose name (and its
-class's) does not start with "_"; `__init__`, `__call__` and the other dunders count.
+a function that takes any value, such as a repr for a message, says so honestly with it.)
+A public function is one whose name (and its class's) does not start with "_"; `__init__`,
+`__call__` and the other dunders count.
 
     python tools/any_seams.py            # a count per package
     python tools/any_seams.py cuda run   # and every signature of those packages
