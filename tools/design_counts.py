@@ -46,7 +46,7 @@ def imported(tree: ast.Module, name: str) -> set[str]:
 
 
 def _spread(files: set[str], mods: dict[str, Path]) -> str:
-    packages = {m.rsplit(".", 1)[0] if mods[m].name != "__init__.py" else m for m in files}
+    packages = {m.rsplit(".", 1)[0] for m in files}
     return f"{len(files):3} files in {len(packages):2} packages"
 
 
@@ -61,7 +61,11 @@ def main() -> None:
     for kind, words in KIND_WORDS.items():
         named = {m for m in mods if any(w in m.split(".", 1)[1] for w in words)}
         users = named | {m for m, t in trees.items() if imported(t, m) & named}
-        print(f"kind {kind:9} {_spread(named, mods)}; with importers {_spread(users, mods)}")
+        folder = {m for m in named if m.startswith(f"graphcert.kinds.{kind}.")}
+        outside = sorted({m.rsplit(".", 1)[0] for m in named - folder})
+        print(f"kind {kind:9} {_spread(named, mods)}; {len(folder)} in its folder, the rest in "
+              f"{', '.join(p.removeprefix('graphcert.') for p in outside) or '-'}; "
+              f"with importers {_spread(users, mods)}")
     branches = sum(len(BRANCH.findall(p.read_text(encoding="utf-8"))) for p in mods.values())
     loose = dict_any = 0
     for t in trees.values():
