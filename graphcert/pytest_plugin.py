@@ -34,6 +34,7 @@ from graphcert.kinds.topology.result import ClassResult, VerifyResult
 if TYPE_CHECKING:
     from graphcert.buckets import Buckets
     from graphcert.frameworks.step import Step
+    from graphcert.options import Options
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -98,17 +99,27 @@ class StepVerify:
         self.classes = str(config.getini("graphcert_classes") or "vllm:64")
         self.samples = int(config.getini("graphcert_samples") or 4)
         self.written: list[Path] = []
+        # A plugin is an entry point like the command line: the environment is read here,
+        # once (the device, the signing key, the git commit of a copy without .git), and
+        # what the fixture does is built from this copy.
+        self.environ: dict[str, str] = dict(os.environ)
+
+    def options(self, *, signing: bool = True) -> Options:
+        """The session's Options, from the environment as read when the session began;
+        without `signing` no key is loaded (a bad key cannot stop what writes nothing)."""
+        from graphcert.options import Options
+
+        return Options.from_environ(self.environ, signing=signing)
 
     def device(self) -> int:
         """--graphcert-device, else $GRAPHCERT_DEVICE, else 0 (a bad variable: a usage error
         naming it, as the CLI's exit 2)."""
         from graphcert.commands._options import resolve_device
         from graphcert.errors import InputError
-        from graphcert.options import Options
 
         try:
             return resolve_device(self.config.getoption("graphcert_device"),
-                                  Options.from_environ(os.environ, signing=False))
+                                  self.options(signing=False))
         except InputError as exc:
             raise pytest.UsageError(f"graphcert: {exc.one_line()}") from None
 
@@ -176,27 +187,23 @@ class StepVerify:
     def _verify_reference(self, ref: str, buckets: Buckets, spec: str, samples: int,
                           seed: int, device: int) -> VerifyResult:
         """A workload reference, verified as `graphcert verify REF` verifies it."""
-        from graphcert.options import Options
         from graphcert.run.jobs import verify_workloads
 
         (done,) = verify_workloads([ref], buckets, samples=samples, seed=seed,
                                    classes_spec=spec, device=device, out_dir=self.out_dir,
-                                   options=Options.from_environ(os.environ))
+                                   options=self.options())
         if done.certificate is not None:
             self.written.append(done.certificate)
         return done.result
 
     def _write(self, result: VerifyResult, ref: str, step: Step, device: int) -> Path:
         from graphcert.fileio import ensure_writable_dir
-        from graphcert.options import Options
         from graphcert.run import environment
         from graphcert.workloads.loaded import LoadedWorkload
 
         assert self.out_dir is not None
         ensure_writable_dir(self.out_dir)
-        # A plugin is an entry point like the command line: it reads the environment (the
-        # signing key, the git commit of a copy without .git) and passes it down.
-        options = Options.from_environ(os.environ)
+        options = self.options()
         loaded = LoadedWorkload(ref, "the graphcert_verify fixture", step)
         return environment.write(result, self.out_dir, loaded,
                                  environment.environment(device, options.git),
