@@ -15,13 +15,29 @@ from cuda.bindings import driver
 from graphcert.cuda.check import check
 from graphcert.cuda.graph import Graph, GraphRef
 from graphcert.cuda.memory import DeviceBuffer, PinnedBuffer
-from graphcert.cuda.module import Kernel
+from graphcert.cuda.module import DimLike, Kernel
 from graphcert.cuda.stream import Event
+from graphcert.cuda.types import (
+    CUcontext,
+    CUgraph,
+    CUgraphConditionalHandle,
+    CUgraphNode,
+    DriverEnum,
+)
+
+Deps = Sequence[CUgraphNode] | None
+"""The nodes a new node depends on (none: a root node)."""
 
 
-def _current_context() -> Any:
+def _current_context() -> CUcontext:
     """The calling thread's context: memset, memcpy and conditional nodes name it."""
-    return check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
+    return CUcontext(check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent"))
+
+
+def _node(result: tuple[object, ...], call: str, hint: str | None = None) -> CUgraphNode:
+    """check() of a cuGraphAdd*Node result: the new node."""
+    node: CUgraphNode = check(result, call, hint)
+    return node
 
 
 # The driver calls a host node's function through this C signature (void fn(void*)).
@@ -45,27 +61,28 @@ class GraphBuilder:
         self.graph = graph if graph is not None else Graph()
 
     @staticmethod
-    def _deps(deps: list[Any] | tuple[Any, ...] | None) -> tuple[list[Any], int]:
+    def _deps(deps: Deps) -> tuple[list[CUgraphNode], int]:
         deps = list(deps or [])
         return deps, len(deps)
 
-    def _keep(self, obj: Any) -> None:
+    def _keep(self, obj: object) -> None:
         self.graph._keepalive.append(obj)
 
-    def add_empty(self, deps: Any = None) -> Any:
+    def add_empty(self, deps: Deps = None) -> CUgraphNode:
         d, n = self._deps(deps)
-        return check(driver.cuGraphAddEmptyNode(self.graph.handle, d, n), "cuGraphAddEmptyNode")
+        return _node(driver.cuGraphAddEmptyNode(self.graph.handle, d, n), "cuGraphAddEmptyNode")
 
-    def add_kernel(self, kernel: Kernel, grid: Any, block: Any, *args: Any, shared: int = 0,
-                   deps: Any = None) -> Any:
+    def add_kernel(self, kernel: Kernel, grid: DimLike, block: DimLike, *args: object,
+                   shared: int = 0,
+                   deps: Deps = None) -> CUgraphNode:
         params, packed = kernel.node_params(grid, block, *args, shared=shared)
         self._keep(packed)
         d, n = self._deps(deps)
-        return check(driver.cuGraphAddKernelNode(self.graph.handle, d, n, params),
+        return _node(driver.cuGraphAddKernelNode(self.graph.handle, d, n, params),
                      f"cuGraphAddKernelNode({kernel.name})")
 
     def add_memset(self, buffer: DeviceBuffer | int, value: int, count: int,
-                   element_size: int = 4, deps: Any = None) -> Any:
+                   element_size: int = 4, deps: Deps = None) -> CUgraphNode:
         """Set `count` elements of 1, 2 or 4 bytes (a DeviceBuffer or a graph allocation)."""
         p = driver.CUDA_MEMSET_NODE_PARAMS()
         p.dst = buffer if isinstance(buffer, int) else buffer.ptr
@@ -78,7 +95,7 @@ class GraphBuilder:
                                     deps)
 
     def add_memcpy(self, dst: DeviceBuffer | PinnedBuffer, src: DeviceBuffer | PinnedBuffer,
-                   nbytes: int, deps: Any = None) -> Any:
+                   nbytes: int, deps: Deps = None) -> CUgraphNode:
         """A 1-D copy between device and pinned host buffers, in any direction."""
         p = driver.CUDA_MEMCPY3D()
         for side, buf in (("src", src), ("dst", dst)):
@@ -94,12 +111,12 @@ class GraphBuilder:
         return self._add_in_context(driver.cuGraphAddMemcpyNode, "cuGraphAddMemcpyNode", p,
                                     deps)
 
-    def _add_in_context(self, add: Any, name: str, params: Any, deps: Any) -> Any:
+    def _add_in_context(self, add: Any, name: str, params: Any, deps: Deps) -> CUgraphNode:
         """Memset and memcpy nodes name the context they run in."""
         d, n = self._deps(deps)
-        return check(add(self.graph.handle, d, n, params, _current_context()), name)
+        return _node(add(self.graph.handle, d, n, params, _current_context()), name)
 
-    def add_host(self, fn: Callable[[], None], deps: Any = None) -> Any:
+    def add_host(self, fn: Callable[[], None], deps: Deps = None) -> CUgraphNode:
         """A host node calling `fn` (a Python callable) when the graph reaches it."""
         callback = HostCallback(lambda _data: fn())
         self._keep(callback)
@@ -107,25 +124,26 @@ class GraphBuilder:
         p.fn = ctypes.cast(callback, ctypes.c_void_p).value
         p.userData = 0
         d, n = self._deps(deps)
-        return check(driver.cuGraphAddHostNode(self.graph.handle, d, n, p), "cuGraphAddHostNode")
+        return _node(driver.cuGraphAddHostNode(self.graph.handle, d, n, p), "cuGraphAddHostNode")
 
-    def add_child(self, child: Graph, deps: Any = None) -> Any:
+    def add_child(self, child: Graph, deps: Deps = None) -> CUgraphNode:
         """Embed a copy of `child` (the driver clones it; the caller still owns `child`)."""
         d, n = self._deps(deps)
-        return check(driver.cuGraphAddChildGraphNode(self.graph.handle, d, n, child.handle),
+        return _node(driver.cuGraphAddChildGraphNode(self.graph.handle, d, n, child.handle),
                      "cuGraphAddChildGraphNode")
 
-    def add_event_record(self, event: Event, deps: Any = None) -> Any:
+    def add_event_record(self, event: Event, deps: Deps = None) -> CUgraphNode:
         d, n = self._deps(deps)
-        return check(driver.cuGraphAddEventRecordNode(self.graph.handle, d, n, event.handle),
+        return _node(driver.cuGraphAddEventRecordNode(self.graph.handle, d, n, event.handle),
                      "cuGraphAddEventRecordNode")
 
-    def add_event_wait(self, event: Event, deps: Any = None) -> Any:
+    def add_event_wait(self, event: Event, deps: Deps = None) -> CUgraphNode:
         d, n = self._deps(deps)
-        return check(driver.cuGraphAddEventWaitNode(self.graph.handle, d, n, event.handle),
+        return _node(driver.cuGraphAddEventWaitNode(self.graph.handle, d, n, event.handle),
                      "cuGraphAddEventWaitNode")
 
-    def add_mem_alloc(self, nbytes: int, device_index: int, deps: Any = None) -> tuple[Any, int]:
+    def add_mem_alloc(self, nbytes: int, device_index: int, deps: Deps = None
+                      ) -> tuple[CUgraphNode, int]:
         """A graph-owned allocation; returns (node, device address valid inside the graph)."""
         p = driver.CUDA_MEM_ALLOC_NODE_PARAMS()
         p.bytesize = nbytes
@@ -137,40 +155,42 @@ class GraphBuilder:
                      "cuGraphAddMemAllocNode")
         return node, int(p.dptr)
 
-    def add_mem_free(self, dptr: int, deps: Any = None) -> Any:
+    def add_mem_free(self, dptr: int, deps: Deps = None) -> CUgraphNode:
         d, n = self._deps(deps)
-        return check(driver.cuGraphAddMemFreeNode(self.graph.handle, d, n, dptr),
+        return _node(driver.cuGraphAddMemFreeNode(self.graph.handle, d, n, dptr),
                      "cuGraphAddMemFreeNode")
 
-    def conditional_handle(self, default: int = 1) -> Any:
+    def conditional_handle(self, default: int = 1) -> CUgraphConditionalHandle:
         """A conditional handle whose value is `default` at each launch of the graph."""
         ctx = _current_context()
         flags = driver.CU_GRAPH_COND_ASSIGN_DEFAULT
-        return check(driver.cuGraphConditionalHandleCreate(self.graph.handle, ctx, default,
-                                                           flags),
-                     "cuGraphConditionalHandleCreate",
-                     hint="conditional nodes need driver 12.3 or newer")
+        handle: CUgraphConditionalHandle = check(
+            driver.cuGraphConditionalHandleCreate(self.graph.handle, ctx, default, flags),
+            "cuGraphConditionalHandleCreate", hint="conditional nodes need driver 12.3 or newer")
+        return handle
 
-    def add_while(self, handle: Any, deps: Any = None) -> tuple[Any, GraphBuilder]:
+    def add_while(self, handle: CUgraphConditionalHandle, deps: Deps = None
+                  ) -> tuple[CUgraphNode, GraphBuilder]:
         """A conditional WHILE node; returns (node, builder of its body graph)."""
         node, (body,) = self.add_conditional(handle, _COND.CU_GRAPH_COND_TYPE_WHILE, 1, deps)
         return node, body
 
-    def add_if(self, handle: Any, with_else: bool = False, deps: Any = None
-               ) -> tuple[Any, list[GraphBuilder]]:
+    def add_if(self, handle: CUgraphConditionalHandle, with_else: bool = False, deps: Deps = None
+               ) -> tuple[CUgraphNode, list[GraphBuilder]]:
         """A conditional IF node: one body (runs when the handle is non-zero), or with
         `with_else` two (the second runs when it is zero; driver 12.8 or newer)."""
         return self.add_conditional(handle, _COND.CU_GRAPH_COND_TYPE_IF, 2 if with_else else 1,
                                     deps)
 
-    def add_switch(self, handle: Any, size: int, deps: Any = None
-                   ) -> tuple[Any, list[GraphBuilder]]:
+    def add_switch(self, handle: CUgraphConditionalHandle, size: int, deps: Deps = None
+                   ) -> tuple[CUgraphNode, list[GraphBuilder]]:
         """A conditional SWITCH node of `size` bodies: body i runs when the handle is i,
         none when it is `size` or more (driver 12.8 or newer)."""
         return self.add_conditional(handle, _COND.CU_GRAPH_COND_TYPE_SWITCH, size, deps)
 
-    def add_conditional(self, handle: Any, cond_type: Any, size: int, deps: Any = None
-                        ) -> tuple[Any, list[GraphBuilder]]:
+    def add_conditional(self, handle: CUgraphConditionalHandle, cond_type: DriverEnum,
+                        size: int, deps: Deps = None
+                        ) -> tuple[CUgraphNode, list[GraphBuilder]]:
         """A conditional node of any type; returns (node, builders of its `size` bodies)."""
         p = driver.CUgraphNodeParams()
         p.type = driver.CUgraphNodeType.CU_GRAPH_NODE_TYPE_CONDITIONAL
@@ -187,7 +207,7 @@ class GraphBuilder:
         return node, [GraphBuilder(_BodyGraph(p.conditional.phGraph_out[i], self.graph))
                       for i in range(size)]
 
-    def add_batch_mem_op(self, ops: Sequence[MemOp], deps: Any = None) -> Any:
+    def add_batch_mem_op(self, ops: Sequence[MemOp], deps: Deps = None) -> CUgraphNode:
         """A batch memory operation node: 32/64-bit writes and waits (wait: until the word
         is >= value, as cuStreamWaitValue's GEQ flag) on device addresses, and barriers."""
         array = []
@@ -213,7 +233,7 @@ class GraphBuilder:
         p.paramArray = array
         p.flags = 0
         d, n = self._deps(deps)
-        return check(driver.cuGraphAddBatchMemOpNode(self.graph.handle, d, n, p),
+        return _node(driver.cuGraphAddBatchMemOpNode(self.graph.handle, d, n, p),
                      "cuGraphAddBatchMemOpNode",
                      hint="stream memory operations must be supported by the device "
                           "(CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1)")
@@ -223,6 +243,6 @@ class _BodyGraph(GraphRef):
     """A conditional body: the parent graph owns the handle (destroy() only forgets it), and
     what its nodes point into is kept alive with the parent's."""
 
-    def __init__(self, handle: Any, parent: Graph):
+    def __init__(self, handle: CUgraph, parent: Graph):
         super().__init__(handle)
         self._keepalive = parent._keepalive

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from cuda.bindings import driver, nvrtc
 
+from graphcert.cuda.types import DriverEnum
 from graphcert.errors import WHAT_NEEDS_A_GPU, CudaError, NoDriverError
 
 NO_DRIVER_MESSAGE = f"no NVIDIA driver found: {WHAT_NEEDS_A_GPU}"
@@ -77,7 +78,7 @@ def _error_text(err: Any) -> str:
     return name.replace("CUDA_ERROR_", "").replace("NVRTC_ERROR_", "").replace("_", " ").lower()
 
 
-def error_for(err: Any, call: str, hint: str | None = None) -> CudaError:
+def error_for(err: DriverEnum, call: str, hint: str | None = None) -> CudaError:
     """The GraphcertError for a failed result (used by check and by capture's unwinding)."""
     name = getattr(err, "name", str(err))
     text = _error_text(err)
@@ -86,13 +87,16 @@ def error_for(err: Any, call: str, hint: str | None = None) -> CudaError:
     return CudaError(call, int(err), name, text, hint or HINTS.get(name))
 
 
-def check(result: Any, call: str, hint: str | None = None) -> Any:
+def check(result: DriverEnum | tuple[object, ...], call: str,
+          hint: str | None = None) -> Any:
     """Unwrap a cuda-bindings result tuple; raise CudaError naming `call` on failure.
 
-    Returns None for a bare status, the value for one output, a tuple for several.
+    Returns None for a bare status, the value for one output, a tuple for several. The
+    outputs stay Any: cuda.bindings ships no stubs, so only the caller, which knows the
+    call, can name what came back (a CUgraph, a count, ...).
     """
     if isinstance(result, tuple):
-        err, values = result[0], result[1:]
+        err, values = cast(DriverEnum, result[0]), result[1:]
     else:
         err, values = result, ()
     if int(err) != 0:

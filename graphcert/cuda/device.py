@@ -8,7 +8,9 @@ from typing import Any
 from cuda.bindings import driver, nvrtc
 
 from graphcert.cuda.check import check, load_driver
+from graphcert.cuda.types import CUdevice
 from graphcert.errors import InputError
+from graphcert.jsontypes import JSONObject, JSONValue
 
 A = driver.CUdevice_attribute
 
@@ -35,8 +37,8 @@ class DeviceInfo:
             return None
         return 2.0 * self.memory_clock_mhz * 1e6 * self.memory_bus_bits / 8
 
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+    def to_json(self) -> JSONObject:
+        data: JSONObject = asdict(self)
         data["peak_bandwidth_bytes_s"] = self.peak_bandwidth_bytes_s
         return data
 
@@ -160,7 +162,7 @@ def driver_version_string() -> str | None:
     return None
 
 
-def software_versions() -> dict[str, Any]:
+def software_versions() -> JSONObject:
     """Library versions that need no GPU: cuda-bindings and NVRTC (host facts are
     graphcert.run.environment.host_facts)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -176,19 +178,19 @@ def software_versions() -> dict[str, Any]:
     }
 
 
-def environment(index: int | None = None) -> dict[str, Any]:
+def environment(index: int | None = None) -> JSONObject:
     """The GPU side of where a certificate was made: driver, CUDA, libraries, GPUs (needs a
     driver). One GPU's `gpu` for an index, every GPU's `gpus` for None."""
     load_driver()
     api = int(check(driver.cuDriverGetVersion(), "cuDriverGetVersion"))
-    env: dict[str, Any] = {
+    env: JSONObject = {
         "driver_version": driver_version_string(),
         "cuda_driver_api": api,
         "cuda_version": f"{api // 1000}.{(api % 1000) // 10}",
         **software_versions(),
     }
     indices = range(device_count()) if index is None else [index]
-    gpus = [device_info(i).to_json() for i in indices]
+    gpus: list[JSONValue] = [device_info(i).to_json() for i in indices]
     if index is None:
         env["gpus"] = gpus
     else:
@@ -196,7 +198,7 @@ def environment(index: int | None = None) -> dict[str, Any]:
     return env
 
 
-def graph_memory_attributes(device: Any) -> dict[str, int]:
+def graph_memory_attributes(device: CUdevice) -> dict[str, int]:
     """The driver's graph-memory attributes of a CUdevice (used/reserved, current/high):
     memory held by graphs' own allocation nodes, whoever captured them."""
     attrs = driver.CUgraphMem_attribute

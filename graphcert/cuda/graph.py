@@ -17,6 +17,7 @@ from graphcert.cuda.module import PackedArgs, param_layout
 from graphcert.cuda.owned import Borrowed, Owned
 from graphcert.cuda.params import param_bytes
 from graphcert.cuda.stream import Stream
+from graphcert.cuda.types import CUgraph, CUgraphExec, CUgraphNode, KernelNodeParams
 from graphcert.errors import CaptureError, CudaError
 
 CAPTURE_MODES = {
@@ -60,12 +61,12 @@ class UpdateResult:
 class Graph(Owned):
     """An owned CUgraph. Destroyed on destroy() or leaving a `with` block."""
 
-    def __init__(self, handle: Any | None = None):
+    def __init__(self, handle: CUgraph | None = None):
         self.handle = handle if handle is not None else check(driver.cuGraphCreate(0),
                                                               "cuGraphCreate")
         self._keepalive: list[Any] = []  # packed args and callbacks the nodes point into
 
-    def node_handles(self) -> list[Any]:
+    def node_handles(self) -> list[CUgraphNode]:
         return node_list(self.handle)
 
     def instantiate(self) -> GraphExec:
@@ -96,7 +97,7 @@ class GraphRef(Borrowed, Graph):
     """A CUgraph someone else owns (a framework's graph, a graph being read): every Graph
     method, and destroy() leaves the graph as it is."""
 
-    def __init__(self, handle: Any):
+    def __init__(self, handle: CUgraph):
         if handle is None:
             raise ValueError("GraphRef borrows an existing CUgraph; Graph() makes a new one")
         super().__init__(handle)
@@ -105,7 +106,7 @@ class GraphRef(Borrowed, Graph):
 class GraphExec(Owned):
     """An owned CUgraphExec."""
 
-    def __init__(self, handle: Any):
+    def __init__(self, handle: CUgraphExec):
         self.handle = handle
         # What it was instantiated from: (nodes, edges) and node kinds in the driver's order,
         # to explain updates the driver refuses without naming a reason or a node.
@@ -154,12 +155,12 @@ class GraphExec(Owned):
         return UpdateResult(code == 0 and name == "CU_GRAPH_EXEC_UPDATE_SUCCESS", short,
                             failing, reason)
 
-    def set_kernel_params(self, node: Any, params: Any) -> None:
+    def set_kernel_params(self, node: CUgraphNode, params: KernelNodeParams) -> None:
         """cuGraphExecKernelNodeSetParams: new arguments/geometry, no re-instantiation."""
         check(driver.cuGraphExecKernelNodeSetParams(self.handle, node, params),
               "cuGraphExecKernelNodeSetParams")
 
-    def set_kernel_argument(self, node: Any, index: int, value: int) -> None:
+    def set_kernel_argument(self, node: CUgraphNode, index: int, value: int) -> None:
         """Change one integer argument of a kernel node in this exec, keeping the others
         (read back from the graph's node) and its launch geometry: no re-capture."""
         params, args = kernel_node_arguments(node)
@@ -174,14 +175,14 @@ class GraphExec(Owned):
         check(driver.cuGraphExecDestroy(handle), "cuGraphExecDestroy")
 
 
-def graph_size(handle: Any) -> tuple[int, int]:
+def graph_size(handle: CUgraph) -> tuple[int, int]:
     """(node count, edge count) of a CUgraph."""
     nodes = check(driver.cuGraphGetNodes(handle, 0), "cuGraphGetNodes")[1]
     edges = check(driver.cuGraphGetEdges(handle, 0), "cuGraphGetEdges")[-1]
     return int(nodes), int(edges)
 
 
-def node_list(handle: Any) -> list[Any]:
+def node_list(handle: CUgraph) -> list[CUgraphNode]:
     """A CUgraph's nodes in the driver's (creation) order."""
     _, count = check(driver.cuGraphGetNodes(handle, 0), "cuGraphGetNodes")
     if count == 0:
@@ -190,13 +191,13 @@ def node_list(handle: Any) -> list[Any]:
     return list(nodes[:count])
 
 
-def node_kinds(handle: Any) -> list[str]:
+def node_kinds(handle: CUgraph) -> list[str]:
     """Node kinds of a CUgraph in the driver's (creation) order."""
     return [check(driver.cuGraphNodeGetType(n), "cuGraphNodeGetType").name
             for n in node_list(handle)]
 
 
-def kernel_node_arguments(node: Any) -> tuple[Any, list[bytes]]:
+def kernel_node_arguments(node: CUgraphNode) -> tuple[KernelNodeParams, list[bytes]]:
     """A kernel node's params struct and the bytes of each argument as the graph holds them."""
     params = check(driver.cuGraphKernelNodeGetParams(node), "cuGraphKernelNodeGetParams")
     layout = param_layout(params.func)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any
 
 from cuda.bindings import driver
 
@@ -20,6 +19,7 @@ from graphcert.cuda.device import graph_memory_attributes
 from graphcert.cuda.graph import GraphRef
 from graphcert.cuda.params import dangling_pointers
 from graphcert.cuda.snapshot import read_snapshot
+from graphcert.cuda.types import CUgraph
 from graphcert.errors import InputError
 from graphcert.model import GraphSnapshot
 from graphcert.model.params import DanglingPointer
@@ -27,14 +27,15 @@ from graphcert.model.params import DanglingPointer
 _MAX_ADDRESS = (1 << 64) - 1
 
 
-def graph_from_address(address: int) -> Any:
+def graph_from_address(address: int) -> CUgraph:
     """The `cuda.bindings.driver.CUgraph` for an integer handle address (not owned)."""
     if isinstance(address, bool) or not isinstance(address, int):
         raise InputError(f"a CUgraph address must be an int, not {type(address).__name__}")
     if not 0 < address <= _MAX_ADDRESS:
         raise InputError(f"{address:#x} is not a CUgraph address",
                          hint="pass the graph object itself, or the non-zero handle it reports")
-    return driver.CUgraph(address)
+    graph: CUgraph = driver.CUgraph(address)
+    return graph
 
 
 @contextmanager
@@ -65,7 +66,7 @@ def prepare_reader() -> None:
     check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
 
 
-def read_foreign_graph(address: int, *, meta: dict[str, Any] | None = None,
+def read_foreign_graph(address: int, *, meta: dict[str, object] | None = None,
                        device: int | None = None) -> GraphSnapshot:
     """The snapshot of a CUgraph someone else owns (its address); the graph is not changed
     or destroyed. A kernel parameter that pointed into device memory and no longer lies in

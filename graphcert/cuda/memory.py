@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import ctypes
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+import numpy.typing as npt
 from cuda.bindings import driver
 
 from graphcert.cuda.check import check
 from graphcert.cuda.oplog import run
 from graphcert.cuda.owned import Owned
 from graphcert.telemetry import COUNTERS
+
+if TYPE_CHECKING:  # stream.py imports this module
+    from graphcert.cuda.stream import Stream
 
 
 class DeviceBuffer(Owned):
@@ -35,7 +39,7 @@ class DeviceBuffer(Owned):
             check(driver.cuMemcpyHtoD(self.handle, data.ctypes.data, data.nbytes),
                   "cuMemcpyHtoD")
 
-    def download(self, dtype: Any, count: int | None = None, offset: int = 0, *,
+    def download(self, dtype: npt.DTypeLike, count: int | None = None, offset: int = 0, *,
                  into: np.ndarray | None = None) -> np.ndarray:
         """Synchronous device→host copy of `count` elements (default: the whole buffer),
         into a new array or into the first `count` elements of `into` (a contiguous host
@@ -58,30 +62,30 @@ class DeviceBuffer(Owned):
                   "cuMemcpyDtoH")
         return out
 
-    def memset_u32_async(self, value: int, count: int, stream: Any) -> None:
+    def memset_u32_async(self, value: int, count: int, stream: Stream) -> None:
         """Enqueue a 32-bit memset (captured as a memset node)."""
         ptr = self.ptr
 
-        def op(s: Any) -> None:
+        def op(s: Stream) -> None:
             check(driver.cuMemsetD32Async(ptr, value, count, s.handle), "cuMemsetD32Async")
 
         run(op, stream)
 
-    def copy_from_host_async(self, host: PinnedBuffer, nbytes: int, stream: Any) -> None:
+    def copy_from_host_async(self, host: PinnedBuffer, nbytes: int, stream: Stream) -> None:
         """Enqueue host→device from pinned memory (captured as a memcpy node)."""
         dst, src = self.ptr, host.ptr
 
-        def op(s: Any) -> None:
+        def op(s: Stream) -> None:
             COUNTERS.htod(nbytes)  # per enqueue: a replayed or captured op counts each time
             check(driver.cuMemcpyHtoDAsync(dst, src, nbytes, s.handle), "cuMemcpyHtoDAsync")
 
         run(op, stream)
 
-    def copy_to_host_async(self, host: PinnedBuffer, nbytes: int, stream: Any) -> None:
+    def copy_to_host_async(self, host: PinnedBuffer, nbytes: int, stream: Stream) -> None:
         """Enqueue device→host into pinned memory (captured as a memcpy node)."""
         dst, src = host.ptr, self.ptr
 
-        def op(s: Any) -> None:
+        def op(s: Stream) -> None:
             COUNTERS.dtoh(nbytes)
             check(driver.cuMemcpyDtoHAsync(dst, src, nbytes, s.handle), "cuMemcpyDtoHAsync")
 
@@ -105,12 +109,14 @@ class PinnedBuffer(Owned):
                                      "cuMemHostGetDevicePointer")) if mapped else None)
         self.handle: int | None = self.ptr
 
-    def array(self, dtype: Any, count: int | None = None) -> np.ndarray:
+    def array(self, dtype: npt.DTypeLike, count: int | None = None) -> np.ndarray:
         """A numpy view of the pinned memory (valid until free())."""
-        dt = np.dtype(dtype)
+        dt: np.dtype[Any] = np.dtype(dtype)
         count = self.nbytes // dt.itemsize if count is None else count
         raw = (ctypes.c_byte * (count * dt.itemsize)).from_address(self.ptr)
-        return np.frombuffer(raw, dtype=dt, count=count)
+        # A ctypes array is a buffer; numpy's stubs do not list it among frombuffer's.
+        view: np.ndarray = np.frombuffer(cast("memoryview[int]", raw), dtype=dt, count=count)
+        return view
 
     def _free(self, handle: Any) -> None:
         check(driver.cuMemFreeHost(handle), "cuMemFreeHost")

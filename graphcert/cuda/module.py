@@ -7,9 +7,9 @@ stream path pays only for cuLaunchKernel itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 from cuda.bindings import driver
@@ -18,12 +18,18 @@ from graphcert.cuda.check import check
 from graphcert.cuda.memory import DeviceBuffer
 from graphcert.cuda.oplog import run
 from graphcert.cuda.owned import Owned
+from graphcert.cuda.types import CUfunction, CUkernel, KernelNodeParams
 from graphcert.errors import GraphcertError
 
+if TYPE_CHECKING:  # stream.py imports this module's Kernel the same way
+    from graphcert.cuda.stream import Stream
+
 Dim = tuple[int, int, int]
+DimLike: TypeAlias = "int | np.integer[Any] | Sequence[int]"
+"""A launch dimension as callers give it: x alone, or (x,), (x, y), (x, y, z)."""
 
 
-def dim3(value: int | tuple[int, ...]) -> Dim:
+def dim3(value: DimLike) -> Dim:
     """An int or a 1–3 tuple as a full (x, y, z)."""
     if isinstance(value, (int, np.integer)):
         return (int(value), 1, 1)
@@ -61,7 +67,7 @@ _FUNCTIONS: dict[int, tuple[str, list[int]]] = {}
 _LAYOUTS: dict[int, list[tuple[int, int]]] = {}
 
 
-def function_identity(func: Any) -> tuple[str, list[int]]:
+def function_identity(func: CUfunction) -> tuple[str, list[int]]:
     """Name and parameter sizes of a kernel function, read once per function (a 10,000-node
     chain has one function, not 10,000)."""
     key = int(func)
@@ -73,12 +79,13 @@ def function_identity(func: Any) -> tuple[str, list[int]]:
     return name, list(sizes)
 
 
-def param_sizes(func: Any) -> list[int]:
+def param_sizes(func: CUfunction) -> list[int]:
     """Sizes of a kernel's parameters as the driver reports them (driver 12.4+)."""
     return [size for _offset, size in _param_info(driver.cuFuncGetParamInfo, func)]
 
 
-def param_layout(func: Any, library_kernel: bool = False) -> list[tuple[int, int]]:
+def param_layout(func: CUfunction | CUkernel, library_kernel: bool = False
+                 ) -> list[tuple[int, int]]:
     """(offset, size) of each parameter of a CUfunction (or of a CUkernel with
     `library_kernel`), read once per function; empty where the driver cannot say."""
     key = (int(func) << 1) | int(library_kernel)
@@ -91,7 +98,7 @@ def param_layout(func: Any, library_kernel: bool = False) -> list[tuple[int, int
     return list(_LAYOUTS[key])
 
 
-def _param_info(info: Callable[..., Any], func: Any) -> list[tuple[int, int]]:
+def _param_info(info: Callable[..., Any], func: CUfunction | CUkernel) -> list[tuple[int, int]]:
     layout = []
     for i in range(1024):
         err, offset, size = info(func, i)
@@ -122,13 +129,15 @@ class PackedArgs:
 class Kernel:
     """A kernel function: its name, its parameter sizes, and launch helpers."""
 
-    def __init__(self, func: Any, name: str):
-        self.func = func
+    def __init__(self, func: CUfunction, name: str):
+        self.func: CUfunction | None = func  # None once its module is unloaded
         self.name = name
         self.param_sizes = param_sizes(func)
 
-    def pack(self, *args: Any) -> PackedArgs:
-        """Encode arguments by the kernel's own parameter sizes."""
+    def pack(self, *args: object) -> PackedArgs:
+        """Encode arguments by the kernel's own parameter sizes. Any value is taken: one
+        that is not a DeviceBuffer, numpy scalar, bool, int, float or bytes raises
+        TypeError naming the kernel and the argument (a workload's unset buffer, say)."""
         if self.param_sizes and len(args) != len(self.param_sizes):
             raise TypeError(f"kernel {self.name} takes {len(self.param_sizes)} arguments, "
                             f"got {len(args)}")
@@ -138,7 +147,7 @@ class Kernel:
             values.append(_encode(arg, size, self.name, i))
         return PackedArgs(values)
 
-    def live_func(self) -> Any:
+    def live_func(self) -> CUfunction:
         """The CUfunction; GraphcertError once its module was unloaded (RunContext.renew
         gives a new context between a workload's setups: take kernels in setup())."""
         if self.func is None:
@@ -149,14 +158,16 @@ class Kernel:
                      "lifetime, or bench with --placement-contexts same")
         return self.func
 
-    def prepare(self, grid: Any, block: Any, *args: Any, shared: int = 0) -> PreparedLaunch:
+    def prepare(self, grid: DimLike, block: DimLike, *args: object,
+                shared: int = 0) -> PreparedLaunch:
         return PreparedLaunch(self, dim3(grid), dim3(block), int(shared), self.pack(*args))
 
-    def launch(self, stream: Any, grid: Any, block: Any, *args: Any, shared: int = 0) -> None:
+    def launch(self, stream: Stream, grid: DimLike, block: DimLike, *args: object,
+               shared: int = 0) -> None:
         self.prepare(grid, block, *args, shared=shared).launch(stream)
 
-    def node_params(self, grid: Any, block: Any, *args: Any,
-                    shared: int = 0) -> tuple[Any, PackedArgs]:
+    def node_params(self, grid: DimLike, block: DimLike, *args: object,
+                    shared: int = 0) -> tuple[KernelNodeParams, PackedArgs]:
         """CUDA_KERNEL_NODE_PARAMS for an explicit kernel node; keep the PackedArgs alive."""
         g, b = dim3(grid), dim3(block)
         packed = self.pack(*args)
@@ -170,7 +181,7 @@ class Kernel:
         return p, packed
 
 
-def _encode(arg: Any, size: int | None, kernel: str, index: int) -> bytes:
+def _encode(arg: object, size: int | None, kernel: str, index: int) -> bytes:
     if isinstance(arg, DeviceBuffer):
         return bytes(np.uint64(arg.ptr).tobytes())
     if isinstance(arg, np.generic):
@@ -208,7 +219,7 @@ class PreparedLaunch:
     shared: int
     args: PackedArgs
 
-    def launch(self, stream: Any) -> None:
+    def launch(self, stream: Stream) -> None:
         run(self.enqueue, stream)
 
     def __post_init__(self) -> None:
@@ -219,7 +230,7 @@ class PreparedLaunch:
                       self.shared)
         self._params = self.args.address
 
-    def enqueue(self, stream: Any) -> None:
+    def enqueue(self, stream: Stream) -> None:
         """The cuLaunchKernel itself (what a replay of the op log calls)."""
         err = driver.cuLaunchKernel(*self._head, stream.handle, self._params, 0)[0]
         if err != _SUCCESS:
@@ -229,13 +240,13 @@ class PreparedLaunch:
 _SUCCESS = driver.CUresult.CUDA_SUCCESS
 
 
-def bare_launches(kernel: Kernel, count: int) -> Callable[[Any], None]:
+def bare_launches(kernel: Kernel, count: int) -> Callable[[Stream], None]:
     """An enqueue of `count` cuLaunchKernel calls of an argument-free kernel, results not
     checked: the floor bench compares the stream path's host cost with, in the same shape
     (as many launches between synchronisations)."""
     launch, func = driver.cuLaunchKernel, kernel.live_func()
 
-    def enqueue(stream: Any) -> None:
+    def enqueue(stream: Stream) -> None:
         handle = stream.handle
         for _ in range(count):
             launch(func, 1, 1, 1, 1, 1, 1, 0, handle, 0, 0)
@@ -243,7 +254,7 @@ def bare_launches(kernel: Kernel, count: int) -> Callable[[Any], None]:
     return enqueue
 
 
-def time_bare_launches(kernel: Kernel, stream: Any, count: int) -> float:
+def time_bare_launches(kernel: Kernel, stream: Stream, count: int) -> float:
     """Seconds per cuLaunchKernel of an argument-free kernel in a bare Python loop: the floor
     the stream path's per-launch host cost is compared with."""
     import time

@@ -10,9 +10,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING
 
-Op = Callable[[Any], None]  # takes the stream
+if TYPE_CHECKING:  # stream.py imports this module (through memory.py)
+    from graphcert.cuda.stream import Stream
+
+Op = Callable[["Stream"], None]  # takes the stream
 _local = threading.local()
 
 
@@ -33,7 +36,7 @@ def note(op: Op) -> None:
         ops.append(op)
 
 
-def run(op: Op, stream: Any) -> None:
+def run(op: Op, stream: Stream) -> None:
     """Enqueue `op` on `stream` now and note it; a replay calls `op` itself, so the timed
     loop pays for the enqueue alone, not for the log."""
     op(stream)

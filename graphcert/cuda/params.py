@@ -11,12 +11,13 @@ buffer is not to be had, the values are left unread with the reason.
 from __future__ import annotations
 
 import ctypes
-from typing import Any
 
 from cuda.bindings import driver
 
 from graphcert.cuda.check import check
 from graphcert.cuda.module import param_layout
+from graphcert.cuda.types import CUfunction, CUkernel, KernelNodeParams
+from graphcert.jsontypes import JSONObject, JSONValue
 from graphcert.model import GraphSnapshot
 from graphcert.model.kinds import UNREAD_ATTR
 from graphcert.model.params import (
@@ -71,7 +72,7 @@ def _extra_buffer(extra: int) -> tuple[int, int] | None:
     return (buffer, size) if buffer and size is not None else None
 
 
-def param_bytes(params: Any, layout: list[tuple[int, int]]) -> list[bytes] | str:
+def param_bytes(params: KernelNodeParams, layout: list[tuple[int, int]]) -> list[bytes] | str:
     """Each parameter's bytes (CUDA_KERNEL_NODE_PARAMS and the (offset, size) layout), or
     why they cannot be read."""
     pointers = int(params.kernelParams or 0)
@@ -90,8 +91,9 @@ def param_bytes(params: Any, layout: list[tuple[int, int]]) -> list[bytes] | str
     return [ctypes.string_at(buffer + off, n) for off, n in layout]
 
 
-def param_attrs(params: Any, func: Any = None, kern: Any = None,
-                allocations: dict[int, Allocation | None] | None = None) -> dict[str, Any]:
+def param_attrs(params: KernelNodeParams, func: CUfunction | None = None,
+                kern: CUkernel | None = None,
+                allocations: dict[int, Allocation | None] | None = None) -> JSONObject:
     """`param_values` and `param_pointers` of a kernel node (CUDA_KERNEL_NODE_PARAMS), or
     {"unread": {"param_values": why}}. `allocations` caches address lookups over a read."""
     if func is not None:
@@ -112,8 +114,8 @@ def param_attrs(params: Any, func: Any = None, kern: Any = None,
             cache[address] = allocation_of(address, strict=False)
         return cache[address]
 
-    values = [encode_param(b) for b in got]
-    pointers: list[list[int]] = []
+    values: list[JSONValue] = [encode_param(b) for b in got]
+    pointers: list[JSONValue] = []
     for i, (value, data) in enumerate(zip(values, got, strict=True)):
         if len(data) == 8 and isinstance(value, int):
             found = lookup(value)

@@ -20,6 +20,7 @@ from graphcert.cuda.check import check
 from graphcert.cuda.graph import Graph, GraphRef, node_list
 from graphcert.cuda.module import function_identity
 from graphcert.cuda.params import Allocation, param_attrs
+from graphcert.cuda.types import CUgraph, CUgraphNode, GraphNodeParams
 from graphcert.errors import GraphcertError
 from graphcert.model import (
     UNREAD_ATTR,
@@ -61,14 +62,14 @@ class _Read:
 Reader = Callable[[Any, _Read], tuple[dict[str, Any], tuple[RawGraph, ...]]]
 
 
-def read_snapshot(graph: Graph, meta: dict[str, Any] | None = None,
+def read_snapshot(graph: Graph, meta: dict[str, object] | None = None,
                   bodies_from: BodiesFrom = "auto") -> GraphSnapshot:
     """The canonical snapshot of `graph` (nodes, edges, fingerprints)."""
     raw, _ = read_raw(graph.handle, bodies_from=bodies_from)
     return snapshot_from_raw(raw, meta=meta)
 
 
-def read_snapshot_indexed(graph: Graph, meta: dict[str, Any] | None = None
+def read_snapshot_indexed(graph: Graph, meta: dict[str, object] | None = None
                           ) -> tuple[GraphSnapshot, dict[int, int]]:
     """The snapshot plus {node handle as int: canonical index} (to name failing nodes)."""
     raw, ids = read_raw(graph.handle)
@@ -77,7 +78,7 @@ def read_snapshot_indexed(graph: Graph, meta: dict[str, Any] | None = None
     return snapshot, {handle: positions[raw_id] for handle, raw_id in ids.items()}
 
 
-def read_raw(handle: Any, *, bodies_from: BodiesFrom = "auto"
+def read_raw(handle: CUgraph, *, bodies_from: BodiesFrom = "auto"
              ) -> tuple[RawGraph, dict[int, int]]:
     """RawGraph of a CUgraph, plus {node handle as int: raw id} for naming failing nodes."""
     nodes = node_list(handle)
@@ -113,7 +114,7 @@ def _edges(handle: Any) -> list[tuple[Any, Any, EdgeData]]:
     return [(src[i], dst[i], _edge_data(data[i])) for i in range(count)]
 
 
-def kernel_nodes(graph: Graph) -> list[Any]:
+def kernel_nodes(graph: Graph) -> list[CUgraphNode]:
     """The top-level kernel nodes of a graph, in the driver's order."""
     kernel = T.CU_GRAPH_NODE_TYPE_KERNEL
     return [n for n in node_list(graph.handle)
@@ -285,13 +286,15 @@ def _conditional(node: Any, read: _Read) -> tuple[dict[str, Any], tuple[RawGraph
     return dict(found.attrs), tuple(_body_from_dot(body, read) for body in found.children)
 
 
-def node_params(node: Any) -> Any | None:
+def node_params(node: CUgraphNode) -> GraphNodeParams | None:
     """cuGraphNodeGetParams's answer, or None where the driver lacks the call (13.0)."""
     try:
         err, params = driver.cuGraphNodeGetParams(node)
     except RuntimeError:  # "function not found" in this driver
         return None
-    return params if int(err) == 0 and params is not None else None
+    found: GraphNodeParams | None = (params if int(err) == 0 and params is not None
+                                     else None)
+    return found
 
 
 def _body_from_dot(body: DotGraph, read: _Read) -> RawGraph:

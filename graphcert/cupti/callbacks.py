@@ -105,7 +105,13 @@ def subscribe(cupti: ModuleType, callback: Callable[..., None]) -> int:
              "torch.profiler or another CUPTI client in the program") from None
 
 
-def holder_name(params: Any) -> str:
+class SubscribeParams(Protocol):
+    """What cuptiSubscribe_v2 fills in when it refuses: the current subscriber's name."""
+
+    old_subscriber_name: str | None
+
+
+def holder_name(params: SubscribeParams) -> str:
     """The other subscriber's name CUPTI wrote into `params`, or "" when it wrote none that
     reads as text (the buffer is uninitialised memory until CUPTI writes it)."""
     try:

@@ -8,21 +8,24 @@ the gate work on the result unchanged.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from graphcert.sources.detect import TAKES, GraphRef, graph_ref
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from graphcert.model import GraphSnapshot
+    from graphcert.sources.torch_compile import TorchCompileWatch
 
 
-def snapshot_of(obj: Any, *, name: str | None = None) -> GraphSnapshot:
+def snapshot_of(obj: object, *, name: str | None = None) -> GraphSnapshot:
     """The snapshot of a graph made by PyTorch, CuPy, cuda.core or the driver API.
 
     `name` goes into the snapshot's meta (not hashed). Raises InputError (one line) for an
     object graphcert cannot read, NoDriverError where there is no CUDA driver."""
     ref = graph_ref(obj)
-    meta: dict[str, Any] = {"source": ref.source}
+    meta: dict[str, object] = {"source": ref.source}
     if name is not None:
         meta["name"] = name
     if ref.framework:
@@ -45,7 +48,8 @@ def prepare_reader() -> None:
     warm()
 
 
-def watch_torch_compile(*, read_on_exit: bool = True) -> Any:
+def watch_torch_compile(*, read_on_exit: bool = True
+                        ) -> AbstractContextManager[TorchCompileWatch]:
     """A context manager that keeps the graphs torch.compile(mode="reduce-overhead") records
     while it is open and reads them on exit (see graphcert.sources.torch_compile)."""
     from graphcert.sources.torch_compile import watch_torch_compile as watch

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, cast
 
 from graphcert.errors import InputError, first_line
 
@@ -27,7 +27,11 @@ class GraphRef:
     owner: Any = field(default=None, repr=False, compare=False)
 
 
-def type_name(obj: Any) -> str:
+class _HasHandle(Protocol):
+    handle: object  # the CUgraph, an int()-able driver object
+
+
+def type_name(obj: object) -> str:
     cls = type(obj)
     return f"{cls.__module__}.{cls.__qualname__}"
 
@@ -72,7 +76,7 @@ def _address(value: Any, what: str) -> int:
     return address
 
 
-def graph_ref(obj: Any) -> GraphRef:
+def graph_ref(obj: object) -> GraphRef:
     """Recognise `obj` and find its CUgraph; InputError (one line) naming the type otherwise."""
     if isinstance(obj, int) and not isinstance(obj, bool):
         return GraphRef(_address(obj, "the address"), "address", owner=obj)
@@ -95,7 +99,10 @@ def graph_ref(obj: Any) -> GraphRef:
     if bindings:
         return GraphRef(_address(obj, f"the {bindings}"), f"cuda.bindings {bindings}", owner=obj)
     if _is(obj, "graphcert.cuda", "Graph"):
-        return GraphRef(_address(obj.handle, "graphcert Graph"), "graphcert Graph", owner=obj)
+        # A graphcert.cuda Graph, known by its class name: this module imports no CUDA.
+        graph = cast("_HasHandle", obj)
+        return GraphRef(_address(graph.handle, "graphcert Graph"), "graphcert Graph",
+                        owner=obj)
     raise InputError(f"graphcert cannot read a {type_name(obj)}: it takes {TAKES}")
 
 
