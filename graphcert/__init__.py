@@ -26,7 +26,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
-    from typing import Any
 
     import numpy as np
 
@@ -35,6 +34,7 @@ if TYPE_CHECKING:
     from graphcert.kinds.profile.result import ProfileResult
     from graphcert.kinds.topology.result import VerifyResult
     from graphcert.model import GraphSnapshot, SnapshotDiff
+    from graphcert.run.record import RecordSession
 
 __all__ = ["__version__", "demangle", "diff", "format_param", "load", "profile",
            "profile_graph", "record", "save", "snapshot", "step", "verify_step"]
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     PathLike = str | os.PathLike[str]
 
 
-def snapshot(obj: Any, name: str | None = None) -> GraphSnapshot:
+def snapshot(obj: object, name: str | None = None) -> GraphSnapshot:
     """Read a CUDA graph made elsewhere into a GraphSnapshot (nodes, edges, fingerprints).
 
     Takes a `torch.cuda.CUDAGraph` created with `keep_graph=True` (after capture), a
@@ -110,7 +110,7 @@ def diff(a: GraphSnapshot | PathLike, b: GraphSnapshot | PathLike) -> SnapshotDi
     return diff_snapshots(snaps[0], snaps[1])
 
 
-def step(fn: Callable[..., Any], make_inputs: Callable[[int], Any], *,
+def step(fn: Callable[..., object], make_inputs: Callable[[int], object], *,
          framework: str = "torch", rows: Callable[[np.ndarray, int], np.ndarray] | None = None,
          rtol: float = 1e-3, atol: float = 1e-3, name: str | None = None,
          pad_value: PadSpec = 0.0, warmup: int = 3, description: str | None = None,
@@ -170,8 +170,8 @@ def verify_step(step: Step, classes: str = "vllm:64", *, samples: int = 4, seed:
                classes_spec=classes, device=device)
 
 
-def profile_graph(graph: Any, replay: Callable[[], object], replays: int = 200, *,
-                  stream: Any = None, name: str = "graph") -> ProfileResult:
+def profile_graph(graph: object, replay: Callable[[], object], replays: int = 200, *,
+                  stream: object = None, name: str = "graph") -> ProfileResult:
     """Profile a graph you hold (what `snapshot` takes: a torch CUDAGraph with
     keep_graph=True, CuPy, cuda.core, a CUgraph): `replay()` replays it once (e.g. g.replay),
     on `stream` (a CUstream address, a torch.cuda.Stream or an object with __cuda_stream__;
@@ -190,14 +190,14 @@ def profile_graph(graph: Any, replay: Callable[[], object], replays: int = 200, 
     return profile_object(graph, replay, replays, stream=stream, label=name)
 
 
-def profile(graph: Any, replay: Callable[[], object], replays: int = 200, *,
-            stream: Any = None, name: str = "graph") -> ProfileResult:
+def profile(graph: object, replay: Callable[[], object], replays: int = 200, *,
+            stream: object = None, name: str = "graph") -> ProfileResult:
     """`graphcert.profile(g, replay=g.replay)`: the same as profile_graph (issue 31's name for
     it; the pure analysis lives in graphcert.profiling)."""
     return profile_graph(graph, replay, replays, stream=stream, name=name)
 
 
-def record(out: PathLike | None = None, *, device: int = 0) -> Any:
+def record(out: PathLike | None = None, *, device: int = 0) -> RecordSession:
     """Record the CUDA graphs made and launched inside a `with` block (issue 32), as
     `graphcert record` does for a whole program:
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from graphcert.errors import InputError
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from graphcert.model import GraphSnapshot
 
 
-def as_tuple(value: object) -> tuple[Any, ...]:
+def as_tuple(value: object) -> tuple[object, ...]:
     """What a user's callable returned (a step's inputs or outputs) as a tuple: a tuple as it
     is, a list as a tuple, anything else (one array) as a 1-tuple."""
     if isinstance(value, tuple):

@@ -7,7 +7,7 @@ import importlib
 import importlib.util
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -17,6 +17,8 @@ from graphcert.errors import WHAT_NEEDS_A_GPU, ExitStatus, GraphcertError
 
 if TYPE_CHECKING:
     from graphcert.invocation import WorkerHooks
+
+T = TypeVar("T")
 
 # name -> (module holding a click command called `command`, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -75,11 +77,11 @@ class LazyGroup(click.Group):
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
 
-    def invoke(self, context: click.Context) -> Any:
+    def invoke(self, context: click.Context) -> object:
         return guarded(context, lambda: super(LazyGroup, self).invoke(context))
 
 
-def guarded(context: click.Context, run: Callable[[], Any]) -> Any:
+def guarded(context: click.Context, run: Callable[[], T]) -> T:
     """Run a command (`run`) as the command line does: a GraphcertError is one line on stderr
     (or the worker's typed reply) and its exit status, Ctrl-C is one line and exit 130, a
     missing third-party package is named with its fix, stdout that cannot take the output
@@ -116,7 +118,7 @@ def guarded(context: click.Context, run: Callable[[], Any]) -> Any:
         context.exit(status)
 
 
-def _interrupted(context: click.Context) -> None:
+def _interrupted(context: click.Context) -> NoReturn:
     click.echo("graphcert: interrupted", err=True)
     if _interrupt.installed():  # the command line itself (not a test's runner)
         _interrupt.leave()

@@ -13,7 +13,7 @@ import shutil
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
@@ -40,7 +40,7 @@ def fleet_capable(command: str) -> Callable[[F], F]:
     return wrap
 
 
-def _precheck(params: dict[str, Any]) -> None:
+def _precheck(params: Mapping[str, Any]) -> None:
     """What every worker would refuse alike, refused once before any starts."""
     from graphcert.fileio import ensure_writable_dir
     from graphcert.workloads.registry import load
@@ -63,7 +63,7 @@ def _display_env(options: Options) -> dict[str, str]:
     return env
 
 
-def job_params(params: Mapping[str, Any]) -> dict[str, ParamValue]:
+def job_params(params: Mapping[str, object]) -> dict[str, ParamValue]:
     """The command's parsed parameters as a worker job carries them: paths as text, the
     device left out (each job names its GPU)."""
     out: dict[str, ParamValue] = {}
@@ -80,7 +80,7 @@ def job_params(params: Mapping[str, Any]) -> dict[str, ParamValue]:
     return out
 
 
-def fan_out(command: str, params: dict[str, Any]) -> None:
+def fan_out(command: str, params: Mapping[str, object]) -> None:
     """The several-GPU run of `command`: check, start a worker per GPU, show, exit worst."""
     from graphcert.errors import InputError
     from graphcert.render.console import print_json
@@ -88,7 +88,8 @@ def fan_out(command: str, params: dict[str, Any]) -> None:
     from graphcert.run import fleet
 
     ctx = click.get_current_context()
-    devices: DeviceSet = params["device"]
+    devices = params["device"]
+    assert isinstance(devices, DeviceSet)  # fleet_capable sends only a --device set here
     _precheck(params)
     gpus = fleet.select_gpus(devices.indices, fleet.list_gpus())
     as_json = bool(params.get("as_json"))
@@ -109,7 +110,7 @@ def fan_out(command: str, params: dict[str, Any]) -> None:
                 from graphcert.cert.document import safe_name
                 from graphcert.cert.results.fleet import short_uuid
 
-                ours["out_dir"] = str(Path(params["out_dir"])
+                ours["out_dir"] = str(Path(cast("str | Path", params["out_dir"]))
                                       / safe_name(f"{gpu.name}-{short_uuid(gpu.uuid)}"))
             jobs.append((gpu, fleet.command_job(command, ours, gpu, several=several,
                                                 progress=bars, key_file=key_file), env))

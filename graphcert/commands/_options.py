@@ -5,9 +5,10 @@ by graphcert.cli or graphcert.worker, carried in click's context object) to pass
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -23,6 +24,9 @@ from graphcert.invocation import (
 from graphcert.options import DEVICE_ENV
 
 __all__ = ["DeviceSet", "parse_devices", "resolve_device", "resolve_devices"]
+
+# A command function an option decorator adds a parameter to and gives back (click's own FC).
+F = TypeVar("F", bound=Callable[..., object])
 
 
 def invocation(ctx: click.Context | None = None) -> Invocation:
@@ -41,13 +45,14 @@ class PathParam(click.Path):
     as the current folder, so `gate ''` gated it), and click's own refusals (a folder
     given where a file belongs) are one line, exit 2, like every other bad input."""
 
-    def convert(self, value: Any, param: click.Parameter | None,
-                ctx: click.Context | None) -> Any:
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> str | bytes | os.PathLike[str]:
         label = _label(param)
         if isinstance(value, (str, bytes)) and not value:
             raise InputError(f"{label} is an empty path", hint="give a file or folder path")
         try:
-            return super().convert(value, param, ctx)
+            # click hands convert whatever was given; click.Path's own checks refuse the rest
+            return super().convert(cast("str | os.PathLike[str]", value), param, ctx)
         except click.BadParameter as exc:
             raise InputError(f"{label}: {' '.join(exc.message.split())}") from None
 
@@ -86,8 +91,8 @@ class Bounded(click.FloatRange):
             return f"{self.unit} above {low}, at most {high}"
         return f"{self.unit} from {low} to {high}"
 
-    def convert(self, value: Any, param: click.Parameter | None,
-                ctx: click.Context | None) -> Any:
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> int | float:
         label = max(param.opts, key=len) if param is not None and param.opts else "value"
         return self.check(value, label)
 
@@ -145,15 +150,14 @@ def _one_device(ctx: click.Context, param: click.Parameter, value: str | None) -
 _DEVICE_HELP = "CUDA device index (see `graphcert env`)"
 
 
-def _device(fn: Callable[..., Any], metavar: str, callback: Callable[..., Any],
-            help_text: str) -> Callable[..., Any]:
+def _device(fn: F, metavar: str, callback: Callable[..., Any], help_text: str) -> F:
     """The one --device option: one name, one parser (parse_devices), one default shown."""
     return click.option("--device", "device", default=None, metavar=metavar,
                         callback=callback, show_default=f"${DEVICE_ENV} or 0",
                         help=help_text)(fn)
 
 
-def device_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+def device_option(fn: F) -> F:
     """--device for commands that always need a GPU (resolved while parsing): an index, or
     `all` / `0,2` for one worker process per GPU (see graphcert.commands._fleet)."""
     return _device(fn, "N|all|N,M", _device_now,
@@ -161,7 +165,7 @@ def device_option(fn: Callable[..., Any]) -> Callable[..., Any]:
                    "GPU).")
 
 
-def single_device_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+def single_device_option(fn: F) -> F:
     """The same --device for a command that runs on one GPU, and only sometimes (inventory
     of a workload, not of a file): it gets None when not given, and calls resolve_device
     only when it needs a device, so a bad $GRAPHCERT_DEVICE never fails `inventory FILE`."""
@@ -178,7 +182,7 @@ def _signing_key(ctx: click.Context, param: click.Parameter, value: Path | None)
     ctx.obj = signed
 
 
-def signing_key_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+def signing_key_option(fn: F) -> F:
     """--signing-key-file for commands that write certificates."""
     return click.option("--signing-key-file", type=PathParam(path_type=Path), default=None,
                         expose_value=False, callback=_signing_key,
@@ -186,16 +190,16 @@ def signing_key_option(fn: Callable[..., Any]) -> Callable[..., Any]:
                              "$GRAPHCERT_SIGNING_KEY_FILE or $GRAPHCERT_SIGNING_KEY.")(fn)
 
 
-def certificate_options(where: str, without: str) -> Callable[[Callable[..., Any]], Any]:
+def certificate_options(where: str, without: str) -> Callable[[F], F]:
     """--out DIR (default reports/) and --no-certificate, for the commands that write
     certificates; `where` and `without` are their help texts."""
-    def add(fn: Callable[..., Any]) -> Any:
+    def add(fn: F) -> F:
         fn = click.option("--no-certificate", is_flag=True, help=without)(fn)
         return click.option("--out", "out_dir", type=PathParam(file_okay=False, path_type=Path),
                             default=Path("reports"), show_default=True, help=where)(fn)
     return add
 
 
-def json_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True,
                         help="Print JSON to stdout instead of a table.")(fn)

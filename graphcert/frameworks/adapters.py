@@ -28,7 +28,7 @@ FRAMEWORKS = ("torch", "cupy", "cuda.core")
 class Captured(Protocol):
     """One bucket's graph as the framework captured it, with its static outputs."""
 
-    outputs: tuple[Any, ...]
+    outputs: tuple[object, ...]
     capture_s: float
     instantiate_s: float | None
     pool_bytes: int | None  # the framework's memory pool behind the graph, where it says
@@ -50,27 +50,27 @@ class Adapter(Protocol):
         and driver bindings, the first memory read's one-time cost), so per-bucket figures
         hold only per-bucket work."""
 
-    def static_inputs(self, values: Sequence[Any]) -> tuple[Any, ...]:
+    def static_inputs(self, values: Sequence[object]) -> tuple[object, ...]:
         """Buffers the graph reads, filled with the bucket-sized inputs."""
 
-    def pad_into(self, static: Sequence[Any], values: Sequence[Any], n: int,
+    def pad_into(self, static: Sequence[object], values: Sequence[object], n: int,
                  fills: Sequence[Fill]) -> None:
         """Copy the n-row inputs into the first n rows of `static`; the rest of input i
         holds fills[i] (None: the n real rows repeated; graphcert.frameworks.padding)."""
 
-    def call(self, step: Step, values: Sequence[Any]) -> None:
+    def call(self, step: Step, values: Sequence[object]) -> None:
         """Call the step eagerly without waiting (static inputs: what bench times)."""
 
-    def eager(self, step: Step, values: Sequence[Any]) -> tuple[Any, ...]:
+    def eager(self, step: Step, values: Sequence[object]) -> tuple[object, ...]:
         """Run the step at its own size (not captured) and wait for it: the reference."""
 
-    def capture(self, step: Step, static: Sequence[Any]) -> Captured:
+    def capture(self, step: Step, static: Sequence[object]) -> Captured:
         """Warm up, then capture the step over `static` with the framework's capture."""
 
-    def to_numpy(self, array: Any) -> np.ndarray:
+    def to_numpy(self, array: object) -> np.ndarray:
         """An output as a host numpy array (waits for it)."""
 
-    def head(self, array: Any, n: int) -> Any:
+    def head(self, array: object, n: int) -> object:
         """The first n rows of an output, still on the device (a view: nothing copied), so
         only they are copied to the host; the whole output where the framework has no views."""
 
@@ -96,13 +96,13 @@ class DeviceCompare(Protocol):
     """Optional adapter methods (PyTorch, CuPy) that compare on the device, so a sample that
     matches copies nothing to the host. Used only with the default `rows` (first_rows)."""
 
-    def clone(self, array: Any) -> Any:
+    def clone(self, array: object) -> object:
         """A device copy of an array (the eager rows, before a replay may overwrite them)."""
 
-    def nbytes(self, array: Any) -> int:
+    def nbytes(self, array: object) -> int:
         """The array's size in bytes (small rows are compared on the host: cheaper)."""
 
-    def all_close(self, got: Sequence[Any], want: Sequence[Any], rtol: float,
+    def all_close(self, got: Sequence[object], want: Sequence[object], rtol: float,
                   atol: float) -> bool | None:
         """True when every output is close (numpy's isclose, equal_nan) or equal (integers),
         with one host read; None when the device cannot say (complex, other shapes)."""
@@ -113,6 +113,13 @@ def device_compare(adapter: Adapter) -> DeviceCompare | None:
     if all(callable(getattr(adapter, m, None)) for m in ("all_close", "clone", "nbytes")):
         return adapter  # type: ignore[return-value]
     return None
+
+
+def native(value: object) -> Any:
+    """A step's array (or an adapter's own Captured) as the framework's object it is: the
+    adapter of that framework alone reads it, with the framework's API, which mypy cannot
+    check (no framework is a dependency or typed here). The value itself, unchanged."""
+    return value
 
 
 # A factory takes the device index (--device) the adapter's framework works on.
@@ -171,5 +178,5 @@ def graph_memory(device: int) -> dict[str, int]:
 
 
 __all__ = ["FRAMEWORKS", "Adapter", "AdapterFactory", "Captured", "DeviceCompare",
-           "adapter_for", "check_device", "device_compare", "graph_memory",
+           "adapter_for", "check_device", "device_compare", "graph_memory", "native",
            "register_adapter", "registered"]

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphcert.errors import first_line
-from graphcert.frameworks.adapters import graph_memory
+from graphcert.frameworks.adapters import graph_memory, native
+
+if TYPE_CHECKING:
+    from graphcert.frameworks.adapters import Captured
+    from graphcert.model import GraphSnapshot
 
 # Errors frameworks raise when the captured work synchronises with the host or allocates.
 _CAPTURE_WORDS = ("capturing", "capture", "not permitted", "cudaErrorStreamCapture",
@@ -31,17 +35,18 @@ class ArrayAdapter:
 
         prepare_reader()
 
-    def clone(self, array: Any) -> Any:
-        return array.copy()
+    def clone(self, array: object) -> object:
+        return native(array).copy()
 
-    def nbytes(self, array: Any) -> int:
-        return int(array.nbytes)
+    def nbytes(self, array: object) -> int:
+        return int(native(array).nbytes)
 
     def graph_memory(self) -> dict[str, int]:
         return graph_memory(self.device)
 
-    def head(self, array: Any, n: int) -> Any:
-        return array if array.ndim == 0 else array[:n]
+    def head(self, array: object, n: int) -> object:
+        a = native(array)
+        return a if a.ndim == 0 else a[:n]
 
     _array: Any = None  # for the device comparisons: the framework's array type
 
@@ -70,16 +75,16 @@ class ArrayAdapter:
             flags.append(test(g, w))
         return bool(self._stack(flags).all().item()) if flags else True
 
-    def all_close(self, got: Sequence[Any], want: Sequence[Any], rtol: float,
+    def all_close(self, got: Sequence[object], want: Sequence[object], rtol: float,
                   atol: float) -> bool | None:
         """numpy's verdict on the device (isclose with equal_nan for floats, upcast to
         float64; integers and bools equal), one host read for all outputs."""
         return self._verdict(got, want, lambda g, w: self._close(g, w, rtol, atol))
 
-    def snapshot(self, captured: Any, name: str) -> Any:
+    def snapshot(self, captured: Captured, name: str) -> GraphSnapshot:
         from graphcert.sources import snapshot_of
 
-        return snapshot_of(captured.graph, name=name)
+        return snapshot_of(native(captured).graph, name=name)
 
     def capture_error(self, exc: BaseException) -> str | None:
         if not any(w in str(exc) for w in _CAPTURE_WORDS):

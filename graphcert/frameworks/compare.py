@@ -183,14 +183,14 @@ class RowCompare:
         a = self.adapter
         return [first_rows(a.to_numpy(x), n) for x in arrays]
 
-    def host_rows(self, outputs: Sequence[Any], n: int) -> list[np.ndarray]:
+    def host_rows(self, outputs: Sequence[object], n: int) -> list[np.ndarray]:
         """The part of each output that belongs to n, on the host. With the default `rows`
         only the first n rows are copied back, not the whole padded output."""
         if self.step.rows is first_rows:
             return self._on_host(self._heads(outputs, n), n)
         return [self.step.rows(self.adapter.to_numpy(o), n) for o in outputs]
 
-    def keep(self, outputs: Sequence[Any], n: int) -> Kept:
+    def keep(self, outputs: Sequence[object], n: int) -> Kept:
         """The eager rows of n, copied right after the eager run and before any replay (a
         step may write into a buffer of its closure that the graph writes too): on the
         device where it compares there and the rows are large, else on the host."""
@@ -202,7 +202,7 @@ class RowCompare:
             return Kept([self.device.clone(h) for h in heads], True)
         return Kept(self._on_host(heads, n), False)
 
-    def mismatch(self, outputs: Sequence[Any], kept: Kept, n: int) -> str | None:
+    def mismatch(self, outputs: Sequence[object], kept: Kept, n: int) -> str | None:
         """What differs between the graph's outputs and the kept eager rows, or None."""
         rtol, atol = self.step.rtol, self.step.atol
         if not kept.on_device or self.device is None:

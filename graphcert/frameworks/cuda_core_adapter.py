@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,8 +19,13 @@ from graphcert.apicheck import as_tuple
 from graphcert.cuda.device import device_count
 from graphcert.cuda.memory import DeviceBuffer
 from graphcert.errors import FrameworkMissing, NoDriverError, first_line
-from graphcert.frameworks.adapters import check_device, graph_memory
+from graphcert.frameworks.adapters import check_device, graph_memory, native
 from graphcert.frameworks.padding import Fill, padded_host
+
+if TYPE_CHECKING:
+    from graphcert.frameworks.adapters import Captured
+    from graphcert.frameworks.step import Step
+    from graphcert.model import GraphSnapshot
 
 
 @dataclass
@@ -55,7 +60,7 @@ class CoreCaptured:
     builder: Any
     graph: Any
     stream: Any
-    outputs: tuple[Any, ...]
+    outputs: tuple[object, ...]
     capture_s: float
     instantiate_s: float | None
     pool_bytes: int | None = None
@@ -101,22 +106,22 @@ class CudaCoreAdapter:
 
         prepare_reader()
 
-    def head(self, array: Any, n: int) -> Any:
+    def head(self, array: object, n: int) -> object:
         return array  # no device views here: rows() takes the first n on the host
 
-    def static_inputs(self, values: Sequence[Any]) -> tuple[Any, ...]:
+    def static_inputs(self, values: Sequence[object]) -> tuple[object, ...]:
         return tuple(DeviceArray.of(np.asarray(v)) for v in values)
 
-    def pad_into(self, static: Sequence[Any], values: Sequence[Any], n: int,
+    def pad_into(self, static: Sequence[object], values: Sequence[object], n: int,
                  fills: Sequence[Fill]) -> None:
         self.stream.sync()
-        for dst, src, fill in zip(static, values, fills, strict=True):
+        for dst, src, fill in zip(map(native, static), values, fills, strict=True):
             dst.buffer.upload(padded_host(dst.shape, dst.dtype, src, n, fill))
 
-    def call(self, step: Any, values: Sequence[Any]) -> None:
+    def call(self, step: Step, values: Sequence[object]) -> None:
         step.fn(self.stream, *values)
 
-    def eager(self, step: Any, values: Sequence[Any]) -> tuple[Any, ...]:
+    def eager(self, step: Step, values: Sequence[object]) -> tuple[object, ...]:
         arrays = [DeviceArray.of(np.asarray(v)) for v in values]
         try:
             outputs = as_tuple(step.fn(self.stream, *arrays))
@@ -126,7 +131,7 @@ class CudaCoreAdapter:
             for array in arrays:
                 array.buffer.free()
 
-    def capture(self, step: Any, static: Sequence[Any]) -> CoreCaptured:
+    def capture(self, step: Step, static: Sequence[object]) -> CoreCaptured:
         for _ in range(step.warmup):  # loads the modules: nothing loads during capture
             step.fn(self.stream, *static)
         self.stream.sync()
@@ -151,13 +156,13 @@ class CudaCoreAdapter:
         return CoreCaptured(builder, graph, self.stream, outputs, t1 - t0, t2 - t1,
                             keep=list(static))
 
-    def to_numpy(self, array: Any) -> np.ndarray:
+    def to_numpy(self, array: object) -> np.ndarray:
         return array.get() if isinstance(array, DeviceArray) else np.asarray(array)
 
-    def snapshot(self, captured: Any, name: str) -> Any:
+    def snapshot(self, captured: Captured, name: str) -> GraphSnapshot:
         from graphcert.sources import snapshot_of
 
-        return snapshot_of(captured.builder, name=name)
+        return snapshot_of(native(captured).builder, name=name)
 
     def capture_error(self, exc: BaseException) -> str | None:
         text = str(exc)

@@ -13,7 +13,7 @@ import numpy as np
 
 from graphcert.apicheck import as_tuple
 from graphcert.errors import FrameworkMissing
-from graphcert.frameworks.adapters import check_device
+from graphcert.frameworks.adapters import check_device, native
 from graphcert.frameworks.array_adapter import ArrayAdapter
 from graphcert.frameworks.padding import Fill, fill_rows
 from graphcert.frameworks.step import Step
@@ -23,7 +23,7 @@ from graphcert.frameworks.step import Step
 class CupyCaptured:
     graph: Any
     stream: Any
-    outputs: tuple[Any, ...]
+    outputs: tuple[object, ...]
     capture_s: float
     instantiate_s: float | None
     pool_bytes: int | None
@@ -87,25 +87,25 @@ class CupyAdapter(ArrayAdapter):
     def _stack(self, flags: list[Any]) -> Any:
         return self.cp.stack(flags)
 
-    def static_inputs(self, values: Sequence[Any]) -> tuple[Any, ...]:
-        return tuple(v.copy() for v in values)
+    def static_inputs(self, values: Sequence[object]) -> tuple[object, ...]:
+        return tuple(native(v).copy() for v in values)
 
-    def pad_into(self, static: Sequence[Any], values: Sequence[Any], n: int,
+    def pad_into(self, static: Sequence[object], values: Sequence[object], n: int,
                  fills: Sequence[Fill]) -> None:
-        for dst, src, fill in zip(static, values, fills, strict=True):
+        for dst, src, fill in zip(map(native, static), values, fills, strict=True):
             dst[:n] = src
             fill_rows(dst, n, fill, self.cp.arange)
         self.cp.cuda.Device().synchronize()
 
-    def call(self, step: Step, values: Sequence[Any]) -> None:
+    def call(self, step: Step, values: Sequence[object]) -> None:
         step.fn(*values)
 
-    def eager(self, step: Step, values: Sequence[Any]) -> tuple[Any, ...]:
+    def eager(self, step: Step, values: Sequence[object]) -> tuple[object, ...]:
         out = as_tuple(step.fn(*values))
         self.cp.cuda.Device().synchronize()
         return out
 
-    def capture(self, step: Step, static: Sequence[Any]) -> CupyCaptured:
+    def capture(self, step: Step, static: Sequence[object]) -> CupyCaptured:
         cp = self.cp
         stream = cp.cuda.Stream(non_blocking=True)
         pool = cp.get_default_memory_pool()
@@ -130,7 +130,7 @@ class CupyAdapter(ArrayAdapter):
         return CupyCaptured(graph, stream, outputs, t1 - t0, t2 - t1,
                             max(pool.total_bytes() - used, 0), list(static))
 
-    def to_numpy(self, array: Any) -> np.ndarray:
+    def to_numpy(self, array: object) -> np.ndarray:
         return np.asarray(self.cp.asnumpy(array))
 
     def synchronize(self) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from graphcert.errors import InputError
 from graphcert.frameworks.adapters import FRAMEWORKS, registered
@@ -34,8 +34,8 @@ class Step:
     """A framework step: `fn(*inputs)` (cuda.core: `fn(stream, *arrays)`) and `make_inputs(n)`,
     the inputs for batch size n (each batched along dim 0). Built by `graphcert.step`."""
 
-    fn: Callable[..., Any]
-    make_inputs: Callable[[int], Any]
+    fn: Callable[..., object]
+    make_inputs: Callable[[int], object]
     framework: str = "torch"
     rows: Rows = first_rows
     rtol: float = 1e-3
@@ -50,7 +50,7 @@ class Step:
     poison: PadSpec | None = None
 
 
-def step(fn: Callable[..., Any], make_inputs: Callable[[int], Any], *,
+def step(fn: Callable[..., object], make_inputs: Callable[[int], object], *,
          framework: str = "torch", rows: Rows | None = None, rtol: float = 1e-3,
          atol: float = 1e-3, name: str | None = None, pad_value: PadSpec = 0.0,
          warmup: int = 3, description: str | None = None,
@@ -85,7 +85,7 @@ def step(fn: Callable[..., Any], make_inputs: Callable[[int], Any], *,
                 poison=bad)
 
 
-def is_step(obj: Any) -> bool:
+def is_step(obj: object) -> bool:
     """True for a declared framework step."""
     return isinstance(obj, Step)
 

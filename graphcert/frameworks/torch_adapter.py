@@ -18,7 +18,7 @@ import numpy as np
 
 from graphcert.apicheck import as_tuple
 from graphcert.errors import FrameworkMissing
-from graphcert.frameworks.adapters import check_device
+from graphcert.frameworks.adapters import check_device, native
 from graphcert.frameworks.array_adapter import ArrayAdapter
 from graphcert.frameworks.padding import Fill
 from graphcert.frameworks.step import Step
@@ -27,7 +27,7 @@ from graphcert.frameworks.step import Step
 @dataclass
 class TorchCaptured:
     graph: Any
-    outputs: tuple[Any, ...]
+    outputs: tuple[object, ...]
     capture_s: float
     instantiate_s: float | None
     pool_bytes: int | None
@@ -85,11 +85,12 @@ class TorchAdapter(ArrayAdapter):
         self._by_pool = "mempool_id" in params
         snap(**self._lean)
 
-    def clone(self, array: Any) -> Any:
-        return array.detach().clone()
+    def clone(self, array: object) -> object:
+        return native(array).detach().clone()
 
-    def nbytes(self, array: Any) -> int:
-        return int(array.numel() * array.element_size())
+    def nbytes(self, array: object) -> int:
+        t = native(array)
+        return int(t.numel() * t.element_size())
 
     def _close(self, g: Any, w: Any, rtol: float, atol: float) -> Any:
         """Floats upcast to float64 and torch.isclose (numpy's formula, equal_nan)."""
@@ -105,19 +106,20 @@ class TorchAdapter(ArrayAdapter):
     def _stack(self, flags: list[Any]) -> Any:
         return self.torch.stack(flags)
 
-    def static_inputs(self, values: Sequence[Any]) -> tuple[Any, ...]:
-        return tuple(v.clone() for v in values)
+    def static_inputs(self, values: Sequence[object]) -> tuple[object, ...]:
+        return tuple(native(v).clone() for v in values)
 
-    def head(self, array: Any, n: int) -> Any:
+    def head(self, array: object, n: int) -> object:
         # narrow(): the same view as array[:n] at a fraction of indexing's cost per call
-        if array.ndim == 0 or n >= array.shape[0]:
-            return array
-        return array.narrow(0, 0, n)
+        t = native(array)
+        if t.ndim == 0 or n >= t.shape[0]:
+            return t
+        return t.narrow(0, 0, n)
 
-    def pad_into(self, static: Sequence[Any], values: Sequence[Any], n: int,
+    def pad_into(self, static: Sequence[object], values: Sequence[object], n: int,
                  fills: Sequence[Fill]) -> None:
-        for dst, src, fill in zip(static, values, fills, strict=True):
-            self.head(dst, n).copy_(src)
+        for dst, src, fill in zip(map(native, static), values, fills, strict=True):
+            native(self.head(dst, n)).copy_(src)
             rest = dst.shape[0] - n
             if rest <= 0:
                 continue
@@ -128,17 +130,17 @@ class TorchAdapter(ArrayAdapter):
             else:
                 tail.fill_(0 if fill is None else fill)
 
-    def call(self, step: Step, values: Sequence[Any]) -> None:
+    def call(self, step: Step, values: Sequence[object]) -> None:
         with self.torch.no_grad():
             step.fn(*values)
 
-    def eager(self, step: Step, values: Sequence[Any]) -> tuple[Any, ...]:
+    def eager(self, step: Step, values: Sequence[object]) -> tuple[object, ...]:
         with self.torch.no_grad():
             out = as_tuple(step.fn(*values))
         self.torch.cuda.synchronize()
         return out
 
-    def capture(self, step: Step, static: Sequence[Any]) -> TorchCaptured:
+    def capture(self, step: Step, static: Sequence[object]) -> TorchCaptured:
         torch = self.torch
         with torch.no_grad():
             side = torch.cuda.Stream()
@@ -247,8 +249,8 @@ class TorchAdapter(ArrayAdapter):
             pass
         return max(int(reserved_delta), 0)
 
-    def to_numpy(self, array: Any) -> np.ndarray:
-        tensor = array.detach()
+    def to_numpy(self, array: object) -> np.ndarray:
+        tensor = native(array).detach()
         if tensor.is_complex() or tensor.dtype in self._numpy_floats:
             return np.asarray(tensor.cpu().numpy())  # no conversion kernel on the device
         if tensor.dtype.is_floating_point:  # bfloat16, float8: numpy has no such dtype

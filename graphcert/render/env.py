@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from rich.text import Text
 
+from graphcert.jsontypes import Doc, as_docs, as_int, as_str
 from graphcert.render.layout import Column, Grid
 from graphcert.render.words import Pairs
 
@@ -18,7 +19,7 @@ _HEAD = (("driver_version", "driver"), ("cuda_version", "CUDA (driver API)"),
          ("python", "Python"), ("host", "host"), ("cache_dir", "kernel cache"))
 
 
-def env_view(env: Mapping[str, Any]) -> list[RenderableType]:
+def env_view(env: Doc) -> list[RenderableType]:
     """Versions as key/value lines, then one row per GPU."""
     head = Pairs([(label, str(env[key]) if env.get(key) is not None else
                    "not found" if key == "driver_version" else "-") for key, label in _HEAD],
@@ -29,15 +30,28 @@ def env_view(env: Mapping[str, Any]) -> list[RenderableType]:
                for c in ("#", "name", "uuid", "cc", "SMs", "memory", "SM clock", "mem clock",
                          "L2")]
     gpus = Grid(columns, [
-        (str(g["index"]), g["name"], g["uuid"], g["compute_capability"], str(g["sm_count"]),
-         f"{g['memory_bytes'] / 2**30:.1f} GiB",
+        (str(g["index"]), as_str(g, "name"), as_str(g, "uuid"), as_str(g, "compute_capability"),
+         str(g["sm_count"]), f"{as_int(g, 'memory_bytes') / 2**30:.1f} GiB",
          f"{g['clock_mhz']} MHz" if g["clock_mhz"] else "?",
          f"{g['memory_clock_mhz']} MHz" if g["memory_clock_mhz"] else "?",
-         f"{g['l2_bytes'] / 2**20:.0f} MiB") for g in env["gpus"]], title="GPUs")
+         f"{as_int(g, 'l2_bytes') / 2**20:.0f} MiB") for g in as_docs(env, "gpus")], title="GPUs")
     return [head, gpus]
 
 
-def workloads_table(specs: Sequence[Any]) -> Grid:
+class Described(Protocol):
+    """What the workloads table shows of a workload spec (graphcert.workloads.registry)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def kernel_files(self) -> Sequence[str]: ...
+
+
+def workloads_table(specs: Sequence[Described]) -> Grid:
     """The built-in workloads: name, description, kernel sources (specs with those fields)."""
     columns = (Column("name", key=True), Column("description", wrap=True),
                Column("kernels", wrap=True, sep=", "))

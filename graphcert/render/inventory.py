@@ -31,7 +31,7 @@ _DIMENSIONS = ("grid", "block", "cluster_dim")
 _LAUNCH_FIELDS = ("grid", "block", "shared_mem_bytes")
 
 
-def format_bytes(n: Any) -> str:
+def format_bytes(n: object) -> str:
     """Exact below 1 KiB, else IEC units with at most one decimal ("1.5 MiB")."""
     if not isinstance(n, int) or isinstance(n, bool):
         return "-" if n is None else str(n)
@@ -46,14 +46,14 @@ def format_bytes(n: Any) -> str:
     raise AssertionError("unreachable")
 
 
-def format_dim(value: Any) -> str:
+def format_dim(value: object) -> str:
     """[8, 1, 1] -> "8x1x1"; missing -> "-"."""
     if isinstance(value, list) and value:
         return "x".join(str(v) for v in value)
     return "-" if value is None else str(value)
 
 
-def format_value(field: str, value: Any) -> str:
+def format_value(field: str, value: object) -> str:
     """One attribute value as a table cell."""
     if value is None:
         return "-"
@@ -120,7 +120,7 @@ class _Fields(dict[str, Any]):
         return "?"
 
 
-def plural(n: Any, one: str, many: str | None = None) -> str:
+def plural(n: object, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
@@ -295,7 +295,7 @@ def _node_label(label: str, node: NodeRecord, deps: list[str]) -> str:
 MAX_PARAM_TEXT = 24
 
 
-def params_text(values: list[Any]) -> str:
+def params_text(values: Sequence[object]) -> str:
     """"params (0x7f0a00000000, 1024, hex:0a0b…)": each value as diff shows it, long byte
     strings cut (the snapshot holds them whole)."""
     shown = []

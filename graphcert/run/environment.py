@@ -8,13 +8,14 @@ import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from graphcert.cert.document import certificate_filename, make_certificate, write_certificate
 from graphcert.cert.method import method_kind
 from graphcert.cert.results.fleet import short_uuid
 from graphcert.cert.results.verdict import Verdict
 from graphcert.errors import first_line
+from graphcert.jsontypes import Doc, JSONObject, as_doc, as_opt_doc
 from graphcert.kinds.sweep.result import SweepFit
 from graphcert.kinds.topology.result import VerifyResult
 from graphcert.workloads import registry
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from graphcert.options import GitCommit
 
 
-def identity(ref: str, name: str, kind: str) -> dict[str, Any]:
+def identity(ref: str, name: str, kind: str) -> JSONObject:
     """Reference, name, options, the digest of the sources and of graphcert's method for
     method kind `kind` (the gate recomputes both the same way; see
     graphcert.cert.digests and graphcert.cert.method.method_kind)."""
@@ -34,7 +35,7 @@ def identity(ref: str, name: str, kind: str) -> dict[str, Any]:
             "options": dict(registry.parse_ref(ref).options)}
 
 
-def workload_identity(loaded: LoadedWorkload, kind: str) -> dict[str, Any]:
+def workload_identity(loaded: LoadedWorkload, kind: str) -> JSONObject:
     """The certificate's `workload` block for a loaded workload or step (see `identity`)."""
     return identity(loaded.ref, loaded.name, kind)
 
@@ -45,7 +46,7 @@ class Sealable(Protocol):
     @property
     def verdict(self) -> Verdict: ...
 
-    def to_json(self) -> dict[str, Any]: ...
+    def to_json(self) -> JSONObject: ...
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class Subject:
     name carries (`chain[kernels=10]`; a recorded program's name)."""
 
     kind: str
-    workload: dict[str, Any]
+    workload: JSONObject
     label: str
 
 
@@ -65,7 +66,7 @@ def subject(loaded: LoadedWorkload, kind: str, *, method: str | None = None,
     return Subject(kind, workload_identity(loaded, method or kind), labelled(loaded, swept))
 
 
-def collect_git_info(cwd: Path | str | None = None) -> dict[str, Any]:
+def collect_git_info(cwd: Path | str | None = None) -> JSONObject:
     """The checkout's commit and dirty flag; nulls outside a checkout or without git."""
     def git(*args: str) -> str | None:
         try:
@@ -88,12 +89,12 @@ def host_facts() -> dict[str, str]:
             "platform": platform.platform()}
 
 
-def host_environment(cwd: Path | str | None = None) -> dict[str, Any]:
+def host_environment(cwd: Path | str | None = None) -> JSONObject:
     """The non-GPU part of `environment`: host facts and git."""
     return {**host_facts(), "git": collect_git_info(cwd)}
 
 
-def environment(device_index: int, git: GitCommit | None) -> dict[str, Any]:
+def environment(device_index: int, git: GitCommit | None) -> JSONObject:
     """GPU, driver and library versions, plus Python, host and git.
 
     A device machine may hold a copy of the tree without .git: `git` (Options.git, from
@@ -106,7 +107,7 @@ def environment(device_index: int, git: GitCommit | None) -> dict[str, Any]:
     return {**gpu_environment(device_index), **host_facts(), "git": git.to_json()}
 
 
-def machine_facts(*, require_gpu: bool = False) -> dict[str, Any]:
+def machine_facts(*, require_gpu: bool = False) -> JSONObject:
     """What `graphcert env` shows: driver, CUDA, libraries, every GPU, host, kernel cache.
     Without a driver: the library versions, no GPUs and why (NoDriverError if `require_gpu`)."""
     from graphcert.errors import NoDriverError
@@ -123,9 +124,9 @@ def machine_facts(*, require_gpu: bool = False) -> dict[str, Any]:
     return {**gpu, **host_facts(), "cache_dir": str(cache_dir())}
 
 
-def _without_driver(reason: str) -> dict[str, Any]:
+def _without_driver(reason: str) -> JSONObject:
     """What can be said with no driver: library versions, and why there are no GPUs."""
-    env: dict[str, Any] = {"driver_version": None, "cuda_version": None}
+    env: JSONObject = {"driver_version": None, "cuda_version": None}
     try:
         from graphcert.cuda.device import software_versions
 
@@ -138,7 +139,7 @@ def _without_driver(reason: str) -> dict[str, Any]:
 
 
 def write(result: Sealable, out_dir: Path, about: LoadedWorkload | Subject,
-          env: dict[str, Any], *, key: SigningKey | None, uuid_names: bool = False) -> Path:
+          env: JSONObject, *, key: SigningKey | None, uuid_names: bool = False) -> Path:
     """The one certificate writer: seal the certificate of `result` about `about` (a
     verify or bench result's workload, or any kind's Subject), sign it with `key`
     (Options.signing_key; None: unsigned) and write it atomically; returns its path. The
@@ -147,20 +148,22 @@ def write(result: Sealable, out_dir: Path, about: LoadedWorkload | Subject,
         kind = "topology" if isinstance(result, VerifyResult) else "bench"
         # "+step" for a framework step: from the settings as the certificate holds them, as
         # the gate derives it
-        about = subject(about, kind, method=method_kind(kind, result.to_json().get("settings")))
+        about = subject(about, kind,
+                        method=method_kind(kind, as_opt_doc(result.to_json(), "settings")))
     cert = make_certificate(about.kind, workload=about.workload, environment=env,
                             results=result.to_json(), verdict=result.verdict.to_json())
     name = certificate_filename(about.kind, about.label, gpu_label(env, uuid_names))
     return write_certificate(out_dir / name, cert, key=key)
 
 
-def gpu_label(env: dict[str, Any], uuid_names: bool = False) -> str:
+def gpu_label(env: Doc, uuid_names: bool = False) -> str:
     """The GPU part of a certificate's file name: its model, and with `uuid_names` a short
     UUID, for workers on several GPUs of one model writing side by side (their names must
     differ)."""
-    gpu = str(env["gpu"]["name"])
+    facts = as_doc(env, "gpu")
+    gpu = str(facts["name"])
     if uuid_names:
-        gpu = f"{gpu}-{short_uuid(str(env['gpu'].get('uuid', '')))}"
+        gpu = f"{gpu}-{short_uuid(str(facts.get('uuid', '')))}"
     return gpu
 
 
@@ -180,7 +183,7 @@ def sweep_filename(base: LoadedWorkload, key: str, gpu_name: str, suffix: str = 
     return name[:-len(".json")] + suffix
 
 
-def write_sweep(fit: SweepFit, out_dir: Path, base: LoadedWorkload, env: dict[str, Any],
+def write_sweep(fit: SweepFit, out_dir: Path, base: LoadedWorkload, env: JSONObject,
                 *, key: SigningKey | None, uuid_names: bool = False) -> Path:
     """The sweep certificate (fit, points, the runs' certificates), through `write`."""
     return write(fit, out_dir, subject(base, "sweep", swept=fit.key), env, key=key,

@@ -13,6 +13,7 @@ from typing import Any
 
 from graphcert.buckets import Buckets, parse_buckets
 from graphcert.errors import ExitStatus, GraphcertError
+from graphcert.jsontypes import JSONObject
 from graphcert.kinds.bench.result import BenchResult
 from graphcert.run.harness import BenchSettings
 from graphcert.run.worker import Finished, WorkerProcess
@@ -32,7 +33,7 @@ class BenchJob:
     settings: BenchSettings
     device: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         sizes: dict[str, Any] = ({"classes": self.sizes.text} if isinstance(self.sizes, Buckets)
                                  else {"sizes": list(self.sizes)})
         return {"job": "bench", "ref": self.ref, **sizes, "settings": self.settings.to_json(),
@@ -57,7 +58,7 @@ def child_jobs(ref: str, sizes: Sequence[int], settings: BenchSettings, device: 
     return [BenchJob(ref, (n,), unsettled, device) for n in sizes]
 
 
-def run_bench_job(job: BenchJob) -> dict[str, Any]:
+def run_bench_job(job: BenchJob) -> JSONObject:
     """The worker's side: bench as the job says; the typed result as {"results", "verdict"}
     (a failed verdict is a result, not an error: the parent combines it)."""
     from graphcert.options import Options

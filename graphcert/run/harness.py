@@ -19,6 +19,7 @@ from graphcert.cert.results.figures import Ended, Unavailable, WayTimings
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.memory import DeviceBuffer
 from graphcert.cuda.stream import BlockingKernel, Event, Stream
+from graphcert.jsontypes import JSONObject
 from graphcert.placements import Sampled
 from graphcert.stats import Stopper, StopRule
 
@@ -46,7 +47,7 @@ class BenchSettings:
     hot: bool = True  # also the hot figure (back to back, L2 warm)
     context: str = "settled"  # settled | fresh | both (run.jobs starts a child for fresh)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """Every setting, as a worker's job carries them (graphcert.run.fresh.BenchJob)."""
         return {"rule": self.rule.to_json(), "flush_l2": self.flush_l2,
                 "blocker_timeout_s": self.blocker_timeout_s,

@@ -21,14 +21,17 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import FrameType
-from typing import Any
+from types import FrameType, TracebackType
+from typing import TYPE_CHECKING, Protocol
 
 from graphcert.cert.document import certificate_filename
 from graphcert.errors import InputError
 from graphcert.kinds.record.result import Ended, GraphMemory, RecordResult
 from graphcert.options import Options
 from graphcert.recording import Recorded, Recording, analyse
+
+if TYPE_CHECKING:
+    from graphcert.model import GraphSnapshot
 
 EXIT_CODES = {Ended.INTERRUPTED: 130, Ended.TERMINATED: 143, Ended.EXCEPTION: 1}
 
@@ -158,7 +161,7 @@ def _exit_code(code: object) -> int:
     return 1
 
 
-def graph_reader(device: int) -> Callable[[int], Any]:
+def graph_reader(device: int) -> Callable[[int], GraphSnapshot]:
     """graphcert's snapshot reader, set up before the program runs (so no import happens
     inside a driver callback)."""
     from graphcert.cuda.handles import read_foreign_graph
@@ -283,8 +286,22 @@ class RecordedRun:
     callback_errors: tuple[str, ...] = ()
 
 
+class GraphRecorder(Protocol):
+    """What a session uses of its recorder (graphcert.cupti.record.Recorder; tests pass a
+    fake): recording between enter and close, then what it saw and its callback errors."""
+
+    def __enter__(self) -> object: ...
+
+    def close(self) -> None: ...
+
+    def recording(self) -> Recording: ...
+
+    @property
+    def errors(self) -> tuple[str, ...]: ...
+
+
 def record_program(argv: Sequence[str], *, out_dir: Path | None, options: Options,
-                   device: int = 0, recorder: Any = None) -> RecordedRun:
+                   device: int = 0, recorder: GraphRecorder | None = None) -> RecordedRun:
     """Check the program and the output folder, run the program under the recorder, analyse
     what was seen and (with `out_dir`) write the record certificate and its snapshots."""
     from graphcert.fileio import ensure_writable_dir
@@ -307,7 +324,7 @@ class RecordSession:
 
     def __init__(self, program: Sequence[str], *, out_dir: Path | None = None,
                  options: Options | None = None, device: int = 0, auto_finish: bool = False,
-                 recorder: Any = None) -> None:
+                 recorder: GraphRecorder | None = None) -> None:
         self.program = tuple(program)
         self._out_dir, self._options, self._device = out_dir, options, device
         self._auto = auto_finish  # the context manager: finish on exit, however it ended
@@ -336,7 +353,7 @@ class RecordSession:
         return self
 
     def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
-                 tb: Any) -> None:
+                 tb: TracebackType | None) -> None:
         self._signals.close()
         self._recorder.close()
         if not self._auto:

@@ -25,6 +25,7 @@ from typing import IO, TYPE_CHECKING, Any
 from graphcert.cert.results.fleet import EventSink, ProgressEvent, WorkerError
 from graphcert.errors import GraphcertError
 from graphcert.fileio import parse_json
+from graphcert.jsontypes import JSONObject
 
 if TYPE_CHECKING:
     from graphcert.run.fresh import BenchJob
@@ -49,7 +50,7 @@ class CommandJob:
     progress: bool = False
     key_file: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"job": "command", "command": self.command,
                 "params": {k: list(v) if isinstance(v, tuple) else v
                            for k, v in self.params.items()},
@@ -88,7 +89,7 @@ class Reply:
     error: WorkerError | None = None
     result: Mapping[str, Any] | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"exit_status": self.exit_status,
                 "error": self.error.to_json() if self.error is not None else None,
                 "result": dict(self.result) if self.result is not None else None}
