@@ -22,6 +22,13 @@ def _wrong(key: str, value: object, want: str) -> TypeError:
     return TypeError(f"{key!r}: expected {want}, got {type(value).__name__}")
 
 
+def as_object(value: object, what: str = "document") -> Doc:
+    """`value` (a whole parsed document) as a JSON object."""
+    if not isinstance(value, Mapping):
+        raise _wrong(what, value, "an object")
+    return value
+
+
 def as_int(doc: Doc, key: str) -> int:
     """doc[key] as an int (a bool is not one)."""
     value = doc[key]
