@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from graphcert.jsontypes import as_float, as_int, as_object, as_opt_int, as_str
+from graphcert.jsontypes import (
+    as_float,
+    as_floats,
+    as_int,
+    as_int_or,
+    as_object,
+    as_opt_int,
+    as_opt_number,
+    as_str,
+    as_strs,
+)
 
 
 def test_a_whole_document_narrows_to_an_object_and_nothing_else_does() -> None:
@@ -23,3 +33,16 @@ def test_an_integer_reads_as_a_float_but_a_bool_as_neither() -> None:
     for reader in (as_int, as_float):
         with pytest.raises(TypeError):
             reader(doc, "b")
+
+
+def test_readers_of_later_fields_arrays_and_numbers_kept_as_written() -> None:
+    doc = {"n": 2, "f": 0.5, "xs": [1, 2.5], "ss": ["a"], "bad": ["a", 1]}
+    assert as_int_or(doc, "n", 0) == 2 and as_int_or(doc, "absent", 7) == 7
+    assert as_floats(doc, "xs") == [1.0, 2.5] and all(type(x) is float
+                                                      for x in as_floats(doc, "xs"))
+    assert as_strs(doc, "ss") == ["a"]
+    with pytest.raises(TypeError, match=r"'bad\[1\]'"):
+        as_strs(doc, "bad")
+    # an integer stays one, so a document is written back byte for byte as it was read
+    assert type(as_opt_number(doc, "n")) is int and as_opt_number(doc, "f") == 0.5
+    assert as_opt_number(doc, "absent") is None
