@@ -25,6 +25,7 @@ from typing import Any
 
 from graphcert.errors import InputError, clip, clip_repr
 from graphcert.fileread import MAX_DOCUMENT_BYTES, is_stream, kind_of, read_bounded, shown
+from graphcert.jsontypes import JSONValue
 
 TEMP_SUFFIX = ".tmp"
 _TEMP_NAME_BYTES = 200  # of the target's name in a temp name: `.NAME.PID.XXXXXXXX.tmp` fits 255
@@ -276,7 +277,7 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def parse_json(raw: bytes | str) -> Any:
+def parse_json(raw: bytes | str) -> JSONValue:
     """Parse JSON text strictly: UTF-8, no NaN/Infinity, no key twice in one object, no
     integer literal longer than Python reads (4300 digits by default), nesting at most 100
     deep. Raises JSONProblem (one line) for anything else."""
@@ -288,8 +289,9 @@ def parse_json(raw: bytes | str) -> Any:
         raise JSONProblem(f"nested too deeply (more than {MAX_JSON_DEPTH} levels)", "invalid")
     try:
         with _collector_paused():
-            value = json.loads(text, parse_float=_finite_float, parse_constant=_no_constant,
-                               object_pairs_hook=_unique_keys)
+            value: JSONValue = json.loads(text, parse_float=_finite_float,
+                                          parse_constant=_no_constant,
+                                          object_pairs_hook=_unique_keys)
     except JSONProblem:
         raise
     except json.JSONDecodeError as exc:
@@ -322,7 +324,7 @@ def _refuse_lone_surrogates(value: Any) -> None:
                               f"Unicode text: {clip(ascii(item), 60)}", "invalid")
 
 
-def read_json(path: Path | str, what: str = "file", *, named: bool = True) -> Any:
+def read_json(path: Path | str, what: str = "file", *, named: bool = True) -> JSONValue:
     """Read and parse a JSON file; InputError `<what> <path>: <problem>` on any failure.
 
     The one JSON reader every loader uses (certificates, snapshots, baselines); `named`

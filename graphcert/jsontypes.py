@@ -22,12 +22,24 @@ def _wrong(key: str, value: object, want: str) -> TypeError:
     return TypeError(f"{key!r}: expected {want}, got {type(value).__name__}")
 
 
+def as_object(value: object, what: str = "document") -> Doc:
+    """`value` (a whole parsed document) as a JSON object."""
+    if not isinstance(value, Mapping):
+        raise _wrong(what, value, "an object")
+    return value
+
+
 def as_int(doc: Doc, key: str) -> int:
     """doc[key] as an int (a bool is not one)."""
     value = doc[key]
     if isinstance(value, bool) or not isinstance(value, int):
         raise _wrong(key, value, "an integer")
     return value
+
+
+def as_int_or(doc: Doc, key: str, default: int) -> int:
+    """doc[key] as an int, `default` where the key is absent (a field added later)."""
+    return as_int(doc, key) if key in doc else default
 
 
 def as_opt_int(doc: Doc, key: str) -> int | None:
@@ -46,6 +58,17 @@ def as_float(doc: Doc, key: str) -> float:
 def as_opt_float(doc: Doc, key: str) -> float | None:
     """doc[key] as a float, None where it is null or absent."""
     return None if doc.get(key) is None else as_float(doc, key)
+
+
+def as_opt_number(doc: Doc, key: str) -> float | None:
+    """doc[key] as the number it is (an integer stays one, so it is written back as it was
+    read), None where it is null or absent."""
+    if doc.get(key) is None:
+        return None
+    value = doc[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _wrong(key, value, "a number")
+    return value
 
 
 def as_str(doc: Doc, key: str) -> str:
@@ -97,5 +120,25 @@ def as_docs(doc: Doc, key: str) -> list[Doc]:
     for i, item in enumerate(items):
         if not isinstance(item, Mapping):
             raise _wrong(f"{key}[{i}]", item, "an object")
+        out.append(item)
+    return out
+
+
+def as_floats(doc: Doc, key: str) -> list[float]:
+    """doc[key] as a JSON array of numbers, each a float (an integer reads as one)."""
+    out: list[float] = []
+    for i, item in enumerate(as_list(doc, key)):
+        if isinstance(item, bool) or not isinstance(item, (int, float)):
+            raise _wrong(f"{key}[{i}]", item, "a number")
+        out.append(float(item))
+    return out
+
+
+def as_strs(doc: Doc, key: str) -> list[str]:
+    """doc[key] as a JSON array of strings."""
+    out: list[str] = []
+    for i, item in enumerate(as_list(doc, key)):
+        if not isinstance(item, str):
+            raise _wrong(f"{key}[{i}]", item, "a string")
         out.append(item)
     return out

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from graphcert.jsontypes import JSONObject
 
 if TYPE_CHECKING:  # the key's module loads the hashing and JSON code; --help needs none
     from graphcert.cert.signing import SigningKey
@@ -33,7 +35,7 @@ class GitCommit:
     commit: str
     dirty: bool = False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """The certificate's `environment.git` block, as collect_git_info writes it."""
         return {"commit": self.commit, "dirty": self.dirty}
 

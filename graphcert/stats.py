@@ -6,14 +6,14 @@ Each figure comes back as the typed value a result holds (graphcert.cert.results
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from statistics import NormalDist
-from typing import Any
 
 import numpy as np
 
 from graphcert.cert.results.figures import Ended, Interval, LineFit, Timing
+from graphcert.jsontypes import Doc, JSONObject, as_float, as_int, as_opt_int, as_str
 from graphcert.orderstats import median_interval
 
 # The two stopping rules: "precision" (the default: the 95% interval of the median each loop
@@ -83,8 +83,8 @@ class StopRule:
         k = max(1, loops)
         return replace(self, min_time_s=self.min_time_s / k, timeout_s=self.timeout_s / k)
 
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"max_noise": self.max_noise, "min_samples": self.min_samples,
+    def to_json(self) -> JSONObject:
+        doc: JSONObject = {"max_noise": self.max_noise, "min_samples": self.min_samples,
                                "min_time_s": self.min_time_s, "timeout_s": self.timeout_s,
                                "stopping": self.stopping}
         if self.stopping == "precision":
@@ -94,13 +94,14 @@ class StopRule:
         return doc
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> StopRule:
-        cap = doc.get("max_samples")
+    def from_json(cls, doc: Doc) -> StopRule:
         # a rule recorded before "stopping" existed was the noise rule
-        return cls(float(doc["max_noise"]), int(doc["min_samples"]), float(doc["min_time_s"]),
-                   float(doc["timeout_s"]), int(cap) if cap is not None else None,
-                   str(doc.get("stopping", "noise")),
-                   float(doc.get("max_host_noise", cls.max_host_noise)))
+        stopping = as_str(doc, "stopping") if "stopping" in doc else "noise"
+        host_noise = (as_float(doc, "max_host_noise") if "max_host_noise" in doc
+                      else cls.max_host_noise)
+        return cls(as_float(doc, "max_noise"), as_int(doc, "min_samples"),
+                   as_float(doc, "min_time_s"), as_float(doc, "timeout_s"),
+                   as_opt_int(doc, "max_samples"), stopping, host_noise)
 
 
 class Stopper:

@@ -14,6 +14,7 @@ from graphcert.cert.registry import KIND_NAMES
 from graphcert.cert.results.figures import QUANTITIES
 from graphcert.errors import GraphcertError, clip_repr
 from graphcert.fileread import MAX_POLICY_BYTES, FileProblem, read_bounded
+from graphcert.jsontypes import JSONObject
 
 
 class PolicyError(GraphcertError):
@@ -62,7 +63,7 @@ class Policy:
             return value.get(workload, value.get("*"))
         return value
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "source": self.source,
             "require": {k: list(v) for k, v in self.require.items()},

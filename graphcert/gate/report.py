@@ -10,7 +10,6 @@ import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from graphcert.cert.certificate import Certificate
 from graphcert.cert.compare import across_models
@@ -37,6 +36,7 @@ from graphcert.gate.rules import (
     certificate_rules,
     set_rules,
 )
+from graphcert.jsontypes import JSONObject
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class CertificateResult:
     def status(self) -> RuleStatus:
         return _worst(r.status for r in self.rules)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"path": self.path, "kind": self.kind, "workload": self.workload,
                 "ref": self.ref, "gpu": self.gpu, "status": self.status.value,
                 "rules": [r.to_dict() for r in self.rules]}
@@ -96,7 +96,7 @@ class GateReport:
             out += [(f"{c.workload} {c.kind} on {c.gpu}", r) for r in c.rules]
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"status": self.status.value, "passed": self.passed,
                 "exit_code": self.exit_code, "created": self.created,
                 "policy": self.policy.to_dict(), "baseline": self.baseline,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 
 from graphcert.cert.certificate import Certificate
 from graphcert.cert.compare import across_models, gpu_model
@@ -17,6 +17,7 @@ from graphcert.cert.registry import spec
 from graphcert.cert.results.verdict import Status as VStatus
 from graphcert.cert.results.verdict import Verdict
 from graphcert.gate.policy import Policy
+from graphcert.jsontypes import JSONObject
 
 
 class Rule(str, Enum):
@@ -59,7 +60,7 @@ class RuleResult:
     summary: str
     details: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"rule": self.rule.value, "status": self.status.value, "summary": self.summary,
                 "details": list(self.details)}
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from graphcert.cert.signing import SigningKey
 from graphcert.cert.store import DigestOf, MethodOf
 from graphcert.errors import ExitStatus, GraphcertError
 from graphcert.gate.policy import Policy, load_policy
 from graphcert.gate.report import GateRun, UnusableInput, display_path, gate_run
+from graphcert.jsontypes import JSONObject
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class UnusableReport:
     passed = False
     exit_code = ExitStatus.UNUSABLE
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """The keys of GateReport.to_dict, so a reader of the JSON needs no second schema:
         no certificates or checks were judged, `unusable` says why."""
         return {"status": self.status, "passed": self.passed, "exit_code": int(self.exit_code),

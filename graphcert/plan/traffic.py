@@ -229,7 +229,8 @@ def _kind(value: object) -> str:
 
 def _from_json(raw: bytes, tally: _Tally) -> None:
     try:
-        doc = parse_json(raw)
+        # object: each branch below narrows it with isinstance, the item checks with it
+        doc: object = parse_json(raw)
     except JSONProblem as exc:
         raise _Bad(exc.problem, _FORMS) from None
     if isinstance(doc, dict):

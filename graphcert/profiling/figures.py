@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphcert.errors import InputError
+from graphcert.jsontypes import JSONObject
 from graphcert.model import NodeKind
 from graphcert.profiling.records import ProfileGraph, UntimedNode, _kahn
 
@@ -65,7 +66,7 @@ class Profile:
     dropped: int
     edges: tuple[tuple[int, int], ...] = ()  # the graph's (from, to) canonical indices
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "nodes": [_node_json(n) for n in self.nodes],
             "untimed": [u.to_json() for u in self.untimed],
@@ -108,11 +109,11 @@ class Profile:
                              hint="pass a document Profile.to_json wrote") from None
 
 
-def _node_json(n: NodeFigures) -> dict[str, Any]:
-    doc: dict[str, Any] = {"index": n.index, "kind": n.kind.value, "name": n.name,
-                           "median_ns": n.median_ns, "min_ns": n.min_ns, "max_ns": n.max_ns,
-                           "start_offset_ns": n.start_offset_ns, "share": n.share,
-                           "low_ns": n.low_ns, "high_ns": n.high_ns}
+def _node_json(n: NodeFigures) -> JSONObject:
+    doc: JSONObject = {"index": n.index, "kind": n.kind.value, "name": n.name,
+                       "median_ns": n.median_ns, "min_ns": n.min_ns, "max_ns": n.max_ns,
+                       "start_offset_ns": n.start_offset_ns, "share": n.share,
+                       "low_ns": n.low_ns, "high_ns": n.high_ns}
     if n.body_records is not None:  # only a conditional node timed by its body has it
         doc["body_records"] = n.body_records
     return doc

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from graphcert.errors import InputError
+from graphcert.jsontypes import JSONObject
 from graphcert.model import GraphSnapshot, NodeKind, NodeRecord
 
 NODE_ID_BITS = 32
@@ -91,7 +92,7 @@ class UntimedNode:
     kind: NodeKind
     reason: str
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> JSONObject:
         return {"index": self.index, "kind": self.kind.value, "reason": self.reason}
 
 

@@ -25,7 +25,7 @@ from typing import IO, TYPE_CHECKING, Any
 from graphcert.cert.results.fleet import EventSink, ProgressEvent, WorkerError
 from graphcert.errors import GraphcertError
 from graphcert.fileio import parse_json
-from graphcert.jsontypes import JSONObject
+from graphcert.jsontypes import JSONObject, as_object
 
 if TYPE_CHECKING:
     from graphcert.run.fresh import BenchJob
@@ -218,7 +218,7 @@ def _events(fd: int, on_event: EventSink | None) -> None:
             # A bad line or a failing display must not end this reader: the worker would
             # fill the pipe and block, and the parent wait on it for ever.
             try:
-                on_event(ProgressEvent.from_json(parse_json(line)))
+                on_event(ProgressEvent.from_json(as_object(parse_json(line))))
             except Exception:
                 pass
 
@@ -228,7 +228,7 @@ def _reply(text: str) -> Reply | None:
     if not text.strip():
         return None
     try:
-        return Reply.from_json(parse_json(text))
+        return Reply.from_json(as_object(parse_json(text)))
     except (ValueError, KeyError, TypeError):  # JSONProblem is a ValueError
         return None
 
@@ -248,7 +248,7 @@ def serve(argv: Sequence[str], run_command: RunCommand) -> int:
     parser.add_argument("--events", type=int, required=True)
     parser.add_argument("--reply", type=int, required=True)
     fds = parser.parse_args(list(argv))
-    job = job_from_json(parse_json(sys.stdin.read()))
+    job = job_from_json(as_object(parse_json(sys.stdin.read())))
     with open(fds.events, "w", encoding="utf-8") as channel:
         def send(event: ProgressEvent) -> None:
             channel.write(json.dumps(event.to_json()) + "\n")

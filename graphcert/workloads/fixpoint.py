@@ -25,7 +25,7 @@ This module imports no CUDA: buffers and kernels come from the RunContext in set
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -140,7 +140,8 @@ def labels_after(seed: int, graph: LabelGraph, n: int, steps: int) -> tuple[np.n
     Cached per (seed, graph, n) and carried forward, so fixpoint's K steps and converge's
     run to the fixed point over the same graph share the work."""
     key = ("label.walk", seed, graph.capacity, graph.components, graph.degree, n)
-    entry = memo.lookup(key)
+    # what this function stores under its key: (labels, steps reached, fixed point or None)
+    entry = cast("tuple[np.ndarray, int, int | None] | None", memo.lookup(key))
     if entry is not None:
         labels, reached, fixed = entry
         if fixed is not None and steps >= fixed:

@@ -76,8 +76,9 @@ def held_bytes() -> int:
     return _held
 
 
-def lookup(key: Hashable) -> Any | None:
-    """The value under `key`, or None (no build)."""
+def lookup(key: Hashable) -> object | None:
+    """The value under `key`, or None (no build). The cache holds values of any type; the
+    caller that owns `key` knows which and says so (a cast)."""
     if key not in _entries:
         return None
     _entries.move_to_end(key)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from graphcert.jsontypes import JSONObject
 
 if TYPE_CHECKING:
     from graphcert.model import GraphSnapshot
@@ -29,7 +31,7 @@ class CaptureResult:
     def nodes(self) -> int:
         return self.snapshot.node_count
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """The class's row in `graphcert capture --json`."""
         return {"capacity": self.capacity, "n": self.n, "capture_s": self.capture_s,
                 "instantiate_s": self.instantiate_s, "upload_s": self.upload_s,

@@ -4,10 +4,20 @@ launching timed three ways, an interval, a straight-line fit. Pure."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+
+from graphcert.jsontypes import (
+    Doc,
+    JSONObject,
+    as_doc,
+    as_float,
+    as_int,
+    as_opt_doc,
+    as_opt_float,
+    as_opt_number,
+    as_opt_str,
+)
 
 # The three timed quantities, never mixed, and the two ways of launching.
 QUANTITIES: tuple[str, ...] = ("host_enqueue", "device", "end_to_end")
@@ -41,8 +51,8 @@ class Timing:
     ended: Ended | None = None  # None: recorded before graphcert said how sampling ended
     half_width: float | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
+    def to_json(self) -> JSONObject:
+        doc: JSONObject = {
             "samples": self.samples, "median_s": self.median_s, "mean_s": self.mean_s,
             "min_s": self.min_s, "max_s": self.max_s, "rel_stddev": self.rel_stddev,
             "iqr_s": self.iqr_s, "noise": self.noise}
@@ -53,13 +63,13 @@ class Timing:
         return doc
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Timing:
-        ended, half = doc.get("ended"), doc.get("half_width")
-        return cls(int(doc["samples"]), float(doc["median_s"]), float(doc["mean_s"]),
-                   float(doc["min_s"]), float(doc["max_s"]), float(doc["rel_stddev"]),
-                   float(doc["iqr_s"]), float(doc["noise"]),
+    def from_json(cls, doc: Doc) -> Timing:
+        ended = as_opt_str(doc, "ended")
+        return cls(as_int(doc, "samples"), as_float(doc, "median_s"), as_float(doc, "mean_s"),
+                   as_float(doc, "min_s"), as_float(doc, "max_s"), as_float(doc, "rel_stddev"),
+                   as_float(doc, "iqr_s"), as_float(doc, "noise"),
                    Ended(ended) if ended is not None else None,
-                   float(half) if half is not None else None)
+                   as_opt_float(doc, "half_width"))
 
 
 @dataclass(frozen=True)
@@ -82,7 +92,7 @@ class WayTimings:
         value = getattr(self, quantity)
         return value if isinstance(value, Timing) else None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         dev = self.device
         return {"device_unavailable_reason": dev.reason if isinstance(dev, Unavailable) else None,
                 "host_enqueue": self.host_enqueue.to_json(),
@@ -90,13 +100,13 @@ class WayTimings:
                 "end_to_end": self.end_to_end.to_json()}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> WayTimings:
-        dev = doc.get("device")
+    def from_json(cls, doc: Doc) -> WayTimings:
+        dev = as_opt_doc(doc, "device")
         device: Timing | Unavailable = (
             Timing.from_json(dev) if dev is not None else
-            Unavailable(doc.get("device_unavailable_reason") or "not measured"))
-        return cls(Timing.from_json(doc["host_enqueue"]), device,
-                   Timing.from_json(doc["end_to_end"]))
+            Unavailable(as_opt_str(doc, "device_unavailable_reason") or "not measured"))
+        return cls(Timing.from_json(as_doc(doc, "host_enqueue")), device,
+                   Timing.from_json(as_doc(doc, "end_to_end")))
 
 
 @dataclass(frozen=True)
@@ -108,16 +118,16 @@ class Interval:
     high: float
     confidence: float | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        doc = {"median": self.median, "low": self.low, "high": self.high}
+    def to_json(self) -> JSONObject:
+        doc: JSONObject = {"median": self.median, "low": self.low, "high": self.high}
         if self.confidence is not None:
             doc["confidence"] = self.confidence
         return doc
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Interval:
-        return cls(float(doc["median"]), float(doc["low"]), float(doc["high"]),
-                   doc.get("confidence"))
+    def from_json(cls, doc: Doc) -> Interval:
+        return cls(as_float(doc, "median"), as_float(doc, "low"), as_float(doc, "high"),
+                   as_opt_number(doc, "confidence"))
 
 
 @dataclass(frozen=True)
@@ -128,9 +138,9 @@ class LineFit:
     b_s: float
     r2: float
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"a_s": self.a_s, "b_s": self.b_s, "r2": self.r2}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> LineFit:
-        return cls(float(doc["a_s"]), float(doc["b_s"]), float(doc["r2"]))
+    def from_json(cls, doc: Doc) -> LineFit:
+        return cls(as_float(doc, "a_s"), as_float(doc, "b_s"), as_float(doc, "r2"))

@@ -8,12 +8,22 @@ exit code is the worst worker's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from graphcert.errors import GraphcertError
 from graphcert.fileio import parse_json
+from graphcert.jsontypes import (
+    Doc,
+    JSONObject,
+    JSONValue,
+    as_float,
+    as_int,
+    as_opt_doc,
+    as_opt_str,
+    as_str,
+)
 
 ProgressKind = Literal["total", "advance"]
 
@@ -25,15 +35,21 @@ class ProgressEvent:
     what: ProgressKind
     units: float
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"progress": self.what, "units": self.units}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> ProgressEvent:
+    def from_json(cls, doc: Doc) -> ProgressEvent:
         what = doc["progress"]
-        if what not in ("total", "advance"):
+        # spelled out so the Literal is narrowed without a cast
+        kind: ProgressKind
+        if what == "total":
+            kind = "total"
+        elif what == "advance":
+            kind = "advance"
+        else:
             raise ValueError(f"not a progress event: {what!r}")
-        return cls(what, float(doc["units"]))
+        return cls(kind, as_float(doc, "units"))
 
 
 EventSink = Callable[[ProgressEvent], None]  # where a worker sends its progress events
@@ -59,14 +75,12 @@ class WorkerError:
     def one_line(self) -> str:
         return self.as_error().one_line()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"message": self.message, "hint": self.hint, "exit_status": self.exit_status}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> WorkerError:
-        hint = doc.get("hint")
-        return cls(str(doc["message"]), str(hint) if hint is not None else None,
-                   int(doc["exit_status"]))
+    def from_json(cls, doc: Doc) -> WorkerError:
+        return cls(as_str(doc, "message"), as_opt_str(doc, "hint"), as_int(doc, "exit_status"))
 
 
 def short_uuid(uuid: str) -> str:
@@ -86,7 +100,7 @@ class Gpu:
     def label(self) -> str:
         return f"GPU {self.index} ({self.name}, {self.uuid})"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"index": self.index, "name": self.name, "uuid": self.uuid}
 
 
@@ -110,7 +124,7 @@ class WorkerOutcome:
     def ok(self) -> bool:
         return self.exit_code == 0
 
-    def output_json(self) -> Any:
+    def output_json(self) -> JSONValue:
         """The worker's --json output, or None when it printed none (or not JSON, read by
         the one strict JSON reader: a key twice is not JSON either)."""
         try:
@@ -118,7 +132,7 @@ class WorkerOutcome:
         except ValueError:  # JSONProblem is one
             return None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"gpu": self.gpu.to_json(), "exit_code": self.exit_code,
                 "seconds": round(self.seconds, 3),
                 "error": self.error.one_line() if self.error is not None else None,
@@ -144,13 +158,13 @@ class FleetResult:
             return next(iter(errors))
         return None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"command": self.command, "exit_code": self.exit_code,
                 "wall_s": round(self.seconds, 3),
                 "workers": [w.to_json() for w in self.workers]}
 
 
-def gpu_of(environment: Mapping[str, Any]) -> tuple[str, str]:
+def gpu_of(environment: Doc) -> tuple[str, str]:
     """(name, uuid) of a certificate's GPU; an absent UUID reads as ''."""
-    gpu = environment.get("gpu") or {}
+    gpu: Doc = as_opt_doc(environment, "gpu") or {}
     return str(gpu.get("name", "")), str(gpu.get("uuid", "") or "")

@@ -8,9 +8,18 @@ import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
 
 from graphcert.cert.results.figures import Timing, Unavailable
+from graphcert.jsontypes import (
+    Doc,
+    JSONObject,
+    as_doc,
+    as_floats,
+    as_int,
+    as_int_or,
+    as_opt_str,
+    as_str,
+)
 
 
 class Context(str, Enum):
@@ -43,13 +52,13 @@ class PlacementSpread:
         mid = self.median_s
         return (max(self.medians_s) - min(self.medians_s)) / mid if mid > 0 else 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"medians_s": list(self.medians_s), "median_s": self.median_s,
                 "rel_range": self.rel_range}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> PlacementSpread:
-        return cls(tuple(float(v) for v in doc["medians_s"]))
+    def from_json(cls, doc: Doc) -> PlacementSpread:
+        return cls(tuple(as_floats(doc, "medians_s")))
 
 
 @dataclass(frozen=True)
@@ -67,25 +76,28 @@ class PlacementContexts:
         return PlacementContexts(self.count + 1) if refused is None else \
             PlacementContexts(self.count, refused)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"count": self.count, "kept": self.kept}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> PlacementContexts:
-        return cls(int(doc["count"]), doc.get("kept"))
+    def from_json(cls, doc: Doc) -> PlacementContexts:
+        return cls(as_int(doc, "count"), as_opt_str(doc, "kept"))
 
 
 # side -> quantity -> spread; a quantity unavailable at some placement is left out.
 Placements = Mapping[str, Mapping[str, PlacementSpread]]
 
 
-def placements_to_json(p: Placements) -> dict[str, Any]:
+def placements_to_json(p: Placements) -> JSONObject:
     return {side: {q: s.to_json() for q, s in per.items()} for side, per in p.items()}
 
 
-def placements_from_json(doc: Mapping[str, Any]) -> dict[str, dict[str, PlacementSpread]]:
-    return {side: {q: PlacementSpread.from_json(s) for q, s in per.items()}
-            for side, per in doc.items()}
+def placements_from_json(doc: Doc) -> dict[str, dict[str, PlacementSpread]]:
+    out: dict[str, dict[str, PlacementSpread]] = {}
+    for side in doc:
+        per = as_doc(doc, side)
+        out[side] = {q: PlacementSpread.from_json(as_doc(per, q)) for q in per}
+    return out
 
 
 @dataclass(frozen=True)
@@ -103,22 +115,23 @@ class HotTimings:
         value = self.stream if side == "stream" else self.graph
         return value if isinstance(value, Timing) else None
 
-    def to_json(self) -> dict[str, Any]:
-        def one(t: Timing | Unavailable) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
+        def one(t: Timing | Unavailable) -> JSONObject:
             return t.to_json() if isinstance(t, Timing) else {"unavailable": t.reason}
 
         return {"stream": one(self.stream), "graph": one(self.graph), "batch": dict(self.batch)}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> HotTimings:
+    def from_json(cls, doc: Doc) -> HotTimings:
         from graphcert.cert.results.figures import Timing, Unavailable
 
-        def one(d: Mapping[str, Any]) -> Timing | Unavailable:
-            return Unavailable(str(d["unavailable"])) if "unavailable" in d else \
+        def one(d: Doc) -> Timing | Unavailable:
+            return Unavailable(as_str(d, "unavailable")) if "unavailable" in d else \
                 Timing.from_json(d)
 
-        return cls(one(doc["stream"]), one(doc["graph"]),
-                   {k: int(v) for k, v in doc["batch"].items()})
+        batch = as_doc(doc, "batch")
+        return cls(one(as_doc(doc, "stream")), one(as_doc(doc, "graph")),
+                   {k: as_int(batch, k) for k in batch})
 
 
 @dataclass(frozen=True)
@@ -133,12 +146,12 @@ class Telemetry:
     htod_copies: int = 0
     dtoh_copies: int = 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"syncs": self.syncs, "htod_bytes": self.htod_bytes,
                 "dtoh_bytes": self.dtoh_bytes, "htod_copies": self.htod_copies,
                 "dtoh_copies": self.dtoh_copies}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Telemetry:
-        return cls(int(doc["syncs"]), int(doc["htod_bytes"]), int(doc["dtoh_bytes"]),
-                   int(doc.get("htod_copies", 0)), int(doc.get("dtoh_copies", 0)))
+    def from_json(cls, doc: Doc) -> Telemetry:
+        return cls(as_int(doc, "syncs"), as_int(doc, "htod_bytes"), as_int(doc, "dtoh_bytes"),
+                   as_int_or(doc, "htod_copies", 0), as_int_or(doc, "dtoh_copies", 0))

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+
+from graphcert.jsontypes import Doc, JSONObject, as_bool, as_opt_str, as_strs
 
 
 class Status(str, Enum):
@@ -51,17 +52,17 @@ class Verdict:
         return Verdict(worst, self.reasons + tuple(prefix + r for r in other.reasons),
                        self.missing + tuple(prefix + r for r in other.missing))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"passed": self.passed, "reasons": list(self.reasons),
                 "status": self.status.value}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Verdict:
+    def from_json(cls, doc: Doc) -> Verdict:
         """Certificates written before `status` existed hold only `passed`."""
-        status = doc.get("status")
+        status = as_opt_str(doc, "status")
         if status is None:
-            status = "pass" if doc["passed"] else "fail"
-        reasons = tuple(doc.get("reasons", ()))
+            status = "pass" if as_bool(doc, "passed") else "fail"
+        reasons = tuple(as_strs(doc, "reasons")) if "reasons" in doc else ()
         return cls(Status(status), reasons, reasons if status == "incomplete" else ())
 
 

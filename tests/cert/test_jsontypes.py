@@ -1,0 +1,48 @@
+"""graphcert.jsontypes: the narrowing a typed reader does on a parsed document's values."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphcert.jsontypes import (
+    as_float,
+    as_floats,
+    as_int,
+    as_int_or,
+    as_object,
+    as_opt_int,
+    as_opt_number,
+    as_str,
+    as_strs,
+)
+
+
+def test_a_whole_document_narrows_to_an_object_and_nothing_else_does() -> None:
+    doc = {"a": 1}
+    assert as_object(doc) is doc
+    for value in ([1], "x", 3, None):
+        with pytest.raises(TypeError, match="'reply': expected an object"):
+            as_object(value, "reply")
+
+
+def test_an_integer_reads_as_a_float_but_a_bool_as_neither() -> None:
+    doc = {"n": 3, "b": True, "s": "x", "none": None}
+    assert as_float(doc, "n") == 3.0 and isinstance(as_float(doc, "n"), float)
+    assert as_int(doc, "n") == 3 and as_str(doc, "s") == "x"
+    assert as_opt_int(doc, "none") is None and as_opt_int(doc, "absent") is None
+    for reader in (as_int, as_float):
+        with pytest.raises(TypeError):
+            reader(doc, "b")
+
+
+def test_readers_of_later_fields_arrays_and_numbers_kept_as_written() -> None:
+    doc = {"n": 2, "f": 0.5, "xs": [1, 2.5], "ss": ["a"], "bad": ["a", 1]}
+    assert as_int_or(doc, "n", 0) == 2 and as_int_or(doc, "absent", 7) == 7
+    assert as_floats(doc, "xs") == [1.0, 2.5] and all(type(x) is float
+                                                      for x in as_floats(doc, "xs"))
+    assert as_strs(doc, "ss") == ["a"]
+    with pytest.raises(TypeError, match=r"'bad\[1\]'"):
+        as_strs(doc, "bad")
+    # an integer stays one, so a document is written back byte for byte as it was read
+    assert type(as_opt_number(doc, "n")) is int and as_opt_number(doc, "f") == 0.5
+    assert as_opt_number(doc, "absent") is None
