@@ -9,7 +9,7 @@ runs (graphcert.cert.schemas) make that a bug, never bad input.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TypeAlias
 
 JSONScalar: TypeAlias = "str | int | float | bool | None"
@@ -142,3 +142,47 @@ def as_strs(doc: Doc, key: str) -> list[str]:
             raise _wrong(f"{key}[{i}]", item, "a string")
         out.append(item)
     return out
+
+
+def to_int(doc: Doc, key: str) -> int:
+    """int(doc[key]), for a reader that has always converted rather than narrowed (the
+    worker protocol): a number (truncated, as int() does), a bool or numeric text; any
+    other value raises TypeError as int() itself would."""
+    value = doc[key]
+    if not isinstance(value, (int, float, str)):
+        raise _wrong(key, value, "a number or numeric text")
+    return int(value)
+
+
+def to_float(doc: Doc, key: str) -> float:
+    """float(doc[key]), with to_int's tolerance: a number, a bool or numeric text."""
+    value = doc[key]
+    if not isinstance(value, (int, float, str)):
+        raise _wrong(key, value, "a number or numeric text")
+    return float(value)
+
+
+def to_ints(doc: Doc, key: str) -> tuple[int, ...]:
+    """doc[key]'s items each converted as to_int does (any iterable, as a loop over it
+    took one)."""
+    value = doc[key]
+    if not isinstance(value, Iterable):
+        raise _wrong(key, value, "an array")
+    return tuple(to_int({f"{key}[{i}]": item}, f"{key}[{i}]") for i, item in enumerate(value))
+
+
+def as_json(value: object, what: str = "document") -> JSONValue:
+    """`value` (parsed JSON, read as a Doc's value) as the JSONValue it is, checked all the
+    way down, for a reader that keeps a part of a document whole to write it again."""
+    if value is None or isinstance(value, (str, int, float)):  # a bool is an int
+        return value
+    if isinstance(value, list):
+        return [as_json(item, f"{what}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, Mapping):
+        return {str(k): as_json(v, f"{what}.{k}") for k, v in value.items()}
+    raise _wrong(what, value, "a JSON value")
+
+
+def as_json_object(value: Doc, what: str = "document") -> JSONObject:
+    """A read document as a JSONObject, checked all the way down (as_json)."""
+    return {str(k): as_json(v, f"{what}.{k}") for k, v in value.items()}

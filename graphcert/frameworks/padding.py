@@ -9,12 +9,13 @@ already takes, so an index stays in range and a slot stays one a real row writes
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from graphcert.errors import InputError
+from graphcert.frameworks.adapters import native
 
 Number = int | float
 # One value for every input, one per input in input order, or some by position.
@@ -104,19 +105,23 @@ def describe(fills: Sequence[Fill]) -> str:
     return "[" + ", ".join(word(f) for f in fills) + "]"
 
 
-def fill_rows(dst: Any, n: int, fill: Fill, arange: Any = np.arange) -> None:
+def fill_rows(dst: object, n: int, fill: Fill,
+              arange: Callable[[int], object] = np.arange) -> None:
     """Rows n.. of an indexable array (numpy; CuPy with its own `arange`) set to `fill`, or
     to the first n rows repeated (rows 0..n-1, 0..n-1, ...) where `fill` is None."""
-    rest = dst.shape[0] - n
+    # numpy's and CuPy's indexing alike, which no Protocol here could type for both
+    rows, indices = native(dst), native(arange)
+    rest = rows.shape[0] - n
     if rest <= 0:
         return
     if fill is None and n > 0:
-        dst[n:] = dst[arange(rest) % n]
+        rows[n:] = rows[indices(rest) % n]
     else:
-        dst[n:] = 0 if fill is None else fill
+        rows[n:] = 0 if fill is None else fill
 
 
-def padded_host(shape: tuple[int, ...], dtype: Any, src: Any, n: int, fill: Fill) -> np.ndarray:
+def padded_host(shape: tuple[int, ...], dtype: npt.DTypeLike, src: object, n: int,
+                fill: Fill) -> np.ndarray:
     """A host array of `shape`: `src` (n rows) first, the rest padded with `fill`."""
     out = np.empty(shape, dtype=dtype)
     out[:n] = np.asarray(src)

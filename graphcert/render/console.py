@@ -14,13 +14,25 @@ import errno
 import os
 import sys
 from collections.abc import Mapping
-from typing import IO, Any
+from typing import IO, Literal
 
-from rich.console import Console
+from rich.console import (
+    Console,
+    ConsoleRenderable,
+    JustifyMethod,
+    OverflowMethod,
+    RenderableType,
+    RichCast,
+)
+from rich.errors import NotRenderableError
 from rich.measure import Measurement
+from rich.style import Style
 from rich.text import Text
 
 from graphcert.render.words import Prose
+
+# rich's colour systems (its Console takes them as text).
+ColorSystem = Literal["auto", "standard", "256", "truecolor", "windows"]
 
 # Wide enough for any row graphcert prints; measuring is clamped to the console's width.
 _UNBOUNDED = 1 << 16
@@ -50,8 +62,17 @@ class DataConsole(Console):
     """A console for data and messages whose layout depends on `on_terminal`, never on
     colour. A str or Text printed alone is free text (layout.Prose): wrapped at spaces."""
 
-    def __init__(self, *args: Any, tty: bool | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, *, file: IO[str] | None = None, stderr: bool = False,
+                 width: int | None = None, color_system: ColorSystem | None = "auto",
+                 force_terminal: bool | None = None, highlight: bool = True,
+                 soft_wrap: bool = False, legacy_windows: bool | None = None,
+                 tty: bool | None = None, _environ: Mapping[str, str] | None = None) -> None:
+        """rich's Console keywords that graphcert passes, with rich's defaults; `tty`: lay
+        output out as on a terminal (True) or not (False) whatever the stream is."""
+        super().__init__(file=file, stderr=stderr, width=width, color_system=color_system,
+                         force_terminal=force_terminal, highlight=highlight,
+                         soft_wrap=soft_wrap, legacy_windows=legacy_windows,
+                         _environ=_environ)
         self._tty = tty
         # COLUMNS from the environment rich was given (the invocation's; rich's default else)
         self._columns = columns_of(self._environ)
@@ -68,27 +89,51 @@ class DataConsole(Console):
         """Whether output is laid out for a terminal: the `tty` given, else the stream's."""
         return isatty(self.file) if self._tty is None else self._tty
 
-    def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: D102 - as Console.print
-        if len(objects) == 1 and isinstance(objects[0], (str, Text)) \
-                and not kwargs.get("soft_wrap"):
+    def print(self, *objects: object, sep: str = " ", end: str = "\n",  # noqa: D102
+              style: str | Style | None = None, justify: JustifyMethod | None = None,
+              overflow: OverflowMethod | None = None, no_wrap: bool | None = None,
+              emoji: bool | None = None, markup: bool | None = None,
+              highlight: bool | None = None, width: int | None = None,
+              height: int | None = None, crop: bool = False, soft_wrap: bool | None = None,
+              new_line_start: bool = False) -> None:
+        # As Console.print, with rich's keywords and defaults, except `crop`: False, so that
+        # a token wider than the terminal stays whole.
+        if len(objects) == 1 and isinstance(objects[0], (str, Text)) and not soft_wrap:
             text = objects[0]
             if isinstance(text, str):
-                text = self.render_str(text, markup=kwargs.pop("markup", None),
-                                       highlight=kwargs.pop("highlight", None))
-            objects = (Prose(text, style=kwargs.pop("style", "") or ""),)
-        kwargs.setdefault("crop", False)  # a token wider than the terminal stays whole
-        if self.on_terminal or not objects or kwargs.get("width") is not None:
-            super().print(*objects, **kwargs)
+                text = self.render_str(text, markup=markup, highlight=highlight)
+            # markup, highlight and style are spent on the Prose: rich is given its defaults
+            objects = (Prose(text, style=style or ""),)
+            style = markup = highlight = None
+
+        def to_rich() -> None:
+            super(DataConsole, self).print(
+                *objects, sep=sep, end=end, style=style, justify=justify, overflow=overflow,
+                no_wrap=no_wrap, emoji=emoji, markup=markup, highlight=highlight,
+                width=width, height=height, crop=crop, soft_wrap=soft_wrap,
+                new_line_start=new_line_start)
+
+        if self.on_terminal or not objects or width is not None:
+            to_rich()
             return
         base = self._columns
         options = self.options.update(max_width=_UNBOUNDED)
-        widest = max(Measurement.get(self, options, o).maximum for o in objects)
+        widest = max(Measurement.get(self, options, _measurable(o)).maximum for o in objects)
         saved = self._width
         self.width = max(base, widest + (len(objects) - 1), 1)
         try:
-            super().print(*objects, **kwargs)
+            to_rich()
         finally:
             self._width = saved
+
+
+def _measurable(value: object) -> RenderableType:
+    """`value` as what Measurement.get takes; anything else fails as Measurement.get fails
+    on it (a piped print measures each object before rich prints it)."""
+    if isinstance(value, (str, ConsoleRenderable, RichCast)):
+        return value
+    raise NotRenderableError(f"Unable to get render width for {value!r}; a str, Segment, or "
+                             "object with __rich_console__ method is required")
 
 
 def columns_of(environ: Mapping[str, str]) -> int:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
+from rich.style import Style
 from rich.text import Text
 
 Cell = str | Text  # a str is literal text, never markup (certificates fill cells)
@@ -122,7 +123,7 @@ def segments(console: Console, lines: list[Text]) -> RenderResult:
 class Prose:
     """Free text wrapped at spaces to the width given, every word whole."""
 
-    def __init__(self, text: Cell, *, style: str = "") -> None:
+    def __init__(self, text: Cell, *, style: str | Style = "") -> None:
         self.text = as_text(text)
         if style:
             self.text.stylize(style)

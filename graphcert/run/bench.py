@@ -282,7 +282,7 @@ def _bench(session: WorkloadSession, ctx: RunContext, sizes: Sequence[int],
         context=Context.SEVERAL_STREAMS if settings.settle else Context.FRESH)
 
 
-def fit_sweep(key: str, points: Sequence[tuple[Any, SizeResult]]) -> SweepFit:
+def fit_sweep(key: str, points: Sequence[tuple[float, SizeResult]]) -> SweepFit:
     """Per-launch cost as a + b*value for stream and graph, each quantity, from the medians
     of each swept run's first size."""
     xs = [float(value) for value, _ in points]

@@ -7,13 +7,12 @@ into the parent's."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from graphcert.buckets import Buckets, parse_buckets
 from graphcert.errors import ExitStatus, GraphcertError
-from graphcert.jsontypes import JSONObject
+from graphcert.jsontypes import Doc, JSONObject, JSONValue, as_doc, to_int, to_ints
 from graphcert.kinds.bench.result import BenchResult
 from graphcert.run.harness import BenchSettings
 from graphcert.run.worker import Finished, WorkerProcess
@@ -34,17 +33,18 @@ class BenchJob:
     device: int
 
     def to_json(self) -> JSONObject:
-        sizes: dict[str, Any] = ({"classes": self.sizes.text} if isinstance(self.sizes, Buckets)
-                                 else {"sizes": list(self.sizes)})
+        sizes: dict[str, JSONValue] = ({"classes": self.sizes.text}
+                                       if isinstance(self.sizes, Buckets)
+                                       else {"sizes": list(self.sizes)})
         return {"job": "bench", "ref": self.ref, **sizes, "settings": self.settings.to_json(),
                 "device": self.device}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> BenchJob:
+    def from_json(cls, doc: Doc) -> BenchJob:
         sizes: Sequence[int] = (parse_buckets(str(doc["classes"])) if "classes" in doc
-                                else tuple(int(n) for n in doc["sizes"]))
-        return cls(str(doc["ref"]), sizes, BenchSettings.from_json(doc["settings"]),
-                   int(doc["device"]))
+                                else to_ints(doc, "sizes"))
+        return cls(str(doc["ref"]), sizes, BenchSettings.from_json(as_doc(doc, "settings")),
+                   to_int(doc, "device"))
 
 
 def child_jobs(ref: str, sizes: Sequence[int], settings: BenchSettings, device: int
@@ -70,9 +70,10 @@ def run_bench_job(job: BenchJob) -> JSONObject:
     return {"results": done.result.to_json(), "verdict": done.result.verdict.to_json()}
 
 
-def parse_child(doc: Mapping[str, Any]) -> BenchResult:
+def parse_child(doc: Doc) -> BenchResult:
     """The typed result a bench worker replied with: {"results": ..., "verdict": ...}."""
-    return BenchResult.from_json(doc["results"], doc["verdict"])
+    verdict = None if doc["verdict"] is None else as_doc(doc, "verdict")  # null: judged anew
+    return BenchResult.from_json(as_doc(doc, "results"), verdict)
 
 
 def merge(parts: Sequence[BenchResult]) -> BenchResult:

@@ -11,7 +11,6 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 
@@ -19,7 +18,7 @@ from graphcert.cert.results.figures import Ended, Unavailable, WayTimings
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.memory import DeviceBuffer
 from graphcert.cuda.stream import BlockingKernel, Event, Stream
-from graphcert.jsontypes import JSONObject
+from graphcert.jsontypes import Doc, JSONObject, as_doc, to_float, to_int
 from graphcert.placements import Sampled
 from graphcert.stats import Stopper, StopRule
 
@@ -56,10 +55,10 @@ class BenchSettings:
                 "context": self.context}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> BenchSettings:
-        return cls(StopRule.from_json(doc["rule"]), bool(doc["flush_l2"]),
-                   float(doc["blocker_timeout_s"]), int(doc["max_queued_ops"]),
-                   int(doc["placements"]), bool(doc["new_contexts"]), bool(doc["settle"]),
+    def from_json(cls, doc: Doc) -> BenchSettings:
+        return cls(StopRule.from_json(as_doc(doc, "rule")), bool(doc["flush_l2"]),
+                   to_float(doc, "blocker_timeout_s"), to_int(doc, "max_queued_ops"),
+                   to_int(doc, "placements"), bool(doc["new_contexts"]), bool(doc["settle"]),
                    bool(doc["hot"]), str(doc["context"]))
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import numpy as np
 
@@ -101,8 +101,8 @@ class CauseFinder:
         self.timed = timed
         self.moved_memory = moved_memory
 
-    def explain(self, captured: Captured, static: Sequence[Any], capacity: int, n: int,
-                values: Sequence[Any], kept: Kept, pads: Sequence[Fill]) -> Explained:
+    def explain(self, captured: Captured, static: Sequence[object], capacity: int, n: int,
+                values: Sequence[object], kept: Kept, pads: Sequence[Fill]) -> Explained:
         """The cause of a replay at n (inputs `values`, eager rows `kept`) that differed."""
         try:
             moved = self.moved_memory(captured)
@@ -122,13 +122,13 @@ class CauseFinder:
         except Exception as exc:  # the step's own code failed on a poison or a re-run
             return Explained(Cause.UNEXPLAINED, unexplained_reason(first_line(exc, typed=True)))
 
-    def _poison(self, values: Sequence[Any]) -> tuple[Fill, ...]:
+    def _poison(self, values: Sequence[object]) -> tuple[Fill, ...]:
         """The step's poison, or per input NaN (floating) or the real rows repeated."""
         auto = tuple(math.nan if self._floating(v) else None for v in values)
         declared = resolve(self.step.poison, len(values), "poison", None)
         return tuple(a if d is None else d for a, d in zip(auto, declared, strict=True))
 
-    def _floating(self, value: Any) -> bool:
+    def _floating(self, value: object) -> bool:
         a = self.adapter
         return a.to_numpy(a.head(value, 0)).dtype.kind in "fc"
 
@@ -139,8 +139,8 @@ class CauseFinder:
 
         self.timed("replay", replay)
 
-    def _replayed_rows(self, captured: Captured, static: Sequence[Any], n: int,
-                       values: Sequence[Any], fills: Sequence[Fill]) -> list[np.ndarray]:
+    def _replayed_rows(self, captured: Captured, static: Sequence[object], n: int,
+                       values: Sequence[object], fills: Sequence[Fill]) -> list[np.ndarray]:
         """The rows of n after a replay with the padded rows holding `fills` (host copies:
         the next replay overwrites the graph's outputs)."""
         self.timed("pad", lambda: self.adapter.pad_into(static, values, n, fills))
@@ -148,15 +148,15 @@ class CauseFinder:
         return self.timed("compare", lambda: [np.array(r, copy=True) for r in
                                               self.rows.host_rows(captured.outputs, n)])
 
-    def _padding_matters(self, captured: Captured, static: Sequence[Any], n: int,
-                         values: Sequence[Any], pads: Sequence[Fill],
+    def _padding_matters(self, captured: Captured, static: Sequence[object], n: int,
+                         values: Sequence[object], pads: Sequence[Fill],
                          poison: Sequence[Fill]) -> bool:
         padded = self._replayed_rows(captured, static, n, values, pads)
         poisoned = self._replayed_rows(captured, static, n, values, poison)
         return first_mismatch(poisoned, padded, self.step.rtol, self.step.atol) is not None
 
-    def _stale(self, captured: Captured, static: Sequence[Any], capacity: int, n: int,
-               values: Sequence[Any], kept: Kept, pads: Sequence[Fill]) -> str | None:
+    def _stale(self, captured: Captured, static: Sequence[object], capacity: int, n: int,
+               values: Sequence[object], kept: Kept, pads: Sequence[Fill]) -> str | None:
         """What shows the graph froze state the eager path changes, or None."""
         again = self.timed("eager", lambda: self.adapter.eager(self.step, values))
         if self.timed("compare", lambda: self.rows.mismatch(again, kept, n)) is not None:

@@ -125,7 +125,7 @@ class StepVerifier:
     def _where(self, capacity: int) -> str:
         return f"step {self.step.name}, bucket {capacity:,}"
 
-    def capture(self, capacity: int) -> tuple[Captured, tuple[Any, ...]]:
+    def capture(self, capacity: int) -> tuple[Captured, tuple[object, ...]]:
         """Capture at the bucket's size; a framework capture error becomes one line naming
         the step, the bucket and the fix."""
         self.prepare()
@@ -185,7 +185,7 @@ class StepVerifier:
                            None, padding_waste(capacity, sizes), tuple(rows), snapshot=snap,
                            bucket=facts, cause=failed[0].cause if failed else None)
 
-    def _time_both(self, captured: Captured, static: Sequence[Any]) -> tuple[float, float]:
+    def _time_both(self, captured: Captured, static: Sequence[object]) -> tuple[float, float]:
         """Median seconds of a replay and of an eager call, each waited for, at the bucket.
         Each phase is charged the whole loop's wall time (not median x count), so nothing
         the framework spends falls into graphcert's unaccounted "other"."""
@@ -204,7 +204,7 @@ class StepVerifier:
         eager_s = median("eager", lambda: self.adapter.call(self.step, static))
         return replay_s, eager_s
 
-    def _sample(self, captured: Captured, static: Sequence[Any], capacity: int,
+    def _sample(self, captured: Captured, static: Sequence[object], capacity: int,
                 n: int) -> SampleResult:
         where = f"{self._where(capacity)}, n={n:,}"
         try:

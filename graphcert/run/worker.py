@@ -20,12 +20,20 @@ import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 from graphcert.cert.results.fleet import EventSink, ProgressEvent, WorkerError
 from graphcert.errors import GraphcertError
 from graphcert.fileio import parse_json
-from graphcert.jsontypes import JSONObject, as_object
+from graphcert.jsontypes import (
+    Doc,
+    JSONObject,
+    as_doc,
+    as_json_object,
+    as_object,
+    as_opt_doc,
+    to_int,
+)
 
 if TYPE_CHECKING:
     from graphcert.run.fresh import BenchJob
@@ -58,16 +66,26 @@ class CommandJob:
                 "progress": self.progress, "key_file": self.key_file}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> CommandJob:
+    def from_json(cls, doc: Doc) -> CommandJob:
         names, key = doc.get("uuid_names"), doc.get("key_file")
-        params = {str(k): tuple(str(x) for x in v) if isinstance(v, list) else v
-                  for k, v in dict(doc["params"]).items()}
-        return cls(str(doc["command"]), params, int(doc["device"]),
+        params = {str(k): _param(k, v) for k, v in as_doc(doc, "params").items()}
+        return cls(str(doc["command"]), params, to_int(doc, "device"),
                    bool(names) if names is not None else None, bool(doc.get("progress")),
                    str(key) if key is not None else None)
 
 
-def job_from_json(doc: Mapping[str, Any]) -> CommandJob | BenchJob:
+def _param(name: str, value: object) -> ParamValue:
+    """A parameter's value as the parent wrote it (CommandJob.to_json): a scalar, or a
+    variadic argument's list, read back as a tuple of text."""
+    if isinstance(value, list):
+        return tuple(str(x) for x in value)
+    if value is None or isinstance(value, (str, int, float)):  # a bool is an int
+        return value
+    raise TypeError(f"parameter {name!r}: expected a scalar or an array, "
+                    f"got {type(value).__name__}")
+
+
+def job_from_json(doc: Doc) -> CommandJob | BenchJob:
     """The job a parent sent (its "job" key says which kind)."""
     kind = doc.get("job")
     if kind == "command":
@@ -87,7 +105,7 @@ class Reply:
 
     exit_status: int
     error: WorkerError | None = None
-    result: Mapping[str, Any] | None = None
+    result: JSONObject | None = None
 
     def to_json(self) -> JSONObject:
         return {"exit_status": self.exit_status,
@@ -95,11 +113,11 @@ class Reply:
                 "result": dict(self.result) if self.result is not None else None}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Reply:
-        error, result = doc.get("error"), doc.get("result")
-        return cls(int(doc["exit_status"]),
+    def from_json(cls, doc: Doc) -> Reply:
+        error, result = as_opt_doc(doc, "error"), as_opt_doc(doc, "result")
+        return cls(to_int(doc, "exit_status"),
                    WorkerError.from_json(error) if error is not None else None,
-                   dict(result) if result is not None else None)
+                   as_json_object(result, "result") if result is not None else None)
 
 
 # --- the parent's side ------------------------------------------------------------------------

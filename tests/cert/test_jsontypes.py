@@ -46,3 +46,30 @@ def test_readers_of_later_fields_arrays_and_numbers_kept_as_written() -> None:
     # an integer stays one, so a document is written back byte for byte as it was read
     assert type(as_opt_number(doc, "n")) is int and as_opt_number(doc, "f") == 0.5
     assert as_opt_number(doc, "absent") is None
+
+
+def test_converting_readers_accept_what_int_and_float_accept_and_nothing_more() -> None:
+    from graphcert.jsontypes import to_float, to_int, to_ints
+
+    doc = {"i": 3, "f": 2.9, "t": "4", "b": True, "xs": [1, "2", 3.5], "none": None,
+           "list": [1]}
+    assert (to_int(doc, "i"), to_int(doc, "f"), to_int(doc, "t"), to_int(doc, "b")) == (3, 2, 4, 1)
+    assert to_float(doc, "t") == 4.0 and to_float(doc, "i") == 3.0
+    assert to_ints(doc, "xs") == (1, 2, 3)
+    for reader in (to_int, to_float):
+        for key in ("none", "list"):
+            with pytest.raises(TypeError):
+                reader(doc, key)
+    with pytest.raises(ValueError):
+        to_int({"s": "x"}, "s")
+    with pytest.raises(TypeError, match=r"'xs\[1\]'"):
+        to_ints({"xs": [1, None]}, "xs")
+
+
+def test_a_document_kept_whole_is_checked_all_the_way_down() -> None:
+    from graphcert.jsontypes import as_json_object
+
+    doc = {"a": [1, 2.5, None, {"b": True, "c": "x"}]}
+    assert as_json_object(doc) == doc
+    with pytest.raises(TypeError, match=r"'result\.a\[1\]'"):
+        as_json_object({"a": [1, object()]}, "result")
