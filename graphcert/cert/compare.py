@@ -14,6 +14,7 @@ from graphcert.cert.certificate import Certificate
 from graphcert.cert.registry import spec
 from graphcert.cert.results.figures import Timing
 from graphcert.errors import GraphcertError
+from graphcert.jsontypes import JSONObject
 from graphcert.model.jsontext import short_hash
 
 if TYPE_CHECKING:
@@ -227,7 +228,7 @@ class CertificateDiff:
         measurements, compared but never 'equal', so a bench diff never differs here."""
         return any(c.change != "same" for c in self.classes)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "kind": self.kind,
             "warnings": list(self.warnings),

@@ -21,7 +21,6 @@ import sys
 from collections.abc import Iterable, Sequence
 from importlib import machinery
 from pathlib import Path
-from typing import Any
 
 from graphcert.cert.method import STEP_SUFFIX
 from graphcert.cert.pyimports import parse_imports
@@ -203,7 +202,7 @@ def include_closure(sources: Iterable[Path], include_dirs: Sequence[Path]) -> li
     return sorted(seen)
 
 
-def digest_labelled(files: Sequence[tuple[str, Path]], extra: Any = None) -> str:
+def digest_labelled(files: Sequence[tuple[str, Path]], extra: object = None) -> str:
     """sha256 over (label, contents) of each file in order, then the canonical JSON of
     `extra` (the workload's options)."""
     h = hashlib.sha256()

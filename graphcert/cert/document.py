@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from graphcert._version import __version__
 from graphcert.cert.registry import KIND_NAMES, known
 from graphcert.cert.signing import SigningKey, sign
 from graphcert.errors import ExitStatus, GraphcertError, clip_repr
 from graphcert.fileio import atomic_write_text
+from graphcert.jsontypes import Doc
 from graphcert.model.jsontext import canonical_json, sha256_text
 
 if TYPE_CHECKING:
@@ -58,20 +58,19 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def compute_digest(cert: Mapping[str, Any]) -> str:
+def compute_digest(cert: Doc) -> str:
     """`sha256:<hex>` over the canonical JSON of everything except `digest` and `signature`
     (the signature is added after sealing and covers the digest)."""
     body = {k: v for k, v in cert.items() if k not in ("digest", "signature")}
     return "sha256:" + sha256_text(canonical_json(body))
 
 
-def make_certificate(kind: str, *, workload: dict[str, Any], environment: dict[str, Any],
-                     results: dict[str, Any], verdict: dict[str, Any],
-                     created: str | None = None) -> dict[str, Any]:
+def make_certificate(kind: str, *, workload: Doc, environment: Doc, results: Doc, verdict: Doc,
+                     created: str | None = None) -> dict[str, object]:
     """Assemble a certificate of `kind` and seal it with its digest (not schema-checked)."""
     if not known(kind):
         raise ValueError(f"unknown certificate kind {kind!r}; known: {', '.join(KIND_NAMES)}")
-    cert: dict[str, Any] = {
+    cert: dict[str, object] = {
         "schema_version": SCHEMA_VERSION,
         "kind": kind,
         "tool": {"name": TOOL_NAME, "version": __version__},
@@ -85,15 +84,15 @@ def make_certificate(kind: str, *, workload: dict[str, Any], environment: dict[s
     return cert
 
 
-def certificate_of(result: KindResult, *, workload: dict[str, Any],
-                   environment: dict[str, Any], created: str | None = None) -> dict[str, Any]:
+def certificate_of(result: KindResult, *, workload: Doc, environment: Doc,
+                   created: str | None = None) -> dict[str, object]:
     """The sealed certificate of a typed result, of the kind its type belongs to."""
     return make_certificate(result.kind, workload=workload, environment=environment,
                             results=dict(result.to_json()), verdict=result.verdict.to_json(),
                             created=created)
 
 
-def validate_certificate(cert: Mapping[str, Any]) -> list[str]:
+def validate_certificate(cert: Doc) -> list[str]:
     """Structural problems of a certificate against its kind's shipped schema."""
     from graphcert.cert.schemas import validate
 
@@ -104,7 +103,7 @@ def validate_certificate(cert: Mapping[str, Any]) -> list[str]:
     return validate(cert, str(kind))
 
 
-def write_certificate(path: Path | str, cert: Mapping[str, Any], *,
+def write_certificate(path: Path | str, cert: Doc, *,
                       key: SigningKey | None = None) -> Path:
     """Check `cert`, sign it with `key` (None: unsigned) and write it atomically; on any
     failure nothing is left at `path`. This is the one place certificates are written; the

@@ -4,17 +4,15 @@ and the gate both read it. Pure."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from graphcert.cert.registry import spec
+from graphcert.jsontypes import Doc
 
 # A framework step's topology or bench certificate has method kind "<kind>+step": its
 # method also covers graphcert's framework-step code (graphcert.cert.digests).
 STEP_SUFFIX = "+step"
 
 
-def method_kind(kind: str, settings: Mapping[str, Any] | None) -> str:
+def method_kind(kind: str, settings: Doc | None) -> str:
     """The method kind a certificate's method digest is taken for: its kind, plus "+step"
     for a framework step's certificate of a kind that declares `steps` (its results'
     settings name the framework). The writer and the gate both derive it this way."""

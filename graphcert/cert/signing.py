@@ -18,6 +18,7 @@ from typing import Any
 
 from graphcert.errors import InputError
 from graphcert.fileread import MAX_KEY_BYTES, FileProblem, read_bounded
+from graphcert.jsontypes import Doc
 from graphcert.model.jsontext import canonical_json, short_hash
 
 ALGORITHM = "hmac-sha256"
@@ -81,19 +82,19 @@ def shadowed_key_note(key_file: Path | str | None = None, *,
             f"${KEY_ENV} is ignored")
 
 
-def _body(cert: Mapping[str, Any]) -> bytes:
+def _body(cert: Doc) -> bytes:
     return canonical_json({k: v for k, v in cert.items() if k != "signature"}).encode("utf-8")
 
 
-def signature_of(cert: Mapping[str, Any], key: SigningKey) -> dict[str, str]:
+def signature_of(cert: Doc, key: SigningKey) -> dict[str, str]:
     """The `signature` block for `cert` under `key`."""
     mac = hmac.new(key.secret, _body(cert), hashlib.sha256).hexdigest()
     return {"algorithm": ALGORITHM, "key_id": key.key_id, "value": mac}
 
 
-def sign(cert: Mapping[str, Any], key: SigningKey | None) -> dict[str, Any]:
+def sign(cert: Doc, key: SigningKey | None) -> dict[str, object]:
     """`cert` with its signature (a copy); unchanged (unsigned) when `key` is None."""
-    out = {k: v for k, v in cert.items() if k != "signature"}
+    out: dict[str, object] = {k: v for k, v in cert.items() if k != "signature"}
     if key is not None:
         out["signature"] = signature_of(out, key)
     return out
@@ -109,7 +110,7 @@ def _shown_id(value: Any) -> str:
     return shown if len(shown) <= 24 else shown[:23] + "…"
 
 
-def signature_problem(cert: Mapping[str, Any], key: SigningKey | None, *,
+def signature_problem(cert: Doc, key: SigningKey | None, *,
                       required: bool) -> str | None:
     """None when the signature is acceptable, else what is wrong in a few words.
 

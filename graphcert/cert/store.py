@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from graphcert._version import __version__
 from graphcert.cert.certificate import Certificate
@@ -35,7 +35,7 @@ DigestOf = Callable[[str], "str | None"]  # workload ref -> its source digest no
 MethodOf = Callable[[str], "str | None"]  # method kind -> graphcert's method digest now
 
 
-def read_document(path: Path | str, *, named: bool = True) -> Any:
+def read_document(path: Path | str, *, named: bool = True) -> object:
     """Parse a JSON file; CertificateError (one line) when unreadable or not JSON. `named`
     False for a file found by walking a folder: then a FIFO or device is refused, not read."""
     path = Path(path)
@@ -49,12 +49,12 @@ def read_document(path: Path | str, *, named: bool = True) -> Any:
         raise CertificateError(path, exc.problem, reason=exc.reason) from None
 
 
-def is_snapshot(doc: Any) -> bool:
+def is_snapshot(doc: object) -> bool:
     """True for a saved graph snapshot (`"kind": "graphcert.snapshot"`)."""
     return isinstance(doc, dict) and doc.get("kind") == SNAPSHOT_KIND
 
 
-def _looks_like_certificate(doc: Any) -> bool:
+def _looks_like_certificate(doc: object) -> TypeGuard[dict[str, object]]:
     if not isinstance(doc, dict):
         return False
     tool = doc.get("tool")
@@ -63,7 +63,7 @@ def _looks_like_certificate(doc: Any) -> bool:
     return known(doc.get("kind")) and "schema_version" in doc
 
 
-def check_document(doc: Any, path: Path | str, *, digest_of: DigestOf | None = None,
+def check_document(doc: object, path: Path | str, *, digest_of: DigestOf | None = None,
                    method_of: MethodOf | None = None, method_change: str = "stale",
                    key: SigningKey | None = None, require_signature: bool = False
                    ) -> Certificate:

@@ -219,8 +219,9 @@ def _read_toml(path: Path, *, named: bool = True) -> dict[str, Any]:
                           f"{' '.join(str(exc).split())[:160]}") from None
 
 
-def parse_policy(table: Mapping[str, Any], source: str) -> Policy:
-    """Check a policy table key by key; every problem is one PolicyError line."""
+def parse_policy(table: object, source: str) -> Policy:
+    """Check a policy table key by key; every problem is one PolicyError line. `table` is
+    whatever the TOML held (or a caller built), so anything but a table is refused here."""
     if not isinstance(table, Mapping):
         raise PolicyError(f"policy {source}: expected a table")
     unknown = sorted(set(table) - set(POLICY_KEYS))

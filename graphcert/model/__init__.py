@@ -7,7 +7,7 @@ documented way to fingerprint a graph given as data (docs/fingerprints.md).
 """
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the names below, for readers and type checkers; loaded by __getattr__
     from graphcert.model.diff import (
@@ -84,7 +84,7 @@ _WHERE: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """The package-level name `name`, from the module that defines it."""
     where = _WHERE.get(name)
     if where is None:

@@ -7,6 +7,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
+from graphcert.jsontypes import JSONObject
 from graphcert.model.align import align
 from graphcert.model.jsontext import short_hash
 from graphcert.model.kinds import KINDS, NodeKind
@@ -89,7 +90,7 @@ class SnapshotDiff:
                                           f"{prefix_b}{d.index_b}{sub}")
         return lines
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """JSON-able form (for `diff --json`); nodes as {index, kind, name}."""
         return {
             "summary": self.summary(),

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from graphcert.jsontypes import JSONObject
 from graphcert.model.kinds import KINDS, UNREAD_ATTR, NodeKind
 from graphcert.model.snapshot import RawGraph, RawNode
 
@@ -185,7 +186,7 @@ def parse_dot(dot: str) -> tuple[dict[tuple[str, int], str], dict[str, str]]:
     return labels, clusters
 
 
-def dot_conditional(dot: str, handle: int) -> tuple[DotNode | None, dict[str, Any]]:
+def dot_conditional(dot: str, handle: int) -> tuple[DotNode | None, JSONObject]:
     """The conditional node with driver handle `handle` as the DOT shows it (bodies
     included, recursively), plus its attrs; (None, attrs saying nothing was found) when the
     DOT has no such node."""

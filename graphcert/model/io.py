@@ -12,6 +12,7 @@ from typing import Any
 from graphcert.errors import GraphcertError, InputError, clip_repr
 from graphcert.fileio import JSONProblem, atomic_write_text, parse_json
 from graphcert.fileread import MAX_DOCUMENT_BYTES, read_bounded
+from graphcert.jsontypes import JSONObject
 from graphcert.model.kinds import NodeKind
 from graphcert.model.snapshot import (
     EdgeData,
@@ -62,10 +63,10 @@ def _edges_doc(s: GraphSnapshot) -> list[list[Any]]:
     return [[a, b, data[(a, b)].to_json()] if (a, b) in data else [a, b] for a, b in s.edges]
 
 
-def snapshot_to_json(s: GraphSnapshot) -> dict[str, Any]:
+def snapshot_to_json(s: GraphSnapshot) -> JSONObject:
     """The JSON document of a snapshot (child graphs nested in their parent node)."""
     body = _graph_doc(s)
-    doc = {
+    doc: JSONObject = {
         "schema_version": SNAPSHOT_SCHEMA_VERSION,
         "kind": SNAPSHOT_KIND,
         "topology_hash": body["topology_hash"],
@@ -233,10 +234,11 @@ def _snapshot_from_doc(d: Any, where: str) -> GraphSnapshot:
     return s
 
 
-def snapshot_from_json(d: Any, *, source: str = "snapshot") -> GraphSnapshot:
+def snapshot_from_json(d: object, *, source: str = "snapshot") -> GraphSnapshot:
     """Parse and verify a snapshot document; InputError naming `source` when unusable.
 
-    The fingerprints are recomputed from the nodes and edges and must match the stored ones."""
+    The fingerprints are recomputed from the nodes and edges and must match the stored ones.
+    `d` is whatever the JSON held: anything but a snapshot document is refused."""
     paused = gc.isenabled()
     gc.disable()  # as in snapshot_from_raw: no cycles are made, only many small objects
     try:

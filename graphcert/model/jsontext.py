@@ -8,9 +8,10 @@ import hashlib
 import json
 import numbers
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from graphcert.errors import GraphcertError
+from graphcert.jsontypes import JSONScalar, JSONValue
 
 # json.dumps with these options builds a new encoder on every call (a third of the cost for
 # the small dicts a node's signature is made of); one encoder gives the same text.
@@ -44,7 +45,7 @@ def _direct_encoder() -> Callable[[Any], str]:
 _encode = _direct_encoder()
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: object) -> str:
     """Sorted keys, no whitespace, no NaN: the text fingerprints are taken over."""
     return _encode(value)
 
@@ -66,13 +67,13 @@ PLAIN_TYPES = (int, str, bool, type(None))
 """Attribute value types kept as they are (checked by exact type)."""
 
 
-def normalize_attr(value: Any, where: str) -> Any:
+def normalize_attr(value: object, where: str) -> JSONValue:
     """A JSON-able copy of an attribute value: tuples become lists, numpy scalars Python ones."""
     kind = type(value)
     if kind in PLAIN_TYPES:  # the common case, checked by exact type: snapshots can be 10^5 nodes
-        return value
-    if kind is list and all(type(v) is int for v in value):
-        return list(value)
+        return cast(JSONScalar, value)  # an int, str, bool or None: checked just above
+    if kind is list and all(type(v) is int for v in cast("list[JSONValue]", value)):
+        return list(cast("list[JSONValue]", value))  # a list of ints: checked just above
     if isinstance(value, (bool, str)):
         return value
     if isinstance(value, numbers.Integral):

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from graphcert.errors import InputError
+from graphcert.jsontypes import Doc, JSONObject
 from graphcert.model.kinds import NodeKind
 from graphcert.model.snapshot import GraphSnapshot, NodeRecord
 
@@ -44,7 +45,7 @@ def encode_param(data: bytes) -> ParamValue:
     return f"hex:{head}" + (f"...(+{more} bytes)" if more > 0 else "")
 
 
-def format_param(value: Any) -> str:
+def format_param(value: object) -> str:
     """How inventory and diff show one parameter value: numbers of 2^32 or more (device
     pointers among them) in hex, smaller ones in decimal, byte strings as stored."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -52,7 +53,7 @@ def format_param(value: Any) -> str:
     return hex(value) if value >= 1 << 32 else str(value)
 
 
-def pointer_indices(attrs: dict[str, Any]) -> frozenset[int]:
+def pointer_indices(attrs: Doc) -> frozenset[int]:
     """Indices of the 8-byte parameters recorded as device pointers in a node's attrs (not
     the structs that hold pointers among other fields)."""
     found = attrs.get(PARAM_POINTERS)
@@ -62,12 +63,12 @@ def pointer_indices(attrs: dict[str, Any]) -> frozenset[int]:
                      if isinstance(p, list) and len(p) == 3 and isinstance(p[0], int))
 
 
-def param_changes(a: Any, b: Any) -> list[tuple[int, Any, Any]]:
+def param_changes(a: object, b: object) -> list[tuple[int, object, object]]:
     """(parameter index, value in a, value in b) for each parameter whose value differs;
-    a parameter one side lacks has None there."""
-    va = a if isinstance(a, list) else []
-    vb = b if isinstance(b, list) else []
-    out = []
+    a parameter one side lacks has None there (as has a side that is no list)."""
+    va: list[object] = a if isinstance(a, list) else []
+    vb: list[object] = b if isinstance(b, list) else []
+    out: list[tuple[int, object, object]] = []
     for i in range(max(len(va), len(vb))):
         x = va[i] if i < len(va) else None
         y = vb[i] if i < len(vb) else None
@@ -76,7 +77,7 @@ def param_changes(a: Any, b: Any) -> list[tuple[int, Any, Any]]:
     return out
 
 
-def param_change_lines(a: Any, b: Any) -> list[str]:
+def param_change_lines(a: object, b: object) -> list[str]:
     """"parameter 5: 1000 -> 1024" for each parameter whose value differs between two
     `param_values` lists."""
     return [f"parameter {i}: {format_param(x)} -> {format_param(y)}"
@@ -116,19 +117,23 @@ class DanglingPointer:
         return (f"node {self.at}{name} parameter {self.param}{where} = {self.value:#x}: "
                 f"{WHY_TEXT[self.why]}")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"node": self.node, "at": self.at, "kernel": self.kernel, "param": self.param,
                 "value": self.value, "why": self.why, "byte": self.byte}
 
     @classmethod
-    def from_json(cls, d: Any) -> DanglingPointer:
+    def from_json(cls, d: object) -> DanglingPointer:
+        """The finding a `to_json` document holds; anything else is an InputError."""
+        # the subscript, int() or str() that fails on a value of the wrong shape says what
+        # is wrong, so the document is read untyped and typed by those conversions
+        raw: Any = d
         try:
-            why = d["why"]
+            why = raw["why"]
             if why not in WHY_TEXT:
                 raise ValueError(why)
-            byte = d.get("byte")
-            return cls(int(d["node"]), str(d["at"]), d.get("kernel"), int(d["param"]),
-                       int(d["value"]), why, None if byte is None else int(byte))
+            byte = raw.get("byte")
+            return cls(int(raw["node"]), str(raw["at"]), raw.get("kernel"), int(raw["param"]),
+                       int(raw["value"]), why, None if byte is None else int(byte))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"not a dangling-pointer finding: {exc}") from None
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from graphcert.errors import GraphcertError
+from graphcert.jsontypes import Doc
 from graphcert.model.canonical import depth_order, find_cycle_nodes, labelled_order
 from graphcert.model.jsontext import PLAIN_TYPES, canonical_json, normalize_attr, sha256_text
 from graphcert.model.kinds import KINDS, NodeKind
@@ -229,7 +230,7 @@ def _check_nodes(nodes: tuple[RawNode, ...]) -> tuple[dict[int, int], list[NodeK
     return local, kinds
 
 
-def snapshot_from_raw(raw: RawGraph, *, meta: dict[str, Any] | None = None,
+def snapshot_from_raw(raw: RawGraph, *, meta: Doc | None = None,
                       positions: dict[int, int] | None = None,
                       notes: tuple[str, ...] = ()) -> GraphSnapshot:
     """Canonicalise a reader's graph and fingerprint it (child graphs first, recursively).
@@ -247,7 +248,7 @@ def snapshot_from_raw(raw: RawGraph, *, meta: dict[str, Any] | None = None,
             gc.enable()
 
 
-def _snapshot_from_raw(raw: RawGraph, meta: dict[str, Any] | None,
+def _snapshot_from_raw(raw: RawGraph, meta: Doc | None,
                        positions: dict[int, int] | None, notes: tuple[str, ...]
                        ) -> GraphSnapshot:
     nodes = raw.nodes

@@ -13,7 +13,7 @@ numpy and the standard library, no CUDA, no CUPTI (graphcert.cupti will make the
 `join` and `analyse` (numpy) load on first use, so reading a profile certificate stays light.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from graphcert.profiling.figures import (
     EdgeGap,
@@ -39,7 +39,7 @@ _LAZY = {"analyse": "graphcert.profiling.analysis", "join": "graphcert.profiling
          "Joined": "graphcert.profiling.joining", "Unmatched": "graphcert.profiling.joining"}
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """The numpy half (`join`, `analyse`), imported when first named."""
     module = _LAZY.get(name)
     if module is None:

@@ -5,12 +5,12 @@ certificate readers (graphcert.cert) load them light; graphcert.profiling.analys
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from graphcert.errors import InputError
-from graphcert.jsontypes import JSONObject
+from graphcert.jsontypes import Doc, JSONObject
 from graphcert.model import NodeKind
 from graphcert.profiling.records import ProfileGraph, UntimedNode, _kahn
 
@@ -81,9 +81,13 @@ class Profile:
         }
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Profile:
+    def from_json(cls, doc: Doc) -> Profile:
         """The profile a `to_json` document holds; a document of another shape is an
         InputError naming the first thing wrong."""
+        # No schema has checked `doc`: the TypeError or ValueError that int(), float(), a
+        # subscript or a loop raises on a value of the wrong shape is the message reported,
+        # so the values are read untyped here and typed by those conversions.
+        raw: Any = doc
         try:
             return cls(
                 tuple(NodeFigures(int(n["index"]), NodeKind(n["kind"]), _name(n["name"]),
@@ -91,16 +95,16 @@ class Profile:
                                   float(n["start_offset_ns"]), float(n["share"]),
                                   float(n["low_ns"]), float(n["high_ns"]),
                                   _optional(n.get("body_records")))
-                      for n in doc["nodes"]),
+                      for n in raw["nodes"]),
                 tuple(UntimedNode(int(u["index"]), NodeKind(u["kind"]), str(u["reason"]))
-                      for u in doc["untimed"]),
+                      for u in raw["untimed"]),
                 tuple(EdgeGap(int(g["from"]), int(g["to"]), float(g["median_ns"]),
-                              bool(g["through_untimed"])) for g in doc["gaps"]),
-                tuple(int(i) for i in doc["critical_path"]),
-                float(doc["critical_path_ns"]), float(doc["span_ns"]), float(doc["sum_ns"]),
-                float(doc["parallelism"]), int(doc["replays"]), int(doc["incomplete_replays"]),
-                int(doc["unmatched"]), int(doc["duplicates"]), int(doc["dropped"]),
-                tuple(_edge(e) for e in doc["edges"]))
+                              bool(g["through_untimed"])) for g in raw["gaps"]),
+                tuple(int(i) for i in raw["critical_path"]),
+                float(raw["critical_path_ns"]), float(raw["span_ns"]), float(raw["sum_ns"]),
+                float(raw["parallelism"]), int(raw["replays"]), int(raw["incomplete_replays"]),
+                int(raw["unmatched"]), int(raw["duplicates"]), int(raw["dropped"]),
+                tuple(_edge(e) for e in raw["edges"]))
         except KeyError as exc:
             raise InputError(f"profile JSON lacks {exc.args[0]!r}",
                              hint="pass a document Profile.to_json wrote") from None
