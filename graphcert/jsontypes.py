@@ -142,3 +142,28 @@ def as_strs(doc: Doc, key: str) -> list[str]:
             raise _wrong(f"{key}[{i}]", item, "a string")
         out.append(item)
     return out
+
+
+def as_json(value: object, what: str = "value") -> JSONValue:
+    """`value` (a part of a parsed document a reader keeps whole, such as an embedded
+    snapshot or a cache key) as the JSON it is, checked all the way down so it can be written
+    back; objects and arrays are copied."""
+    if value is None or isinstance(value, (str, int, float)):  # bool is an int
+        return value
+    if isinstance(value, list):
+        return [as_json(item, f"{what}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, Mapping):
+        out: JSONObject = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _wrong(what, key, "an object with string keys")
+            out[key] = as_json(item, f"{what}.{key}")
+        return out
+    raise _wrong(what, value, "a JSON value")
+
+
+def as_json_doc(doc: Doc, key: str) -> JSONObject:
+    """doc[key] (an object a reader keeps whole) as the JSON object it is (`as_json`)."""
+    value = as_json(as_doc(doc, key), key)
+    assert isinstance(value, dict)  # as_doc made sure it is an object
+    return value

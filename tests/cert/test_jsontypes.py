@@ -9,6 +9,8 @@ from graphcert.jsontypes import (
     as_floats,
     as_int,
     as_int_or,
+    as_json,
+    as_json_doc,
     as_object,
     as_opt_int,
     as_opt_number,
@@ -46,3 +48,16 @@ def test_readers_of_later_fields_arrays_and_numbers_kept_as_written() -> None:
     # an integer stays one, so a document is written back byte for byte as it was read
     assert type(as_opt_number(doc, "n")) is int and as_opt_number(doc, "f") == 0.5
     assert as_opt_number(doc, "absent") is None
+
+
+def test_a_value_kept_whole_reads_as_the_json_it_is_and_nothing_else_does() -> None:
+    doc = {"snap": {"a": [1, 2.5, "x", None, True, {"b": {}}]}, "bad": {"p": object()}}
+    kept = as_json_doc(doc, "snap")
+    assert kept == doc["snap"] and kept is not doc["snap"]
+    assert as_json(3) == 3 and as_json(None) is None
+    with pytest.raises(TypeError, match="'bad.p': expected a JSON value"):
+        as_json_doc(doc, "bad")
+    with pytest.raises(TypeError, match="an object with string keys"):
+        as_json({1: 2})
+    with pytest.raises(TypeError, match="expected an object"):
+        as_json_doc({"s": [1]}, "s")
