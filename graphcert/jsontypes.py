@@ -167,3 +167,24 @@ def as_json_doc(doc: Doc, key: str) -> JSONObject:
     value = as_json(as_doc(doc, key), key)
     assert isinstance(value, dict)  # as_doc made sure it is an object
     return value
+
+
+def as_opt_strs(doc: Doc, key: str) -> list[str | None]:
+    """doc[key] as a JSON array of strings and nulls."""
+    out: list[str | None] = []
+    for i, item in enumerate(as_list(doc, key)):
+        if item is not None and not isinstance(item, str):
+            raise _wrong(f"{key}[{i}]", item, "a string or null")
+        out.append(item)
+    return out
+
+
+def as_numbers(doc: Doc, key: str) -> list[float]:
+    """doc[key] as a JSON array of numbers, each as the number it is (an integer stays one,
+    so it prints and is written back as it was read)."""
+    out: list[float] = []
+    for i, item in enumerate(as_list(doc, key)):
+        if isinstance(item, bool) or not isinstance(item, (int, float)):
+            raise _wrong(f"{key}[{i}]", item, "a number")
+        out.append(item)
+    return out

@@ -11,9 +11,11 @@ from graphcert.jsontypes import (
     as_int_or,
     as_json,
     as_json_doc,
+    as_numbers,
     as_object,
     as_opt_int,
     as_opt_number,
+    as_opt_strs,
     as_str,
     as_strs,
 )
@@ -61,3 +63,16 @@ def test_a_value_kept_whole_reads_as_the_json_it_is_and_nothing_else_does() -> N
         as_json({1: 2})
     with pytest.raises(TypeError, match="expected an object"):
         as_json_doc({"s": [1]}, "s")
+
+
+def test_an_array_of_strings_and_nulls_reads_as_one() -> None:
+    assert as_opt_strs({"c": ["a", None]}, "c") == ["a", None]
+    with pytest.raises(TypeError, match=r"'c\[0\]': expected a string or null"):
+        as_opt_strs({"c": [1]}, "c")
+
+
+def test_numbers_kept_as_written_read_as_they_are() -> None:
+    got = as_numbers({"v": [4, 0.5]}, "v")
+    assert got == [4, 0.5] and type(got[0]) is int
+    with pytest.raises(TypeError, match=r"'v\[0\]': expected a number"):
+        as_numbers({"v": [True]}, "v")
