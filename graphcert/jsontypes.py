@@ -188,3 +188,13 @@ def as_numbers(doc: Doc, key: str) -> list[float]:
             raise _wrong(f"{key}[{i}]", item, "a number")
         out.append(item)
     return out
+
+
+def as_ints(doc: Doc, key: str) -> list[int]:
+    """doc[key] as a JSON array of integers (a bool is not one)."""
+    out: list[int] = []
+    for i, item in enumerate(as_list(doc, key)):
+        if isinstance(item, bool) or not isinstance(item, int):
+            raise _wrong(f"{key}[{i}]", item, "an integer")
+        out.append(item)
+    return out

@@ -9,6 +9,7 @@ from graphcert.jsontypes import (
     as_floats,
     as_int,
     as_int_or,
+    as_ints,
     as_json,
     as_json_doc,
     as_numbers,
@@ -76,3 +77,9 @@ def test_numbers_kept_as_written_read_as_they_are() -> None:
     assert got == [4, 0.5] and type(got[0]) is int
     with pytest.raises(TypeError, match=r"'v\[0\]': expected a number"):
         as_numbers({"v": [True]}, "v")
+
+
+def test_an_array_of_integers_reads_as_one_and_a_float_in_it_does_not() -> None:
+    assert as_ints({"n": [1, 2]}, "n") == [1, 2]
+    with pytest.raises(TypeError, match=r"'n\[1\]': expected an integer"):
+        as_ints({"n": [1, 2.5]}, "n")
