@@ -60,15 +60,18 @@ def as_opt_float(doc: Doc, key: str) -> float | None:
     return None if doc.get(key) is None else as_float(doc, key)
 
 
-def as_opt_number(doc: Doc, key: str) -> float | None:
+def as_number(doc: Doc, key: str) -> float:
     """doc[key] as the number it is (an integer stays one, so it is written back as it was
-    read), None where it is null or absent."""
-    if doc.get(key) is None:
-        return None
+    read)."""
     value = doc[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _wrong(key, value, "a number")
     return value
+
+
+def as_opt_number(doc: Doc, key: str) -> float | None:
+    """doc[key] as the number it is (`as_number`), None where it is null or absent."""
+    return None if doc.get(key) is None else as_number(doc, key)
 
 
 def as_str(doc: Doc, key: str) -> str:

@@ -12,6 +12,7 @@ from graphcert.jsontypes import (
     as_ints,
     as_json,
     as_json_doc,
+    as_number,
     as_numbers,
     as_object,
     as_opt_int,
@@ -83,3 +84,9 @@ def test_an_array_of_integers_reads_as_one_and_a_float_in_it_does_not() -> None:
     assert as_ints({"n": [1, 2]}, "n") == [1, 2]
     with pytest.raises(TypeError, match=r"'n\[1\]': expected an integer"):
         as_ints({"n": [1, 2.5]}, "n")
+
+
+def test_a_number_kept_as_written_reads_as_it_is() -> None:
+    assert type(as_number({"n": 3}, "n")) is int and as_number({"f": 0.5}, "f") == 0.5
+    with pytest.raises(TypeError, match="'b': expected a number"):
+        as_number({"b": False}, "b")
