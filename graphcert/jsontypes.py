@@ -171,18 +171,73 @@ def to_ints(doc: Doc, key: str) -> tuple[int, ...]:
     return tuple(to_int({f"{key}[{i}]": item}, f"{key}[{i}]") for i, item in enumerate(value))
 
 
-def as_json(value: object, what: str = "document") -> JSONValue:
-    """`value` (parsed JSON, read as a Doc's value) as the JSONValue it is, checked all the
-    way down, for a reader that keeps a part of a document whole to write it again."""
-    if value is None or isinstance(value, (str, int, float)):  # a bool is an int
+def as_json(value: object, what: str = "value") -> JSONValue:
+    """`value` (a part of a parsed document a reader keeps whole, such as an embedded
+    snapshot or a cache key) as the JSON it is, checked all the way down so it can be written
+    back; objects and arrays are copied."""
+    if value is None or isinstance(value, (str, int, float)):  # bool is an int
         return value
     if isinstance(value, list):
         return [as_json(item, f"{what}[{i}]") for i, item in enumerate(value)]
     if isinstance(value, Mapping):
-        return {str(k): as_json(v, f"{what}.{k}") for k, v in value.items()}
+        out: JSONObject = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _wrong(what, key, "an object with string keys")
+            out[key] = as_json(item, f"{what}.{key}")
+        return out
     raise _wrong(what, value, "a JSON value")
 
 
 def as_json_object(value: Doc, what: str = "document") -> JSONObject:
     """A read document as a JSONObject, checked all the way down (as_json)."""
-    return {str(k): as_json(v, f"{what}.{k}") for k, v in value.items()}
+    checked = as_json(value, what)
+    assert isinstance(checked, dict)  # value is a Mapping: as_json gave an object
+    return checked
+
+
+def as_number(doc: Doc, key: str) -> float:
+    """doc[key] as the number it is (an integer stays one, so it is written back as it was
+    read)."""
+    value = doc[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _wrong(key, value, "a number")
+    return value
+
+
+def as_json_doc(doc: Doc, key: str) -> JSONObject:
+    """doc[key] (an object a reader keeps whole) as the JSON object it is (`as_json`)."""
+    value = as_json(as_doc(doc, key), key)
+    assert isinstance(value, dict)  # as_doc made sure it is an object
+    return value
+
+
+def as_opt_strs(doc: Doc, key: str) -> list[str | None]:
+    """doc[key] as a JSON array of strings and nulls."""
+    out: list[str | None] = []
+    for i, item in enumerate(as_list(doc, key)):
+        if item is not None and not isinstance(item, str):
+            raise _wrong(f"{key}[{i}]", item, "a string or null")
+        out.append(item)
+    return out
+
+
+def as_numbers(doc: Doc, key: str) -> list[float]:
+    """doc[key] as a JSON array of numbers, each as the number it is (an integer stays one,
+    so it prints and is written back as it was read)."""
+    out: list[float] = []
+    for i, item in enumerate(as_list(doc, key)):
+        if isinstance(item, bool) or not isinstance(item, (int, float)):
+            raise _wrong(f"{key}[{i}]", item, "a number")
+        out.append(item)
+    return out
+
+
+def as_ints(doc: Doc, key: str) -> list[int]:
+    """doc[key] as a JSON array of integers (a bool is not one)."""
+    out: list[int] = []
+    for i, item in enumerate(as_list(doc, key)):
+        if isinstance(item, bool) or not isinstance(item, int):
+            raise _wrong(f"{key}[{i}]", item, "an integer")
+        out.append(item)
+    return out

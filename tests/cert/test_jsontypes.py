@@ -9,9 +9,15 @@ from graphcert.jsontypes import (
     as_floats,
     as_int,
     as_int_or,
+    as_ints,
+    as_json,
+    as_json_doc,
+    as_number,
+    as_numbers,
     as_object,
     as_opt_int,
     as_opt_number,
+    as_opt_strs,
     as_str,
     as_strs,
 )
@@ -73,3 +79,41 @@ def test_a_document_kept_whole_is_checked_all_the_way_down() -> None:
     assert as_json_object(doc) == doc
     with pytest.raises(TypeError, match=r"'result\.a\[1\]'"):
         as_json_object({"a": [1, object()]}, "result")
+
+
+def test_a_value_kept_whole_reads_as_the_json_it_is_and_nothing_else_does() -> None:
+    doc = {"snap": {"a": [1, 2.5, "x", None, True, {"b": {}}]}, "bad": {"p": object()}}
+    kept = as_json_doc(doc, "snap")
+    assert kept == doc["snap"] and kept is not doc["snap"]
+    assert as_json(3) == 3 and as_json(None) is None
+    with pytest.raises(TypeError, match="'bad.p': expected a JSON value"):
+        as_json_doc(doc, "bad")
+    with pytest.raises(TypeError, match="an object with string keys"):
+        as_json({1: 2})
+    with pytest.raises(TypeError, match="expected an object"):
+        as_json_doc({"s": [1]}, "s")
+
+
+def test_an_array_of_strings_and_nulls_reads_as_one() -> None:
+    assert as_opt_strs({"c": ["a", None]}, "c") == ["a", None]
+    with pytest.raises(TypeError, match=r"'c\[0\]': expected a string or null"):
+        as_opt_strs({"c": [1]}, "c")
+
+
+def test_numbers_kept_as_written_read_as_they_are() -> None:
+    got = as_numbers({"v": [4, 0.5]}, "v")
+    assert got == [4, 0.5] and type(got[0]) is int
+    with pytest.raises(TypeError, match=r"'v\[0\]': expected a number"):
+        as_numbers({"v": [True]}, "v")
+
+
+def test_an_array_of_integers_reads_as_one_and_a_float_in_it_does_not() -> None:
+    assert as_ints({"n": [1, 2]}, "n") == [1, 2]
+    with pytest.raises(TypeError, match=r"'n\[1\]': expected an integer"):
+        as_ints({"n": [1, 2.5]}, "n")
+
+
+def test_a_number_kept_as_written_reads_as_it_is() -> None:
+    assert type(as_number({"n": 3}, "n")) is int and as_number({"f": 0.5}, "f") == 0.5
+    with pytest.raises(TypeError, match="'b': expected a number"):
+        as_number({"b": False}, "b")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from graphcert.cert.results.figures import (
     QUANTITIES,
@@ -26,6 +26,22 @@ from graphcert.cert.results.measure import (
     placements_to_json,
 )
 from graphcert.cert.results.verdict import Verdict
+from graphcert.jsontypes import (
+    Doc,
+    JSONObject,
+    JSONValue,
+    as_bool,
+    as_doc,
+    as_docs,
+    as_int,
+    as_json_doc,
+    as_number,
+    as_opt_doc,
+    as_opt_int,
+    as_opt_number,
+    as_opt_str,
+    as_str,
+)
 
 
 @dataclass(frozen=True)
@@ -44,14 +60,14 @@ class Upfront:
         """Capture + instantiate + upload: what the break-even count pays back."""
         return sum(v or 0.0 for v in (self.capture_s, self.instantiate_s, self.upload_s))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"capture_s": self.capture_s, "instantiate_s": self.instantiate_s,
                 "upload_s": self.upload_s, "first_launch_s": self.first_launch_s,
                 "exec_update_s": self.exec_update_s, "set_params_s": self.set_params_s}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Upfront:
-        return cls(*(doc.get(k) for k in ("capture_s", "instantiate_s", "upload_s",
+    def from_json(cls, doc: Doc) -> Upfront:
+        return cls(*(as_opt_number(doc, k) for k in ("capture_s", "instantiate_s", "upload_s",
                                           "first_launch_s", "exec_update_s", "set_params_s")))
 
 
@@ -85,37 +101,46 @@ class SizeResult:
     def way(self, side: str) -> WayTimings:
         return self.stream if side == "stream" else self.graph
 
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
+    def to_json(self) -> JSONObject:
+        doc: JSONObject = {
             "n": self.n, "capacity": self.capacity, "stream": self.stream.to_json(),
             "graph": self.graph.to_json(),
             "speedup": {q: (iv.to_json() if iv else None) for q, iv in self.speedup.items()},
             "upfront": self.upfront.to_json(), "break_even_launches": self.break_even_launches,
             "node_count": self.node_count, "throttled": self.throttled}
-        extra = {"clock_mhz": dict(self.clock_mhz) if self.clock_mhz is not None else None,
-                 "stream_path": self.stream_path, "stream_ops": self.stream_ops,
-                 "stream_host_per_op_s": self.stream_host_per_op_s,
-                 "bare_host_per_op_s": self.bare_host_per_op_s,
-                 "placements": placements_to_json(self.placements)
-                 if self.placements is not None else None,
-                 "hot": self.hot.to_json() if self.hot is not None else None,
-                 "contexts": self.contexts.to_json() if self.contexts is not None else None}
+        clock: JSONObject | None = None if self.clock_mhz is None else dict(self.clock_mhz)
+        extra: JSONObject = {
+            "clock_mhz": clock, "stream_path": self.stream_path, "stream_ops": self.stream_ops,
+            "stream_host_per_op_s": self.stream_host_per_op_s,
+            "bare_host_per_op_s": self.bare_host_per_op_s,
+            "placements": placements_to_json(self.placements)
+            if self.placements is not None else None,
+            "hot": self.hot.to_json() if self.hot is not None else None,
+            "contexts": self.contexts.to_json() if self.contexts is not None else None}
         doc.update({k: v for k, v in extra.items() if v is not None})
         return doc
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> SizeResult:
-        speedup = {q: (Interval.from_json(iv) if iv is not None else None)
-                   for q, iv in doc["speedup"].items()}
-        return cls(int(doc["n"]), int(doc["capacity"]), WayTimings.from_json(doc["stream"]),
-                   WayTimings.from_json(doc["graph"]), speedup,
-                   Upfront.from_json(doc["upfront"]), doc.get("break_even_launches"),
-                   int(doc["node_count"]), bool(doc["throttled"]), doc.get("clock_mhz"),
-                   doc.get("stream_path"), doc.get("stream_ops"),
-                   doc.get("stream_host_per_op_s"), doc.get("bare_host_per_op_s"),
-                   placements_from_json(doc["placements"]) if doc.get("placements") else None,
-                   HotTimings.from_json(doc["hot"]) if doc.get("hot") else None,
-                   PlacementContexts.from_json(doc["contexts"]) if doc.get("contexts") else None)
+    def from_json(cls, doc: Doc) -> SizeResult:
+        sp = as_doc(doc, "speedup")
+        speedup = {q: (Interval.from_json(as_doc(sp, q)) if sp[q] is not None else None)
+                   for q in sp}
+        clock = as_opt_doc(doc, "clock_mhz")
+        return cls(as_int(doc, "n"), as_int(doc, "capacity"),
+                   WayTimings.from_json(as_doc(doc, "stream")),
+                   WayTimings.from_json(as_doc(doc, "graph")), speedup,
+                   Upfront.from_json(as_doc(doc, "upfront")),
+                   as_opt_number(doc, "break_even_launches"), as_int(doc, "node_count"),
+                   as_bool(doc, "throttled"),
+                   None if clock is None else {k: as_number(clock, k) for k in clock},
+                   as_opt_str(doc, "stream_path"), as_opt_int(doc, "stream_ops"),
+                   as_opt_number(doc, "stream_host_per_op_s"),
+                   as_opt_number(doc, "bare_host_per_op_s"),
+                   placements_from_json(as_doc(doc, "placements"))
+                   if doc.get("placements") else None,
+                   HotTimings.from_json(as_doc(doc, "hot")) if doc.get("hot") else None,
+                   PlacementContexts.from_json(as_doc(doc, "contexts"))
+                   if doc.get("contexts") else None)
 
 
 @dataclass(frozen=True)
@@ -127,7 +152,7 @@ class BenchResult:
 
     sizes: tuple[SizeResult, ...]
     clock: Mapping[str, float | None] = field(default_factory=dict)  # before_mhz / after_mhz
-    settings: Mapping[str, Any] = field(default_factory=dict)
+    settings: Mapping[str, JSONValue] = field(default_factory=dict)
     bare_launch_s: float | None = None
     verdict: Verdict = field(kw_only=True)
     context: Context | None = None  # None: recorded before graphcert said (settled then)
@@ -174,12 +199,12 @@ class BenchResult:
                 for q in QUANTITIES if quantity in (None, q)
                 for t in [s.way(side).get(q)] if t is not None and t.ended is Ended.TIMEOUT]
 
-    def to_json(self) -> dict[str, Any]:
-        clock: dict[str, Any] = dict(self.clock)
+    def to_json(self) -> JSONObject:
+        clock: JSONObject = dict(self.clock)
         if self.clock_unavailable is not None:
             clock = {"before_mhz": None, "after_mhz": None,
                      "unavailable_reason": self.clock_unavailable.reason}
-        doc: dict[str, Any] = {"sizes": [s.to_json() for s in self.sizes],
+        doc: JSONObject = {"sizes": [s.to_json() for s in self.sizes],
                                "clock": clock, "settings": dict(self.settings)}
         if self.bare_launch_s is not None:
             doc["bare_launch_s"] = self.bare_launch_s
@@ -195,20 +220,22 @@ class BenchResult:
         return doc
 
     @classmethod
-    def from_json(cls, results: Mapping[str, Any],
-                  verdict: Mapping[str, Any] | None = None) -> BenchResult:
-        sizes = tuple(SizeResult.from_json(s) for s in results["sizes"])
-        other = results.get("other_context")
-        clock = dict(results.get("clock") or {})
-        reason = clock.pop("unavailable_reason", None)
-        other_result = cls.from_json(other, other.get("verdict")) if other else None
+    def from_json(cls, results: Doc, verdict: Doc | None = None) -> BenchResult:
+        sizes = tuple(SizeResult.from_json(s) for s in as_docs(results, "sizes"))
+        other = as_doc(results, "other_context") if results.get("other_context") else None
+        read = as_doc(results, "clock") if results.get("clock") else {}
+        reason = as_opt_str(read, "unavailable_reason")
+        clock = {k: as_opt_number(read, k) for k in read if k != "unavailable_reason"}
+        other_result = cls.from_json(other, as_opt_doc(other, "verdict")) if other else None
         unavailable = Unavailable(reason) if reason is not None else None
         judged = (Verdict.from_json(verdict) if verdict is not None else
                   cls.judge(sizes, clock_unavailable=unavailable, other_context=other_result))
-        return cls(sizes, clock, dict(results.get("settings") or {}),
-                   results.get("bare_launch_s"), verdict=judged,
-                   context=Context(results["context"]) if results.get("context") else None,
-                   telemetry=Telemetry.from_json(results["telemetry"])
+        return cls(sizes, clock,
+                   as_json_doc(results, "settings") if results.get("settings") else {},
+                   as_opt_number(results, "bare_launch_s"), verdict=judged,
+                   context=Context(as_str(results, "context"))
+                   if results.get("context") else None,
+                   telemetry=Telemetry.from_json(as_doc(results, "telemetry"))
                    if results.get("telemetry") else None,
                    other_context=other_result, clock_unavailable=unavailable,
-                   wall_s=results.get("wall_s"))
+                   wall_s=as_opt_number(results, "wall_s"))

@@ -6,13 +6,28 @@ optimiser, which needs numpy, is named for its type only).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from graphcert.cert.results.verdict import Verdict
 from graphcert.errors import InputError
+from graphcert.jsontypes import (
+    Doc,
+    JSONObject,
+    as_bool,
+    as_doc,
+    as_docs,
+    as_float,
+    as_int,
+    as_ints,
+    as_opt_float,
+    as_opt_int,
+    as_opt_str,
+    as_str,
+    as_strs,
+)
 from graphcert.model.jsontext import canonical_json, sha256_text
 from graphcert.plan.costs import Budgets, CostCurve, CostPoint
 from graphcert.plan.evaluate import Evaluation
@@ -41,28 +56,28 @@ def traffic_digest(traffic: Traffic) -> str:
                                        "sizes": list(traffic.sizes)}))
 
 
-def point_to_json(p: CostPoint) -> dict[str, Any]:
+def point_to_json(p: CostPoint) -> JSONObject:
     return {"size": p.size, "replay_s": p.replay_s, "eager_s": p.eager_s,
             "capture_s": p.capture_s, "pool_bytes": p.pool_bytes, "measured": p.measured}
 
 
-def point_from_json(doc: Mapping[str, Any]) -> CostPoint:
-    return CostPoint(int(doc["size"]), float(doc["replay_s"]), float(doc["eager_s"]),
-                     float(doc["capture_s"]), int(doc["pool_bytes"]), bool(doc["measured"]))
+def point_from_json(doc: Doc) -> CostPoint:
+    return CostPoint(as_int(doc, "size"), as_float(doc, "replay_s"), as_float(doc, "eager_s"),
+                     as_float(doc, "capture_s"), as_int(doc, "pool_bytes"),
+                     as_bool(doc, "measured"))
 
 
-def budgets_to_json(b: Budgets) -> dict[str, Any]:
+def budgets_to_json(b: Budgets) -> JSONObject:
     return {"max_graphs": b.max_graphs, "memory_budget": b.memory_budget,
             "capture_budget": b.capture_budget, "max_size": b.max_size}
 
 
-def budgets_from_json(doc: Mapping[str, Any]) -> Budgets:
-    cap = doc.get("capture_budget")
-    return Budgets(doc.get("max_graphs"), doc.get("memory_budget"),
-                   None if cap is None else float(cap), doc.get("max_size"))
+def budgets_from_json(doc: Doc) -> Budgets:
+    return Budgets(as_opt_int(doc, "max_graphs"), as_opt_int(doc, "memory_budget"),
+                   as_opt_float(doc, "capture_budget"), as_opt_int(doc, "max_size"))
 
 
-def row_to_json(e: Evaluation) -> dict[str, Any]:
+def row_to_json(e: Evaluation) -> JSONObject:
     return {"label": e.label, "buckets": list(e.buckets), "expected_s": e.expected_s,
             "padded_rows": e.padded_rows, "padded_fraction": e.padded_fraction,
             "eager_share": e.eager_share, "memory_bytes": e.memory_bytes,
@@ -70,18 +85,17 @@ def row_to_json(e: Evaluation) -> dict[str, Any]:
             "over_budget": list(e.over_budget)}
 
 
-def row_from_json(doc: Mapping[str, Any]) -> Evaluation:
-    return Evaluation(str(doc["label"]), tuple(int(b) for b in doc["buckets"]),
-                      float(doc["expected_s"]), float(doc["padded_rows"]),
-                      float(doc["padded_fraction"]), float(doc["eager_share"]),
-                      int(doc["memory_bytes"]), float(doc["capture_s"]),
-                      tuple(int(s) for s in doc["interpolated"]),
-                      tuple(str(s) for s in doc["over_budget"]))
+def row_from_json(doc: Doc) -> Evaluation:
+    return Evaluation(as_str(doc, "label"), tuple(as_ints(doc, "buckets")),
+                      as_float(doc, "expected_s"), as_float(doc, "padded_rows"),
+                      as_float(doc, "padded_fraction"), as_float(doc, "eager_share"),
+                      as_int(doc, "memory_bytes"), as_float(doc, "capture_s"),
+                      tuple(as_ints(doc, "interpolated")), tuple(as_strs(doc, "over_budget")))
 
 
-def traffic_from_json(doc: Mapping[str, Any]) -> Traffic:
-    return Traffic(tuple(int(s) for s in doc["sizes"]), tuple(int(c) for c in doc["counts"]),
-                   str(doc.get("source", "traffic")))
+def traffic_from_json(doc: Doc) -> Traffic:
+    return Traffic(tuple(as_ints(doc, "sizes")), tuple(as_ints(doc, "counts")),
+                   as_str(doc, "source") if "source" in doc else "traffic")
 
 
 @dataclass(frozen=True)
@@ -144,8 +158,8 @@ class PlanResult:
     def rejudged(self) -> Verdict:
         return PlanResult.judge(self.chosen, self.comparisons, self.tolerance)
 
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
+    def to_json(self) -> JSONObject:
+        doc: JSONObject = {
             "traffic": {"digest": self.traffic_digest, "source": self.traffic.source,
                         "sizes": list(self.traffic.sizes),
                         "counts": list(self.traffic.counts)},
@@ -162,17 +176,16 @@ class PlanResult:
         return doc
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any],
-                  verdict: Mapping[str, Any] | None = None) -> PlanResult:
-        chosen = row_from_json(doc["chosen"])
-        comparisons = tuple(row_from_json(r) for r in doc.get("comparisons") or ())
-        bound = doc.get("lower_bound_s")
-        tolerance = float(doc.get("tolerance", 0.0))
-        return cls(CostCurve(tuple(point_from_json(p) for p in doc["curve"])),
-                   traffic_from_json(doc["traffic"]), budgets_from_json(doc["budgets"]),
-                   tuple(int(c) for c in doc["candidates"]), PlanMethod(doc["method"]),
-                   str(doc["why"]), chosen, comparisons,
-                   None if bound is None else float(bound), doc.get("current"), tolerance,
+    def from_json(cls, doc: Doc, verdict: Doc | None = None) -> PlanResult:
+        chosen = row_from_json(as_doc(doc, "chosen"))
+        comparisons = tuple(row_from_json(r) for r in (as_docs(doc, "comparisons")
+                                                       if doc.get("comparisons") else ()))
+        tolerance = as_float(doc, "tolerance") if "tolerance" in doc else 0.0
+        return cls(CostCurve(tuple(point_from_json(p) for p in as_docs(doc, "curve"))),
+                   traffic_from_json(as_doc(doc, "traffic")),
+                   budgets_from_json(as_doc(doc, "budgets")), tuple(as_ints(doc, "candidates")),
+                   PlanMethod(as_str(doc, "method")), as_str(doc, "why"), chosen, comparisons,
+                   as_opt_float(doc, "lower_bound_s"), as_opt_str(doc, "current"), tolerance,
                    verdict=Verdict.from_json(verdict) if verdict is not None
                    else cls.judge(chosen, comparisons, tolerance))
 

@@ -17,12 +17,24 @@ The verdict (`ProfileResult.judge`):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from graphcert.cert.results.verdict import Verdict
 from graphcert.errors import InputError
+from graphcert.jsontypes import (
+    Doc,
+    JSONObject,
+    as_doc,
+    as_docs,
+    as_float,
+    as_int,
+    as_opt_doc,
+    as_opt_float,
+    as_opt_str,
+    as_str,
+)
 from graphcert.profiling import Profile
 
 MAX_INCOMPLETE_FRACTION = 0.05  # of replays with records: more missing a node is incomplete
@@ -54,8 +66,8 @@ class ReplayOverhead:
             return None
         return (self.traced_ns - self.untraced_ns) / self.records_per_replay
 
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"traced_ns": self.traced_ns, "untraced_ns": self.untraced_ns,
+    def to_json(self) -> JSONObject:
+        doc: JSONObject = {"traced_ns": self.traced_ns, "untraced_ns": self.untraced_ns,
                                "samples": self.samples, "ratio": self.ratio}
         if self.records_per_replay is not None:
             doc["records_per_replay"] = self.records_per_replay
@@ -64,10 +76,9 @@ class ReplayOverhead:
         return doc
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> ReplayOverhead:
-        records = doc.get("records_per_replay")
-        return cls(float(doc["traced_ns"]), float(doc["untraced_ns"]), int(doc["samples"]),
-                   float(records) if records is not None else None)
+    def from_json(cls, doc: Doc) -> ReplayOverhead:
+        return cls(as_float(doc, "traced_ns"), as_float(doc, "untraced_ns"),
+                   as_int(doc, "samples"), as_opt_float(doc, "records_per_replay"))
 
 
 @dataclass(frozen=True)
@@ -87,19 +98,19 @@ class ProfiledClass:
             raise InputError(f"class {self.label}: no overhead figure and no reason why",
                              hint="measure the overhead, or say why it was not measured")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"label": self.label, "size": self.size, "topology_hash": self.topology_hash,
                 "profile": self.profile.to_json(),
                 "overhead": self.overhead.to_json() if self.overhead is not None else None,
                 "overhead_reason": self.overhead_reason}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> ProfiledClass:
-        over = doc.get("overhead")
-        return cls(str(doc["label"]), int(doc["size"]), str(doc["topology_hash"]),
-                   Profile.from_json(doc["profile"]),
+    def from_json(cls, doc: Doc) -> ProfiledClass:
+        over = as_opt_doc(doc, "overhead")
+        return cls(as_str(doc, "label"), as_int(doc, "size"), as_str(doc, "topology_hash"),
+                   Profile.from_json(as_doc(doc, "profile")),
                    ReplayOverhead.from_json(over) if over is not None else None,
-                   doc.get("overhead_reason"))
+                   as_opt_str(doc, "overhead_reason"))
 
 
 @dataclass(frozen=True)
@@ -170,8 +181,8 @@ class ProfileResult:
                 out.append(f"{c.label}: {p.duplicates} duplicate record(s) ignored")
         return tuple(out)
 
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"workload": self.workload, "replays": self.replays,
+    def to_json(self) -> JSONObject:
+        doc: JSONObject = {"workload": self.workload, "replays": self.replays,
                                "cupti_version": self.cupti_version,
                                "classes": [c.to_json() for c in self.classes],
                                "notes": list(self.notes)}
@@ -180,17 +191,14 @@ class ProfileResult:
         return doc
 
     @classmethod
-    def from_json(cls, results: Mapping[str, Any],
-                  verdict: Mapping[str, Any] | None = None) -> ProfileResult:
+    def from_json(cls, results: Doc, verdict: Doc | None = None) -> ProfileResult:
         """The result a `to_json` document holds (`verdict`, the stored one, is not needed:
         the verdict is judged from the figures; evidence checks the two agree)."""
         del verdict
         try:
-            wall = results.get("wall_s")
-            return cls(str(results["workload"]), int(results["replays"]),
-                       tuple(ProfiledClass.from_json(c) for c in results["classes"]),
-                       int(results["cupti_version"]),
-                       float(wall) if wall is not None else None)
+            return cls(as_str(results, "workload"), as_int(results, "replays"),
+                       tuple(ProfiledClass.from_json(c) for c in as_docs(results, "classes")),
+                       as_int(results, "cupti_version"), as_opt_float(results, "wall_s"))
         except KeyError as exc:
             raise InputError(f"profile results lack {exc.args[0]!r}",
                              hint="pass a document ProfileResult.to_json wrote") from None

@@ -7,9 +7,9 @@ graph ran at all, the churn list from the rows, and the verdict judged again."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
+from graphcert.jsontypes import Doc
 from graphcert.kinds.record.result import RecordResult
 from graphcert.recording import Coverage, Recorded
 from graphcert.recording.analysis import MAX_EAGER_GROUPS, churn_of
@@ -17,7 +17,7 @@ from graphcert.recording.analysis import MAX_EAGER_GROUPS, churn_of
 _FIGURES = ("graph_kernels", "eager_kernels", "graph_ns", "eager_ns")
 
 
-def contradictions(results: Mapping[str, Any], verdict: Mapping[str, Any]) -> list[str]:
+def contradictions(results: Doc, verdict: Doc) -> list[str]:
     """Where a record certificate's claims disagree with its own evidence."""
     result = RecordResult.from_json(results, verdict)
     rec = result.recorded

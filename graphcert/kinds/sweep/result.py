@@ -6,10 +6,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from graphcert.cert.results.figures import LineFit
 from graphcert.cert.results.verdict import Verdict
+from graphcert.jsontypes import (
+    Doc,
+    JSONObject,
+    as_doc,
+    as_docs,
+    as_numbers,
+    as_opt_str,
+    as_opt_strs,
+    as_str,
+)
 from graphcert.kinds.bench.result import BenchResult, SizeResult
 
 
@@ -20,7 +30,7 @@ class SweepFit:
     kind: ClassVar[str] = "sweep"
 
     key: str
-    values: tuple[Any, ...]
+    values: tuple[float, ...]  # as written: an integer stays one
     fit: Mapping[str, Mapping[str, LineFit | None]]
     points: tuple[SizeResult, ...] = field(default=(), compare=False)  # for the plot
     certificates: tuple[str | None, ...] = ()  # each swept run's certificate file name
@@ -43,8 +53,8 @@ class SweepFit:
         """A sweep is of a native workload's option: no framework."""
         return None
 
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
+    def to_json(self) -> JSONObject:
+        doc: JSONObject = {
             "key": self.key, "values": list(self.values),
             "fit": {way: {q: (f.to_json() if f else None) for q, f in per.items()}
                     for way, per in self.fit.items()}}
@@ -56,12 +66,14 @@ class SweepFit:
         return doc
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any],
-                  verdict: Mapping[str, Any] | None = None) -> SweepFit:
-        points = tuple(SizeResult.from_json(p) for p in doc.get("points") or ())
-        fit = {way: {q: (LineFit.from_json(f) if f else None) for q, f in per.items()}
-               for way, per in doc["fit"].items()}
-        return cls(str(doc["key"]), tuple(doc["values"]), fit, points,
-                   tuple(doc.get("certificates") or ()), doc.get("plot"),
+    def from_json(cls, doc: Doc, verdict: Doc | None = None) -> SweepFit:
+        points = tuple(SizeResult.from_json(p)
+                       for p in (as_docs(doc, "points") if doc.get("points") else ()))
+        fits = as_doc(doc, "fit")
+        fit = {way: {q: (LineFit.from_json(as_doc(per, q)) if per[q] else None) for q in per}
+               for way in fits for per in [as_doc(fits, way)]}
+        certificates = as_opt_strs(doc, "certificates") if doc.get("certificates") else ()
+        return cls(as_str(doc, "key"), tuple(as_numbers(doc, "values")), fit, points,
+                   tuple(certificates), as_opt_str(doc, "plot"),
                    verdict=Verdict.from_json(verdict) if verdict is not None
                    else cls.judge(points))

@@ -7,17 +7,31 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from graphcert.jsontypes import (
+    Doc,
+    JSONObject,
+    JSONValue,
+    as_doc,
+    as_int,
+    as_json_doc,
+    as_opt_int,
+    as_opt_number,
+    as_opt_str,
+)
 from graphcert.model.jsontext import sha256_text
 
 
-def cache_key(workload: str, options: Mapping[str, Any], bucket: int, topology_hash: str,
-              node_layout_version: int) -> dict[str, Any]:
+def cache_key(workload: str, options: Mapping[str, object], bucket: int, topology_hash: str,
+              node_layout_version: int) -> JSONObject:
     """The graph cache key of a bucket (as xlog-cuda keys its graphs): the five parts and
     `key`, sha256 over their canonical JSON. Equal keys mean the captured graph can be reused."""
-    parts = {"workload": workload, "options": dict(options), "bucket": bucket,
-             "topology_hash": topology_hash, "node_layout_version": node_layout_version}
+    # The options as the key's text holds them (a value JSON has no type for as its str), so
+    # the key written into a certificate is the one hashed.
+    plain: JSONValue = json.loads(json.dumps(dict(options), default=str))
+    parts: JSONObject = {"workload": workload, "options": plain, "bucket": bucket,
+                         "topology_hash": topology_hash,
+                         "node_layout_version": node_layout_version}
     # Not model.jsontext.canonical_json: certificates record this key, and its text escapes
     # non-ASCII (a reference's path may hold some) where canonical_json keeps it as UTF-8.
     text = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
@@ -37,7 +51,7 @@ class StepBucket:
     graph_memory: Mapping[str, int] = field(default_factory=dict)
     replay_s: float | None = None
     eager_s: float | None = None
-    cache_key: Mapping[str, Any] | None = None
+    cache_key: Mapping[str, JSONValue] | None = None
 
     @property
     def speedup(self) -> float | None:
@@ -46,7 +60,7 @@ class StepBucket:
             return None
         return self.eager_s / self.replay_s
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"framework": self.framework, "capture_s": self.capture_s,
                 "instantiate_s": self.instantiate_s, "pool_bytes": self.pool_bytes,
                 "graph_memory": dict(self.graph_memory), "replay_s": self.replay_s,
@@ -54,8 +68,10 @@ class StepBucket:
                 "cache_key": dict(self.cache_key) if self.cache_key is not None else None}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> StepBucket:
-        return cls(str(doc.get("framework") or "unknown"), doc.get("capture_s"),
-                   doc.get("instantiate_s"), doc.get("pool_bytes"),
-                   dict(doc.get("graph_memory") or {}), doc.get("replay_s"),
-                   doc.get("eager_s"), doc.get("cache_key"))
+    def from_json(cls, doc: Doc) -> StepBucket:
+        memory = as_doc(doc, "graph_memory") if doc.get("graph_memory") else {}
+        return cls(as_opt_str(doc, "framework") or "unknown", as_opt_number(doc, "capture_s"),
+                   as_opt_number(doc, "instantiate_s"), as_opt_int(doc, "pool_bytes"),
+                   {k: as_int(memory, k) for k in memory}, as_opt_number(doc, "replay_s"),
+                   as_opt_number(doc, "eager_s"),
+                   as_json_doc(doc, "cache_key") if doc.get("cache_key") is not None else None)
