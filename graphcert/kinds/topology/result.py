@@ -4,9 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from graphcert.cert.results.verdict import Verdict
+from graphcert.jsontypes import (
+    Doc,
+    JSONObject,
+    as_bool,
+    as_doc,
+    as_docs,
+    as_int,
+    as_json_doc,
+    as_number,
+    as_numbers,
+    as_opt_doc,
+    as_opt_int,
+    as_opt_number,
+    as_opt_str,
+    as_str,
+)
 from graphcert.kinds.topology.causes import Cause
 from graphcert.kinds.topology.steps import StepBucket
 
@@ -26,12 +42,13 @@ class UpdateOutcome:
     def ok(self) -> bool:
         return self.result == "success"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"result": self.result, "failing_node": self.failing_node, "reason": self.reason}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> UpdateOutcome:
-        return cls(str(doc["result"]), doc.get("failing_node"), doc.get("reason"))
+    def from_json(cls, doc: Doc) -> UpdateOutcome:
+        return cls(as_str(doc, "result"), as_opt_int(doc, "failing_node"),
+                   as_opt_str(doc, "reason"))
 
 
 @dataclass(frozen=True)
@@ -57,7 +74,7 @@ class SampleResult:
         """No error and no check that said no."""
         return self.error is None and all(getattr(self, c) is not False for c in self.CHECKS)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"n": self.n, "topology_equal": self.topology_equal,
                 "shape_equal": self.shape_equal,
                 "update": self.update.to_json() if self.update else None,
@@ -67,11 +84,17 @@ class SampleResult:
                 "error": self.error, **_cause_json(self.cause)}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> SampleResult:
-        update = doc.get("update")
-        return cls(int(doc["n"]), update=UpdateOutcome.from_json(update) if update else None,
-                   error=doc.get("error"), cause=_cause_of(doc),
-                   **{c: doc.get(c) for c in cls.CHECKS})
+    def from_json(cls, doc: Doc) -> SampleResult:
+        topology, shape, output, param_update, node_count = (
+            _opt_bool(doc, c) for c in cls.CHECKS)
+        return cls(as_int(doc, "n"), topology, shape,
+                   UpdateOutcome.from_json(as_doc(doc, "update")) if doc.get("update") else None,
+                   output, param_update, node_count, as_opt_str(doc, "error"), _cause_of(doc))
+
+
+def _opt_bool(doc: Doc, key: str) -> bool | None:
+    """A check's answer: true, false, or null (or absent) where it was not reached."""
+    return None if doc.get(key) is None else as_bool(doc, key)
 
 
 def _cause_json(cause: Cause | None) -> dict[str, str]:
@@ -80,9 +103,16 @@ def _cause_json(cause: Cause | None) -> dict[str, str]:
     return {"cause": cause.value} if cause is not None else {}
 
 
-def _cause_of(doc: Mapping[str, Any]) -> Cause | None:
-    value = doc.get("cause")
+def _cause_of(doc: Doc) -> Cause | None:
+    value = as_opt_str(doc, "cause")
     return Cause(value) if value is not None else None
+
+
+def _ints(doc: Doc, key: str) -> dict[str, int]:
+    """doc[key] as integers by name (nodes of each kind, a padding waste's min and max);
+    empty where it is null or absent."""
+    ints = as_opt_doc(doc, key)
+    return {} if ints is None else {k: as_int(ints, k) for k in ints}
 
 
 @dataclass(frozen=True)
@@ -105,7 +135,7 @@ class ClassResult:
     samples: tuple[SampleResult, ...] = ()
     snapshot: GraphSnapshot | None = field(default=None, compare=False, repr=False)
     # A snapshot document a certificate may embed in the class (the schema allows it).
-    embedded_snapshot: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    embedded_snapshot: JSONObject | None = field(default=None, compare=False, repr=False)
     # A framework step's bucket: capture cost, pool and graph memory, cache key (else None).
     bucket: StepBucket | None = None
     cause: Cause | None = None  # why a step's bucket failed: its first failure's cause
@@ -125,7 +155,7 @@ class ClassResult:
     def reason(self) -> str | None:
         return "; ".join(self.reasons) or None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"capacity": self.capacity, "status": self.status, "reason": self.reason,
                 "topology_hash": self.topology_hash, "shape_hash": self.shape_hash,
                 "node_count": self.node_count, "counts": dict(self.counts),
@@ -172,7 +202,7 @@ class SkippedClass:
     def counts(self) -> Mapping[str, int]:
         return {}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"capacity": self.capacity, "status": self.status, "reason": self.reason,
                 "topology_hash": None, "shape_hash": None, "node_count": None, "counts": {},
                 "predicted": dict(self.predicted) if self.predicted is not None else None,
@@ -182,19 +212,23 @@ class SkippedClass:
 AnyClass = ClassResult | SkippedClass
 
 
-def class_from_json(doc: Mapping[str, Any]) -> AnyClass:
+def class_from_json(doc: Doc) -> AnyClass:
     """A class row of a topology certificate as its typed value."""
-    if doc["status"] == "skipped":
-        return SkippedClass(int(doc["capacity"]), str(doc.get("reason") or "skipped"),
-                            doc.get("predicted"))
-    reason = doc.get("reason")
+    status = as_str(doc, "status")
+    reason = as_opt_str(doc, "reason")
+    predicted = None if doc.get("predicted") is None else _ints(doc, "predicted")
+    if status == "skipped":
+        return SkippedClass(as_int(doc, "capacity"), reason or "skipped", predicted)
     return ClassResult(
-        int(doc["capacity"]), doc["status"] == "pass", (reason,) if reason else (),
-        doc.get("topology_hash"), doc.get("shape_hash"), doc.get("node_count"),
-        dict(doc.get("counts") or {}), doc.get("predicted"), dict(doc.get("padding_waste") or {}),
-        tuple(SampleResult.from_json(s) for s in doc.get("samples", ())),
-        embedded_snapshot=doc.get("snapshot"),
-        bucket=StepBucket.from_json(doc["bucket"]) if doc.get("bucket") else None,
+        as_int(doc, "capacity"), status == "pass", (reason,) if reason else (),
+        as_opt_str(doc, "topology_hash"), as_opt_str(doc, "shape_hash"),
+        as_opt_int(doc, "node_count"),
+        _ints(doc, "counts"), predicted, _ints(doc, "padding_waste"),
+        tuple(SampleResult.from_json(s) for s in (as_docs(doc, "samples")
+                                                  if "samples" in doc else ())),
+        embedded_snapshot=as_json_doc(doc, "snapshot") if doc.get("snapshot") is not None
+        else None,
+        bucket=StepBucket.from_json(as_doc(doc, "bucket")) if doc.get("bucket") else None,
         cause=_cause_of(doc))
 
 
@@ -206,12 +240,12 @@ class Transition:
     to: int
     change: str  # parameters only | launch shape | topology
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"from": self.frm, "to": self.to, "change": self.change}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Transition:
-        return cls(int(doc["from"]), int(doc["to"]), str(doc["change"]))
+    def from_json(cls, doc: Doc) -> Transition:
+        return cls(as_int(doc, "from"), as_int(doc, "to"), as_str(doc, "change"))
 
 
 @dataclass(frozen=True)
@@ -230,22 +264,25 @@ class VerifySettings:
     atol: float | None = None
     pad_value: float | tuple[float, ...] | None = None
 
-    _STEP = ("framework", "rtol", "atol", "pad_value")
-
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"samples": self.samples, "seed": self.seed, "mode": self.mode,
-                               "classes": self.classes}
-        doc.update({k: getattr(self, k) for k in self._STEP if getattr(self, k) is not None})
-        if isinstance(self.pad_value, tuple):
-            doc["pad_value"] = list(self.pad_value)
+    def to_json(self) -> JSONObject:
+        doc: JSONObject = {"samples": self.samples, "seed": self.seed, "mode": self.mode,
+                           "classes": self.classes}
+        pad = self.pad_value
+        step: JSONObject = {"framework": self.framework, "rtol": self.rtol, "atol": self.atol,
+                            "pad_value": list(pad) if isinstance(pad, tuple) else pad}
+        doc.update({k: v for k, v in step.items() if v is not None})
         return doc
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> VerifySettings:
-        pad = doc.get("pad_value")
-        return cls(int(doc["samples"]), int(doc["seed"]), str(doc["mode"]), str(doc["classes"]),
-                   doc.get("framework"), doc.get("rtol"), doc.get("atol"),
-                   tuple(pad) if isinstance(pad, list) else pad)
+    def from_json(cls, doc: Doc) -> VerifySettings:
+        # Tolerances and pad values are kept as the numbers they are (an integer pad value
+        # stays one), so they are written back as they were read.
+        pad: float | tuple[float, ...] | None = (
+            tuple(as_numbers(doc, "pad_value")) if isinstance(doc.get("pad_value"), list)
+            else as_opt_number(doc, "pad_value"))
+        return cls(as_int(doc, "samples"), as_int(doc, "seed"), as_str(doc, "mode"),
+                   as_str(doc, "classes"), as_opt_str(doc, "framework"),
+                   as_opt_number(doc, "rtol"), as_opt_number(doc, "atol"), pad)
 
 
 @dataclass(frozen=True)
@@ -281,23 +318,25 @@ class VerifyResult:
         """The framework of a framework step's result; None for a native workload."""
         return self.settings.framework if self.settings is not None else None
 
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"classes": [c.to_json() for c in self.classes],
-                               "transitions": [t.to_json() for t in self.transitions]}
+    def to_json(self) -> JSONObject:
+        doc: JSONObject = {"classes": [c.to_json() for c in self.classes],
+                           "transitions": [t.to_json() for t in self.transitions]}
         if self.timings_s:
-            doc["timings_s"] = dict(self.timings_s)
+            timings: JSONObject = dict(self.timings_s)
+            doc["timings_s"] = timings
         if self.settings is not None:
             doc["settings"] = self.settings.to_json()
         return doc
 
     @classmethod
-    def from_json(cls, results: Mapping[str, Any],
-                  verdict: Mapping[str, Any] | None = None) -> VerifyResult:
-        classes = tuple(class_from_json(c) for c in results["classes"])
-        settings = results.get("settings")
-        return cls(classes, tuple(Transition.from_json(t) for t in results.get("transitions", ())),
-                   dict(results.get("timings_s") or {}),
-                   VerifySettings.from_json(settings) if settings else None,
+    def from_json(cls, results: Doc, verdict: Doc | None = None) -> VerifyResult:
+        classes = tuple(class_from_json(c) for c in as_docs(results, "classes"))
+        transitions = as_docs(results, "transitions") if "transitions" in results else ()
+        timings = as_doc(results, "timings_s") if results.get("timings_s") else {}
+        return cls(classes, tuple(Transition.from_json(t) for t in transitions),
+                   {k: as_number(timings, k) for k in timings},
+                   VerifySettings.from_json(as_doc(results, "settings"))
+                   if results.get("settings") else None,
                    verdict=Verdict.from_json(verdict) if verdict is not None
                    else cls.judge(classes))
 
