@@ -7,12 +7,27 @@ and compare its topologies with a baseline record. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from graphcert.cert.results.verdict import Verdict
+from graphcert.jsontypes import (
+    Doc,
+    JSONObject,
+    as_doc,
+    as_docs,
+    as_float,
+    as_int,
+    as_int_or,
+    as_ints,
+    as_opt_doc,
+    as_opt_float,
+    as_opt_int,
+    as_opt_str,
+    as_str,
+    as_strs,
+)
 from graphcert.recording import (
     Churn,
     Coverage,
@@ -96,7 +111,7 @@ class RecordResult:
                 out[g.topology_hash] = out.get(g.topology_hash, 0) + 1
         return out
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         r = self.recorded
         mem = self.graph_memory
         return {
@@ -119,59 +134,60 @@ class RecordResult:
             "graph_memory_reason": self.graph_memory_reason}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any],
-                  verdict: Mapping[str, Any] | None = None) -> RecordResult:
-        cov = doc["coverage"]
-        steady = cov.get("steady")
+    def from_json(cls, doc: Doc, verdict: Doc | None = None) -> RecordResult:
+        cov = as_doc(doc, "coverage")
+        steady = as_opt_doc(cov, "steady")
         recorded = Recorded(
-            tuple(_row_from_json(g) for g in doc["graphs"]), _cov_from_json(cov["overall"]),
+            tuple(_row_from_json(g) for g in as_docs(doc, "graphs")),
+            _cov_from_json(as_doc(cov, "overall")),
             None if steady is None else _cov_from_json(steady),
-            tuple(EagerGroup(str(e["name"]), int(e["count"]), int(e["total_ns"]))
-                  for e in cov["steady_eager"]),
-            tuple(Churn(str(c["topology_hash"]), str(c["shape_hash"]), int(c["instantiations"]),
-                        int(c["peak_alive"]),
-                        tuple(int(t) for t in c["at_ns"]), tuple(int(i) for i in c["rows"]))
-                  for c in doc["churn"]),
-            int(doc.get("dropped_records", 0)),
-            *_regions_from_json(doc.get("nvtx")))
-        mem = doc.get("graph_memory")
-        exit_code, ended = int(doc["exit_code"]), Ended(doc["ended"])
-        detail = doc.get("detail")
-        return cls(tuple(str(a) for a in doc["program"]), exit_code, ended,
-                   float(doc["wall_s"]), recorded, int(doc["cupti_version"]),
+            tuple(EagerGroup(as_str(e, "name"), as_int(e, "count"), as_int(e, "total_ns"))
+                  for e in as_docs(cov, "steady_eager")),
+            tuple(Churn(as_str(c, "topology_hash"), as_str(c, "shape_hash"),
+                        as_int(c, "instantiations"), as_int(c, "peak_alive"),
+                        tuple(as_ints(c, "at_ns")), tuple(as_ints(c, "rows")))
+                  for c in as_docs(doc, "churn")),
+            as_int_or(doc, "dropped_records", 0),
+            *_regions_from_json(as_opt_doc(doc, "nvtx")))
+        mem = as_opt_doc(doc, "graph_memory")
+        exit_code, ended = as_int(doc, "exit_code"), Ended(as_str(doc, "ended"))
+        detail = as_opt_str(doc, "detail")
+        return cls(tuple(as_strs(doc, "program")), exit_code, ended,
+                   as_float(doc, "wall_s"), recorded, as_int(doc, "cupti_version"),
                    None if mem is None else GraphMemory(
-                       int(mem["used_current"]), int(mem["used_high"]),
-                       int(mem["reserved_current"]), int(mem["reserved_high"])),
-                   doc.get("graph_memory_reason"), detail,
+                       as_int(mem, "used_current"), as_int(mem, "used_high"),
+                       as_int(mem, "reserved_current"), as_int(mem, "reserved_high")),
+                   as_opt_str(doc, "graph_memory_reason"), detail,
                    verdict=Verdict.from_json(verdict) if verdict is not None
                    else cls.judge(exit_code, ended, recorded, detail))
 
 
-def _regions_to_json(r: Regions) -> dict[str, Any]:
+def _regions_to_json(r: Regions) -> JSONObject:
     return {"ranges": r.ranges, "unavailable": r.unavailable,
             "regions": [{"region": g.region, "count": g.count, "total_ns": g.total_ns}
                         for g in r.groups]}
 
 
-def _regions_from_json(doc: Mapping[str, Any] | None) -> tuple[Regions | None]:
+def _regions_from_json(doc: Doc | None) -> tuple[Regions | None]:
     """The NVTX attribution of a certificate; None where it has none (written before
     graphcert attributed eager kernels: the key is absent, so it round-trips as it was)."""
     if doc is None:
         return (None,)
-    return (Regions(int(doc["ranges"]),
-                    tuple(EagerRegion(str(g["region"]), int(g["count"]), int(g["total_ns"]))
-                          for g in doc["regions"]),
-                    doc.get("unavailable")),)
+    return (Regions(as_int(doc, "ranges"),
+                    tuple(EagerRegion(as_str(g, "region"), as_int(g, "count"),
+                                      as_int(g, "total_ns"))
+                          for g in as_docs(doc, "regions")),
+                    as_opt_str(doc, "unavailable")),)
 
 
-def _cov_to_json(c: Coverage) -> dict[str, Any]:
+def _cov_to_json(c: Coverage) -> JSONObject:
     return {"graph_kernels": c.graph_kernels, "eager_kernels": c.eager_kernels,
             "graph_ns": c.graph_ns, "eager_ns": c.eager_ns}
 
 
-def _cov_from_json(doc: Mapping[str, Any]) -> Coverage:
-    return Coverage(int(doc["graph_kernels"]), int(doc["eager_kernels"]),
-                    int(doc["graph_ns"]), int(doc["eager_ns"]))
+def _cov_from_json(doc: Doc) -> Coverage:
+    return Coverage(as_int(doc, "graph_kernels"), as_int(doc, "eager_kernels"),
+                    as_int(doc, "graph_ns"), as_int(doc, "eager_ns"))
 
 
 _ROW_FIELDS = ("index", "made", "at_ns", "instantiate_ns", "capture_ns", "topology_hash",
@@ -179,22 +195,18 @@ _ROW_FIELDS = ("index", "made", "at_ns", "instantiate_ns", "capture_ns", "topolo
                "updates", "failed_updates", "destroyed_at_ns", "snapshot_file", "read_error")
 
 
-def _row_to_json(g: GraphRow) -> dict[str, Any]:
-    doc = {name: getattr(g, name) for name in _ROW_FIELDS}
+def _row_to_json(g: GraphRow) -> JSONObject:
+    doc: JSONObject = {name: getattr(g, name) for name in _ROW_FIELDS}
     doc["made"] = g.made.value
     return doc
 
 
-def _row_from_json(doc: Mapping[str, Any]) -> GraphRow:
-    def opt_int(key: str) -> int | None:
-        v = doc.get(key)
-        return None if v is None else int(v)
-
-    median = doc.get("device_ns_median")
-    return GraphRow(int(doc["index"]), Made(doc["made"]), int(doc["at_ns"]),
-                    int(doc["instantiate_ns"]), opt_int("capture_ns"), doc.get("topology_hash"),
-                    doc.get("shape_hash"), opt_int("node_count"), int(doc["launches"]),
-                    None if median is None else float(median), int(doc["device_ns_total"]),
-                    int(doc["updates"]), int(doc["failed_updates"]),
-                    opt_int("destroyed_at_ns"), doc.get("snapshot_file"),
-                    doc.get("read_error"))
+def _row_from_json(doc: Doc) -> GraphRow:
+    return GraphRow(as_int(doc, "index"), Made(as_str(doc, "made")), as_int(doc, "at_ns"),
+                    as_int(doc, "instantiate_ns"), as_opt_int(doc, "capture_ns"),
+                    as_opt_str(doc, "topology_hash"), as_opt_str(doc, "shape_hash"),
+                    as_opt_int(doc, "node_count"), as_int(doc, "launches"),
+                    as_opt_float(doc, "device_ns_median"), as_int(doc, "device_ns_total"),
+                    as_int(doc, "updates"), as_int(doc, "failed_updates"),
+                    as_opt_int(doc, "destroyed_at_ns"), as_opt_str(doc, "snapshot_file"),
+                    as_opt_str(doc, "read_error"))
