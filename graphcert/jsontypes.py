@@ -92,6 +92,11 @@ def as_bool(doc: Doc, key: str) -> bool:
     return value
 
 
+def as_opt_bool(doc: Doc, key: str) -> bool | None:
+    """doc[key] as a bool, None where it is null or absent."""
+    return None if doc.get(key) is None else as_bool(doc, key)
+
+
 def as_doc(doc: Doc, key: str) -> Doc:
     """doc[key] as a JSON object."""
     value = doc[key]
@@ -187,6 +192,14 @@ def as_json(value: object, what: str = "value") -> JSONValue:
             out[key] = as_json(item, f"{what}.{key}")
         return out
     raise _wrong(what, value, "a JSON value")
+
+
+def as_scalar(value: object, what: str = "value") -> JSONScalar:
+    """`value` (a field a schema admits any scalar in, such as a producer's addition) as the
+    scalar it is, unconverted."""
+    if value is None or isinstance(value, (str, int, float)):  # bool is an int
+        return value
+    raise _wrong(what, value, "a scalar")
 
 
 def as_json_object(value: Doc, what: str = "document") -> JSONObject:

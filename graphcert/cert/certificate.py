@@ -11,19 +11,31 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from graphcert.cert.kind import KindResult
 from graphcert.cert.method import method_kind
 from graphcert.cert.registry import spec
 from graphcert.cert.results.verdict import Status, Verdict
+from graphcert.jsontypes import (
+    Doc,
+    as_doc,
+    as_int,
+    as_opt_bool,
+    as_opt_doc,
+    as_opt_int,
+    as_opt_number,
+    as_opt_str,
+    as_scalar,
+    as_str,
+)
 
 Scalar = str | int | float | bool | None  # what the schema allows a producer to add
 
 
-def _extra(doc: Mapping[str, Any], known: tuple[str, ...]) -> dict[str, Scalar]:
-    """The fields of `doc` outside `known`: a producer's additions (scalars, by the schema)."""
-    return {k: v for k, v in doc.items() if k not in known}
+def _scalars(doc: Doc, known: tuple[str, ...] = ()) -> dict[str, Scalar]:
+    """The fields of `doc` outside `known`, each kept as the scalar it is (the schema admits
+    no other value there): a producer's additions, or a workload's options."""
+    return {k: as_scalar(v, k) for k, v in doc.items() if k not in known}
 
 
 @dataclass(frozen=True)
@@ -51,9 +63,11 @@ class GpuFacts:
                 "memory_bytes": self.memory_bytes, "clock_mhz": self.clock_mhz, **self.extra}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> GpuFacts:
-        return cls(doc["name"], doc["uuid"], doc["compute_capability"], doc["sm_count"],
-                   doc["memory_bytes"], doc["clock_mhz"], _extra(doc, cls._KNOWN))
+    def from_json(cls, doc: Doc) -> GpuFacts:
+        return cls(as_str(doc, "name"), as_opt_str(doc, "uuid"),
+                   as_str(doc, "compute_capability"), as_opt_int(doc, "sm_count"),
+                   as_opt_int(doc, "memory_bytes"), as_opt_number(doc, "clock_mhz"),
+                   _scalars(doc, cls._KNOWN))
 
 
 @dataclass(frozen=True)
@@ -94,12 +108,14 @@ class Environment:
                 "platform": self.platform, "git": self.git.to_json(), **self.extra}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Environment:
-        git = doc["git"]
-        return cls(GpuFacts.from_json(doc["gpu"]), doc["driver_version"],
-                   doc["cuda_driver_api"], doc["cuda_bindings_version"], doc["nvrtc_version"],
-                   doc["python"], doc["host"], doc["platform"],
-                   GitState(git["commit"], git["dirty"]), _extra(doc, cls._KNOWN))
+    def from_json(cls, doc: Doc) -> Environment:
+        git = as_doc(doc, "git")
+        return cls(GpuFacts.from_json(as_doc(doc, "gpu")), as_opt_str(doc, "driver_version"),
+                   as_opt_int(doc, "cuda_driver_api"), as_opt_str(doc, "cuda_bindings_version"),
+                   as_opt_str(doc, "nvrtc_version"), as_str(doc, "python"),
+                   as_str(doc, "host"), as_str(doc, "platform"),
+                   GitState(as_opt_str(git, "commit"), as_opt_bool(git, "dirty")),
+                   _scalars(doc, cls._KNOWN))
 
 
 @dataclass(frozen=True)
@@ -119,9 +135,9 @@ class WorkloadIdentity:
                 "options": dict(self.options), "method_digest": self.method_digest}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> WorkloadIdentity:
-        return cls(doc["ref"], doc["name"], doc["source_digest"], doc["method_digest"],
-                   dict(doc["options"]))
+    def from_json(cls, doc: Doc) -> WorkloadIdentity:
+        return cls(as_str(doc, "ref"), as_str(doc, "name"), as_str(doc, "source_digest"),
+                   as_str(doc, "method_digest"), _scalars(as_doc(doc, "options")))
 
 
 @dataclass(frozen=True)
@@ -184,16 +200,19 @@ class Certificate:
         return method_kind(self.kind, {"framework": self.result.framework})
 
     @classmethod
-    def from_document(cls, doc: Mapping[str, Any]) -> Certificate:
+    def from_document(cls, doc: Doc) -> Certificate:
         """The typed value of a schema-valid certificate document (graphcert.cert.store
-        checks the document first; this checks nothing)."""
+        checks the document first; this checks nothing the schema does not, and the
+        narrowing of each value read cannot fail on a document the schema admits)."""
         kind = str(doc["kind"])
-        result = spec(kind).result_type().from_json(doc["results"], doc["verdict"])
-        sig = doc.get("signature")
-        return cls(kind, doc["schema_version"], doc["tool"]["version"], doc["created"],
-                   Environment.from_json(doc["environment"]),
-                   WorkloadIdentity.from_json(doc["workload"]), result,
-                   judged_verdict(result), doc["digest"],
-                   Signature(sig["algorithm"], sig["key_id"], sig["value"]) if sig else None,
+        result = spec(kind).result_type().from_json(as_doc(doc, "results"),
+                                                    as_doc(doc, "verdict"))
+        sig = as_opt_doc(doc, "signature")
+        return cls(kind, as_int(doc, "schema_version"), as_str(as_doc(doc, "tool"), "version"),
+                   as_str(doc, "created"), Environment.from_json(as_doc(doc, "environment")),
+                   WorkloadIdentity.from_json(as_doc(doc, "workload")), result,
+                   judged_verdict(result), as_str(doc, "digest"),
+                   Signature(as_str(sig, "algorithm"), as_str(sig, "key_id"),
+                             as_str(sig, "value")) if sig else None,
                    doc)
 

@@ -8,13 +8,15 @@ import math
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from graphcert.cert.registry import KIND_NAMES
 from graphcert.cert.results.figures import QUANTITIES
 from graphcert.errors import GraphcertError, clip_repr
 from graphcert.fileread import MAX_POLICY_BYTES, FileProblem, read_bounded
 from graphcert.jsontypes import JSONObject
+
+T = TypeVar("T")  # a per-workload threshold: a table gives back the type its entries have
 
 
 class PolicyError(GraphcertError):
@@ -53,7 +55,8 @@ class Policy:
     allow_empty_baseline: bool = False
     source: str = "defaults"
 
-    def for_workload(self, value: Any, workload: str, ref: str | None = None) -> Any:
+    def for_workload(self, value: T | Mapping[str, T] | None, workload: str,
+                     ref: str | None = None) -> T | None:
         """A scalar as is; a table's entry for the certificate's reference `ref` (a workload
         with options, "chain[kernels=1]": a sweep's runs), else for `workload`, else its
         '*', else None."""

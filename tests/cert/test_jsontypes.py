@@ -15,9 +15,11 @@ from graphcert.jsontypes import (
     as_number,
     as_numbers,
     as_object,
+    as_opt_bool,
     as_opt_int,
     as_opt_number,
     as_opt_strs,
+    as_scalar,
     as_str,
     as_strs,
 )
@@ -117,3 +119,19 @@ def test_a_number_kept_as_written_reads_as_it_is() -> None:
     assert type(as_number({"n": 3}, "n")) is int and as_number({"f": 0.5}, "f") == 0.5
     with pytest.raises(TypeError, match="'b': expected a number"):
         as_number({"b": False}, "b")
+
+
+def test_a_scalar_is_kept_as_written_and_an_object_or_array_is_refused() -> None:
+    for value in ("x", 3, 2.5, True, None):
+        assert as_scalar(value) is value
+    for value in ([1], {"a": 1}):
+        with pytest.raises(TypeError, match="'index': expected a scalar"):
+            as_scalar(value, "index")
+
+
+def test_an_optional_bool_is_a_bool_or_none_and_never_a_number() -> None:
+    doc = {"t": True, "f": False, "none": None, "n": 1}
+    assert as_opt_bool(doc, "t") is True and as_opt_bool(doc, "f") is False
+    assert as_opt_bool(doc, "none") is None and as_opt_bool(doc, "absent") is None
+    with pytest.raises(TypeError, match="'n': expected true or false"):
+        as_opt_bool(doc, "n")

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from graphcert.cert.registry import KIND_NAMES, spec
 from graphcert.cert.schemas.compiled import Check, compile_check
 from graphcert.errors import clip
+from graphcert.jsontypes import Doc
 from graphcert.paths import cache_dir
 
 if TYPE_CHECKING:
@@ -35,9 +36,9 @@ def schema_path(kind: str) -> Path:
 
 
 @cache
-def load_schema(kind: str) -> Mapping[str, Any]:
+def load_schema(kind: str) -> Doc:
     """The shipped schema of one certificate kind (its folder's schema.json)."""
-    schema: Mapping[str, Any] = json.loads(schema_path(kind).read_text(encoding="utf-8"))
+    schema: Doc = json.loads(schema_path(kind).read_text(encoding="utf-8"))
     return schema
 
 
@@ -92,7 +93,7 @@ def _check(kind: str) -> Check | None:
     return compile_check(load_schema(kind), cache=cache_dir() / "schemas")
 
 
-def validate(instance: Any, kind: str) -> list[str]:
+def validate(instance: object, kind: str) -> list[str]:
     """Every problem of `instance` against the schema of `kind`, one line each."""
     check = _check(kind)
     if check is not None and check(instance):
@@ -100,7 +101,7 @@ def validate(instance: Any, kind: str) -> list[str]:
     return [_describe(e) for e in _validator(kind).iter_errors(instance)]
 
 
-def check(instance: Any, schema: Mapping[str, Any]) -> list[str]:
+def check(instance: object, schema: Doc) -> list[str]:
     """Every problem of `instance` against `schema`, one line each ('missing field X',
     'unknown field X', 'field X: ...')."""
     return [_describe(e) for e in _compiled(schema).iter_errors(instance)]

@@ -31,6 +31,7 @@ from typing import Any
 from graphcert.errors import GraphcertError
 from graphcert.fileio import atomic_write_bytes
 from graphcert.fileread import read_bounded
+from graphcert.jsontypes import Doc
 
 # Keywords whose meaning here is jsonschema's (draft 2020-12) exactly, or stricter.
 KEYWORDS = frozenset({
@@ -50,7 +51,7 @@ _OUTER = frozenset({"description", "title", "$comment", "$schema", "$id", "$defs
 _PYTHON_TYPES = {"null": "NoneType", "boolean": "bool", "number": "int, float",
                  "integer": "int", "string": "str", "array": "list", "object": "dict"}
 
-Check = Callable[[Any], bool]
+Check = Callable[[object], bool]  # any parsed document, or any value at all
 
 
 def _subschemas(key: str, value: Any) -> list[Any] | None:
@@ -65,7 +66,7 @@ def _subschemas(key: str, value: Any) -> list[Any] | None:
     return []
 
 
-def compilable(schema: Any) -> bool:
+def compilable(schema: object) -> bool:
     """True when every keyword of `schema` is one the compiled check treats as jsonschema does
     (or stricter): `items` one schema (draft 2020-12), every `$ref` local to the document,
     enum and const values scalars (fastjsonschema compares lists and objects with ==, which
@@ -245,7 +246,7 @@ def _code(schema: Mapping[str, Any], cache: Path | None) -> _Compiled | None:
     return name, code, patterns
 
 
-def compile_check(schema: Mapping[str, Any], *, cache: Path | None = None) -> Check | None:
+def compile_check(schema: Doc, *, cache: Path | None = None) -> Check | None:
     """A function telling whether a document fits `schema` (never True where jsonschema finds
     an error), or None when the schema uses a keyword outside KEYWORDS. `cache`: a folder
     where the compiled code is kept between processes (None: compiled in this one only)."""
@@ -260,7 +261,7 @@ def compile_check(schema: Mapping[str, Any], *, cache: Path | None = None) -> Ch
     except Exception:  # fastjsonschema's generator is its internal API: if it ever changes
         return None    # shape, documents are checked by jsonschema alone (slower, as right)
 
-    def check(instance: Any) -> bool:
+    def check(instance: object) -> bool:
         try:
             function(instance)
         except _Invalid:

@@ -6,6 +6,8 @@ with their 95% intervals (graphcert.kinds.profile.compare). Either limit unset t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from graphcert.cert.certificate import Certificate
 from graphcert.cert.compare import Change
 from graphcert.gate.policy import Policy
@@ -35,7 +37,7 @@ def baseline_rules(cert: Certificate, base: Loaded, policy: Policy) -> list[Rule
 def profile_baseline_rules(current: ProfileResult, baseline: ProfileResult, base_path: str,
                            policy: Policy, workload: str, ref: str) -> list[RuleResult]:
     """The node and critical-path rules of `current` against `baseline`."""
-    def limit(value: object) -> float:
+    def limit(value: float | Mapping[str, float] | None) -> float:
         got = policy.for_workload(value, workload, ref)
         return float(got) if got is not None else policy.max_regression
 
