@@ -16,7 +16,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 REPORTS = ROOT / "reports"
 FLEET = ROOT / "tests" / "fixtures" / "fleet"
-SWEEP_SOURCES = (REPORTS / "bench-chain-NVIDIA_H100_80GB_HBM3.json",
+SWEEP_SOURCES = (REPORTS / "bench-chain-NVIDIA_H200.json",
                  FLEET / "bench-chain-NVIDIA_H200-ae0f9605.json",
                  FLEET / "bench-chain-NVIDIA_H200-ff00340f.json")
 

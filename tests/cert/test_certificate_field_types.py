@@ -17,8 +17,8 @@ from graphcert.cli import cli
 
 REPORTS = Path(__file__).resolve().parents[2] / "reports"
 FLEET = Path(__file__).resolve().parents[1] / "fixtures" / "fleet"
-BENCH = REPORTS / "bench-chain-NVIDIA_H100_80GB_HBM3.json"
-TOPOLOGY = REPORTS / "topology-chain-NVIDIA_H100_80GB_HBM3.json"
+BENCH = REPORTS / "bench-chain-NVIDIA_H200.json"
+TOPOLOGY = REPORTS / "topology-chain-NVIDIA_H200.json"
 
 
 def _set(doc: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, Any]:

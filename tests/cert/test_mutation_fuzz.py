@@ -32,13 +32,13 @@ def test_mutated_certificates_get_a_verdict_or_one_line(kind: str, tmp_path: Pat
 # Mutations that crashed a reader before issue 28's fixes (a traceback, or exit 2 with more
 # than one line): each now gets a verdict or one line from every reader.
 FOUND = [
-    Mutation("bench", "bench-chain-NVIDIA_H100_80GB_HBM3.json",
+    Mutation("bench", "bench-chain-NVIDIA_H200.json",
              ("results", "sizes", 0, "stream", "end_to_end", "min_s"), "10**400"),
-    Mutation("bench", "bench-chain-NVIDIA_H100_80GB_HBM3.json",
+    Mutation("bench", "bench-chain-NVIDIA_H200.json",
              ("results", "sizes", 0, "stream_host_per_op_s"), '"x"'),
-    Mutation("topology", "topology-cupy_step-NVIDIA_H100_80GB_HBM3.json",
+    Mutation("topology", "topology-cupy_step-NVIDIA_H200.json",
              ("results", "timings_s"), "[null]"),
-    Mutation("topology", "topology-chain-NVIDIA_H100_80GB_HBM3.json",
+    Mutation("topology", "topology-chain-NVIDIA_H200.json",
              ("results", "settings"), '"x"'),
     Mutation("sweep", "sweep-chain_run-recorded.json",
              ("results", "points", 1, "stream", "end_to_end", "noise"), "10**400"),
@@ -59,7 +59,7 @@ def test_mutations_that_crashed_are_refused_in_one_line(mutation: Mutation,
 
 
 def test_a_mutation_is_one_field_and_resealed() -> None:
-    m = Mutation("bench", "bench-chain-NVIDIA_H100_80GB_HBM3.json",
+    m = Mutation("bench", "bench-chain-NVIDIA_H200.json",
                  ("results", "sizes", 0, "n"), "-1")
     original, doc = apply(m)
     assert doc["results"]["sizes"][0]["n"] == -1 and original["results"]["sizes"][0]["n"] > 0

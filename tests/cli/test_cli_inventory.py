@@ -121,7 +121,7 @@ def test_without_a_gpu_a_workload_target_says_so_first(no_driver: None,
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith(f"graphcert: error: {args[0]!r} is not a snapshot file (*.json), so "
                            "it names a workload to capture on a GPU: no NVIDIA driver found")
-    assert "inventory of saved snapshots do not" in line and "--size" not in line
+    assert "inventory of a saved snapshot do not" in line and "--size" not in line
 
 
 def test_a_driver_without_gpus_is_no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:

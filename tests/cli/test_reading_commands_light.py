@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CERT = "reports/profile-chain-NVIDIA_H100_80GB_HBM3.json"
+CERT = "reports/profile-chain-NVIDIA_H200.json"
 HEAVY = ("graphcert.workloads", "graphcert.frameworks", "graphcert.run", "graphcert.cuda",
          "graphcert.cupti", "numpy", "cuda", "jsonschema")
 

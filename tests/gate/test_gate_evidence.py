@@ -21,8 +21,8 @@ from graphcert.kinds.bench.evidence import QUANTUM_S
 from graphcert.kinds.topology.evidence import CHECKS
 
 Doc = dict[str, Any]
-TOPOLOGY = "topology-scan-NVIDIA_H100_80GB_HBM3.json"
-BENCH = "bench-chain-NVIDIA_H100_80GB_HBM3.json"
+TOPOLOGY = "topology-scan-NVIDIA_H200.json"
+BENCH = "bench-chain-NVIDIA_H200.json"
 
 
 def _edited(name: str, edit: Callable[[Doc], object]) -> Doc:
@@ -123,10 +123,11 @@ def test_a_stored_speedup_its_timings_do_not_give_is_refused(tmp_path: Path) -> 
 
 def test_a_copy_with_the_gpu_renamed_but_the_same_uuid_is_refused(tmp_path: Path) -> None:
     original = load(REPORTS / TOPOLOGY)
-    renamed = _edited(TOPOLOGY, lambda d: d["environment"]["gpu"].update(name="NVIDIA H200"))
+    renamed = _edited(TOPOLOGY, lambda d: d["environment"]["gpu"].update(
+        name="NVIDIA H100 80GB HBM3"))
     uuid = original["environment"]["gpu"]["uuid"]
     line = _refused(_gate(tmp_path, {"a.json": original, "b.json": renamed}),
-                    f"GPU {uuid} is named 'NVIDIA H200' here but 'NVIDIA H100 80GB HBM3' there")
+                    f"GPU {uuid} is named 'NVIDIA H100 80GB HBM3' here but 'NVIDIA H200' there")
     assert "b.json: contradicts" in line and "a.json" in line
 
 

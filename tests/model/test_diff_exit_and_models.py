@@ -38,7 +38,7 @@ def _warnings(result: Result) -> list[str]:
 # ------------------------------------------------------------------- GPU models (timings)
 
 def test_bench_certificates_of_two_gpu_models_warn_as_the_gate_does() -> None:
-    h100 = committed_report("bench", "chain")
+    h100 = ROOT / "tests" / "fixtures" / "models" / "bench-chain-NVIDIA_H100_80GB_HBM3.json"
     result = _diff(h100, H200_CHAIN)
     assert result.exit_code == 0, result.output  # timings are compared, never "equal"
     (warning,) = _warnings(result)
@@ -122,7 +122,7 @@ def test_topology_certificates(synthetic_cli: Path) -> None:
 
 
 def test_bench_certificates_exit_0_even_when_timings_moved() -> None:
-    h100 = committed_report("bench", "chain")
+    h100 = ROOT / "tests" / "fixtures" / "models" / "bench-chain-NVIDIA_H100_80GB_HBM3.json"
     assert _diff(h100, H200_CHAIN).exit_code == 0
 
 

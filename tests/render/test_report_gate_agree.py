@@ -47,7 +47,7 @@ OTHER_KEY = "another-synthetic-key-0123456789abcd"
 def _method_stale(folder: Path) -> str:
     """A recorded certificate whose sources are current but whose recorded method digest is
     not graphcert's (as after a harness change): stale for the gate, unless told to warn."""
-    doc = json.loads((ROOT / "reports" / "topology-scan-NVIDIA_H100_80GB_HBM3.json").read_text())
+    doc = json.loads((ROOT / "reports" / "topology-scan-NVIDIA_H200.json").read_text())
     doc["workload"]["method_digest"] = "0" * 64
     doc["digest"] = compute_digest(doc)
     (folder / "stale").mkdir()
@@ -57,7 +57,7 @@ def _method_stale(folder: Path) -> str:
 
 def _signed_with_another_key(folder: Path) -> str:
     """A recorded certificate signed with a key other than the one the environment gives."""
-    doc = json.loads((ROOT / "reports" / "topology-scan-NVIDIA_H100_80GB_HBM3.json").read_text())
+    doc = json.loads((ROOT / "reports" / "topology-scan-NVIDIA_H200.json").read_text())
     other = SigningKey(OTHER_KEY.encode(), "a test")
     write_certificate(folder / "signed" / "t.json", doc, key=other)
     return str(folder / "signed")
@@ -108,7 +108,7 @@ def _signed_wrong_key(tmp: Path) -> Case:
 
 def _tampered(tmp: Path) -> Case:
     folder = _copy(tmp / "r")
-    target = folder / "bench-scan-NVIDIA_H100_80GB_HBM3.json"
+    target = folder / "bench-scan-NVIDIA_H200.json"
     doc = json.loads(target.read_text())
     doc["verdict"]["reasons"] = ["edited by hand (synthetic)"]  # the digest no longer matches
     target.write_text(json.dumps(doc))
@@ -139,7 +139,7 @@ def _failing_floor(tmp: Path) -> Case:
 def _baseline_not_covered(tmp: Path) -> Case:
     """One current certificate against the whole recorded set: the others warn."""
     (tmp / "one").mkdir()
-    name = "topology-scan-NVIDIA_H100_80GB_HBM3.json"
+    name = "topology-scan-NVIDIA_H200.json"
     (tmp / "one" / name).write_bytes((ROOT / "reports" / name).read_bytes())
     return [str(tmp / "one"), "--baseline", REPORTS, "--policy", _policy(tmp, "")], "WARN", None
 

@@ -131,7 +131,7 @@ def test_timeouts_are_marked_where_and_only_where_sampling_ended_on_one(page: st
     assert timeouts >= 1  # reports/ of 2026-11-27: decode's and converge's graph host enqueue
     assert page.count("(timeout)</span>") == timeouts
     # that figure's row, as its certificate holds it
-    doc = json.loads((REPORTS / "bench-decode-NVIDIA_H100_80GB_HBM3.json").read_text())
+    doc = json.loads((REPORTS / "bench-decode-NVIDIA_H200.json").read_text())
     fig = doc["results"]["sizes"][0]["graph"]["host_enqueue"]
     want = [f"{fig['median_s'] * 1e6:.2f} µs", f"±{fig['half_width']:.2%} (timeout)"]
     rows = [r for r in _rows(page) if r[:1] == ["host enqueue"] and r[3:5] == want]  # graph
@@ -216,5 +216,5 @@ def test_the_sweep_is_charted_from_the_runs_its_certificate_names(page: str) -> 
 
 def test_one_gpu_is_said_once_above_the_certificate_table(page: str) -> None:
     table = page.split("<h2 id='certificates'>", 1)[1].split("</table>", 1)[0]
-    assert "every certificate from one GPU: NVIDIA H100 80GB HBM3" in table
-    assert "<th>GPU</th>" not in table and table.count("NVIDIA H100") == 1
+    assert "every certificate from one GPU: NVIDIA H200" in table
+    assert "<th>GPU</th>" not in table and table.count("NVIDIA H200") == 1

@@ -147,7 +147,7 @@ def test_the_issue_examples_stay_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     headers split at 120, bench cells cut behind "…" at 80, and a sample list printed with
     thousands separators (`1,025,1,276,1,715,2,048`)."""
     gate = run_as_user(monkeypatch, "gate", width=80, terminal=True, colour=False)
-    assert "reports/bench-chain-NVIDIA_H100_80GB_HBM3.json" in ANSI.sub("", gate)
+    assert "reports/bench-chain-NVIDIA_H200.json" in ANSI.sub("", gate)
     topology = ANSI.sub("", run_as_user(monkeypatch, "show-topology", width=120,
                                         terminal=True, colour=False))
     assert "predicted" in topology and "predi\n" not in topology

@@ -18,7 +18,7 @@ from graphcert.cert.evidence import contradictions
 ROOT = Path(__file__).resolve().parents[3]
 RECORDED = sorted([*ROOT.glob("reports/record-*.json"),
                    *ROOT.glob("tests/fixtures/record/*.json")])
-FALLBACK = ROOT / "tests/fixtures/record/record-serve_torch_--fallback-NVIDIA_H100_80GB_HBM3.json"
+FALLBACK = ROOT / "tests/fixtures/record/record-serve_torch_--fallback-NVIDIA_H200.json"
 
 
 def _doc(path: Path) -> dict[str, Any]:
