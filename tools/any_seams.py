@@ -61,6 +61,36 @@ def loose_signatures(root: Path = ROOT) -> dict[str, list[str]]:
     return dict(found)
 
 
+def _imported_names(root: Path) -> dict[str, set[tuple[str, str]]]:
+    """{module: {(importing package, name)}}: what each graphcert module's names are imported
+    as, and by which top-level package."""
+    out: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    for path in sorted((root / "graphcert").rglob("*.py")):
+        package = path.relative_to(root / "graphcert").parts[0].removesuffix(".py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and \
+                    node.module.startswith("graphcert.") and not node.level:
+                out[node.module].update((package, a.name) for a in node.names)
+    return out
+
+
+def crossing(root: Path = ROOT) -> list[str]:
+    """The loose signatures another package reaches: its function (or its method's class)
+    imported by a module outside the package that defines it. "No Any across a seam" is
+    this list being empty; a package's own helpers may still be counted above."""
+    imports = _imported_names(root)
+    out = []
+    for package, rows in loose_signatures(root).items():
+        for row in rows:
+            file, rest = row.split(":", 1)
+            module = "graphcert." + file.removesuffix(".py").replace("/", ".")
+            module = module.removesuffix(".__init__")
+            name = rest.split(" ", 1)[1].split("(", 1)[0].split(" ->", 1)[0].split(".", 1)[0]
+            if any(p != package and n == name for p, n in imports.get(module, ())):
+                out.append(row)
+    return out
+
+
 def main() -> None:
     found = loose_signatures()
     for package, rows in sorted(found.items(), key=lambda kv: -len(kv[1])):
@@ -68,6 +98,9 @@ def main() -> None:
         if package in sys.argv[1:]:
             print("\n".join(f"    {r}" for r in rows))
     print(f"{'total':14} {sum(len(r) for r in found.values()):4}")
+    across = crossing()
+    print(f"reached from another package: {len(across)}")
+    print("\n".join(f"    {r}" for r in across))
 
 
 if __name__ == "__main__":
