@@ -10,10 +10,9 @@ budgets), the chosen list's place among the candidates, and the verdict `judge` 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
-from graphcert.cert.evidence import RANK
+from graphcert.cert.evidence import RANK, Doc
 from graphcert.errors import InputError
 from graphcert.kinds.plan.result import (
     PlanMethod,
@@ -31,7 +30,6 @@ from graphcert.plan.traffic import Traffic
 REL = 1e-9  # float rounding between the way graphcert summed a figure and this
 _FIGURES = ("expected_s", "padded_rows", "padded_fraction", "eager_share", "capture_s")
 
-Doc = Mapping[str, Any]
 
 
 def _close(a: float, b: float) -> bool:
@@ -39,14 +37,11 @@ def _close(a: float, b: float) -> bool:
 
 
 def contradictions(results: Doc, verdict: Doc) -> list[str]:
-    """Every way a plan certificate's results and verdict disagree."""
-    return list(plan_contradictions(results, verdict, RANK))
+    """Every way a schema-valid plan certificate's results and verdict disagree."""
+    return list(_contradictions(results, verdict))
 
 
-def plan_contradictions(results: Doc, verdict: Doc,
-                        status_of: Mapping[str, int]) -> Iterator[str]:
-    """Each way a schema-valid plan certificate's results disagree with themselves;
-    `status_of` ranks verdict statuses (pass < incomplete < fail)."""
+def _contradictions(results: Doc, verdict: Doc) -> Iterator[str]:
     where = "results"
     try:  # the values graphcert.plan builds check order and range, as the planner did
         traffic = traffic_from_json(results["traffic"])
@@ -83,7 +78,7 @@ def plan_contradictions(results: Doc, verdict: Doc,
     judged = PlanResult.judge(chosen, tuple(row_from_json(r) for r in results["comparisons"]),
                               float(results.get("tolerance", 0.0)))
     stored = str(verdict.get("status") or ("pass" if verdict["passed"] else "fail"))
-    if status_of[judged.status.value] != status_of[stored]:
+    if RANK[judged.status.value] != RANK[stored]:
         why = judged.reasons[0] if judged.reasons else "nothing failed"
         yield f"verdict.status says {stored!r} but the plan's figures give " \
               f"{judged.status.value!r} ({why})"

@@ -12,17 +12,15 @@ what `ProfileResult` gives.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
-from graphcert.cert.evidence import RANK
+from graphcert.cert.evidence import RANK, Doc
 from graphcert.errors import InputError
 from graphcert.kinds.profile.result import ProfiledClass, ProfileResult
 from graphcert.profiling import Profile, longest_path
 
 REL = 1e-9  # float rounding between the way graphcert summed a figure and this
 
-Doc = Mapping[str, Any]
 
 
 def _close(a: float, b: float) -> bool:
@@ -30,14 +28,11 @@ def _close(a: float, b: float) -> bool:
 
 
 def contradictions(results: Doc, verdict: Doc) -> list[str]:
-    """Every way a profile certificate's results and verdict disagree."""
-    return list(profile_contradictions(results, verdict, RANK))
+    """Every way a schema-valid profile certificate's results and verdict disagree."""
+    return list(_contradictions(results, verdict))
 
 
-def profile_contradictions(results: Doc, verdict: Doc,
-                           status_of: Mapping[str, int]) -> Iterator[str]:
-    """Each way a schema-valid profile certificate's results disagree with themselves;
-    `status_of` ranks verdict statuses (pass < incomplete < fail)."""
+def _contradictions(results: Doc, verdict: Doc) -> Iterator[str]:
     try:
         result = ProfileResult.from_json(results)
     except InputError as exc:
@@ -53,7 +48,7 @@ def profile_contradictions(results: Doc, verdict: Doc,
               f"{list(result.notes)}"
     judged = result.verdict
     stored = str(verdict.get("status") or ("pass" if verdict["passed"] else "fail"))
-    if status_of[judged.status.value] != status_of[stored]:
+    if RANK[judged.status.value] != RANK[stored]:
         why = judged.reasons[0] if judged.reasons else "nothing is missing"
         yield (f"verdict.status says {stored!r} but the profile's figures give "
                f"{judged.status.value!r} ({why})")
