@@ -325,10 +325,9 @@ def _refuse_lone_surrogates(value: Any) -> None:
 
 
 def read_json(path: Path | str, what: str = "file", *, named: bool = True) -> JSONValue:
-    """Read and parse a JSON file; InputError `<what> <path>: <problem>` on any failure.
-
-    The one JSON reader every loader uses (certificates, snapshots, baselines); `named`
-    False for a file found in a folder (then a FIFO or device is refused, not read)."""
+    """Read and parse a JSON file; InputError `<what> <path>: <problem>` on any failure. The
+    one JSON reader every loader uses (certificates, snapshots, baselines); `named` False for
+    a file found in a folder (then a FIFO or device is refused, not read)."""
     raw = read_bounded(path, MAX_DOCUMENT_BYTES, streams=named)
     try:
         return parse_json(raw)
