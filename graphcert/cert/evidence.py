@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol, cast
 
+from graphcert.cert.kind import KindResult
 from graphcert.cert.registry import spec
+from graphcert.errors import InputError
 
 REL = 1e-9  # float rounding between the way graphcert computed a figure and this
 RANK = {"pass": 0, "incomplete": 1, "fail": 2}
@@ -23,18 +25,26 @@ Doc = Mapping[str, Any]
 
 
 class Evidence(Protocol):
-    """A kind's evidence module."""
+    """A kind's evidence module: the document's results and verdict as written (what a check
+    of stored fields reads) and the same results as the kind's typed value, parsed once."""
 
-    def contradictions(self, results: Doc, verdict: Doc) -> list[str]: ...
+    def contradictions(self, results: Doc, verdict: Doc, result: KindResult) -> list[str]: ...
 
 
-def contradictions(cert: Doc) -> list[str]:
-    """Every way a (schema-valid) certificate's claims disagree with its evidence."""
+def contradictions(cert: Doc, result: KindResult | None = None) -> list[str]:
+    """Every way a (schema-valid) certificate's claims disagree with its evidence. `result`
+    is its typed value as the store made it; without it (a test, a fuzz) it is made here, and
+    a document whose results do not read as its kind's is that contradiction."""
     kind = spec(str(cert["kind"]))
     if not kind.has("evidence"):
         return []
+    if result is None:
+        try:
+            result = kind.result_type().from_json(cert["results"], cert["verdict"])
+        except InputError as exc:
+            return [f"results: {exc.message}"]
     check = cast(Evidence, kind.module("evidence"))
-    return check.contradictions(cert["results"], cert["verdict"])
+    return check.contradictions(cert["results"], cert["verdict"], result)
 
 
 def stored_status(verdict: Doc) -> str:

@@ -26,7 +26,7 @@ from graphcert.cert.document import (
 from graphcert.cert.evidence import contradictions
 from graphcert.cert.registry import KIND_NAMES, known, spec
 from graphcert.cert.signing import SigningKey, signature_problem
-from graphcert.errors import GraphcertError, clip, clip_repr
+from graphcert.errors import GraphcertError, InputError, clip, clip_repr
 from graphcert.fileio import JSONProblem, parse_json
 from graphcert.fileread import MAX_DOCUMENT_BYTES, FileProblem, read_bounded
 from graphcert.model.io import SNAPSHOT_KIND
@@ -115,12 +115,11 @@ def check_document(doc: object, path: Path | str, *, digest_of: DigestOf | None 
         raise CertificateError(
             path, "digest mismatch: the certificate was edited or corrupted after it was written",
             hint=f"re-run {producer} to regenerate it", reason="digest")
-    _check_sound(doc, path, actual, producer)
+    cert = _sound(doc, path, actual, producer)
     problem = signature_problem(doc, key, required=require_signature)
     if problem is not None:
         raise CertificateError(path, problem, hint=f"re-run {producer} with the signing key set",
                                reason="signature")
-    cert = _typed(doc, path, producer)
     if digest_of is not None:
         check_stale(cert, path, digest_of, method_of, method_change=method_change)
     return cert
@@ -132,6 +131,10 @@ def _typed(doc: Mapping[str, Any], path: Path | str, producer: str) -> Certifica
     traceback in whichever reader came first."""
     try:
         return Certificate.from_document(doc)
+    except InputError as exc:  # the kind's values check their own order and range as read
+        raise CertificateError(path, f"contradicts itself: results: {exc.message}",
+                               hint=f"edited or corrupted; re-run {producer} to regenerate it",
+                               reason="contradiction") from exc
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise CertificateError(path, f"does not read as a {doc['kind']} certificate "
                                      f"({clip(repr(exc))})",
@@ -144,13 +147,14 @@ def _typed(doc: Mapping[str, Any], path: Path | str, producer: str) -> Certifica
 _SOUND: set[tuple[str, str]] = set()
 
 
-def _check_sound(doc: Mapping[str, Any], path: Path | str, digest: str, producer: str) -> None:
-    """Raise unless `doc` fits its schema and its claims agree with its evidence."""
+def _sound(doc: Mapping[str, Any], path: Path | str, digest: str, producer: str) -> Certificate:
+    """The typed value of `doc`, made once: raise unless it fits its schema and its claims
+    agree with its evidence (checked on the document and on that typed value)."""
     # "absent" is no repr of any JSON value: `"signature": null` (which the schema refuses,
     # a signature being an object) must not share the seal of a certificate with none
     seal = (digest, repr(doc["signature"]) if "signature" in doc else "absent")
     if seal in _SOUND:
-        return
+        return _typed(doc, path, producer)
     problems = validate_certificate(doc)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -158,7 +162,8 @@ def _check_sound(doc: Mapping[str, Any], path: Path | str, digest: str, producer
         reason = "missing_field" if first.startswith("missing field") else "invalid"
         raise CertificateError(path, first + more, hint=f"re-run {producer} to regenerate it",
                                reason=reason)
-    found = contradictions(doc)
+    cert = _typed(doc, path, producer)
+    found = contradictions(doc, cert.result)
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise CertificateError(path, f"contradicts itself: {found[0]}{more}",
@@ -166,6 +171,7 @@ def _check_sound(doc: Mapping[str, Any], path: Path | str, digest: str, producer
                                reason="contradiction")
     if len(_SOUND) < 100_000:
         _SOUND.add(seal)
+    return cert
 
 
 def check_stale(cert: Certificate, path: Path | str, digest_of: DigestOf,

@@ -10,6 +10,7 @@ import statistics
 from collections.abc import Iterator, Mapping
 
 from graphcert.cert.evidence import REL, Doc, close, fmt, stored_status, verdict_contradictions
+from graphcert.cert.kind import KindResult
 from graphcert.cert.results.figures import QUANTITIES, SIDES
 
 # graphcert.stats.QUANTUM_S (one CUDA event quantum widens the device speedup interval);
@@ -18,7 +19,7 @@ QUANTUM_S = {"device": 0.5e-6}
 THROTTLE = 0.95  # run/bench.throttle_check: a clock below 95% of where it started
 
 
-def contradictions(results: Doc, verdict: Doc) -> list[str]:
+def contradictions(results: Doc, verdict: Doc, result: KindResult) -> list[str]:
     """Every way a bench certificate's results and verdict disagree."""
     return list(_bench(results, verdict, "results"))
 

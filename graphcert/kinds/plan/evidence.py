@@ -13,15 +13,12 @@ import math
 from collections.abc import Iterator
 
 from graphcert.cert.evidence import RANK, Doc
+from graphcert.cert.kind import KindResult
 from graphcert.errors import InputError
 from graphcert.kinds.plan.result import (
     PlanMethod,
     PlanResult,
-    budgets_from_json,
-    point_from_json,
-    row_from_json,
     traffic_digest,
-    traffic_from_json,
 )
 from graphcert.plan.costs import Budgets, CostCurve
 from graphcert.plan.evaluate import Evaluation, evaluate
@@ -31,25 +28,21 @@ REL = 1e-9  # float rounding between the way graphcert summed a figure and this
 _FIGURES = ("expected_s", "padded_rows", "padded_fraction", "eager_share", "capture_s")
 
 
-
 def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=REL, abs_tol=1e-300)
 
 
-def contradictions(results: Doc, verdict: Doc) -> list[str]:
-    """Every way a schema-valid plan certificate's results and verdict disagree."""
-    return list(_contradictions(results, verdict))
+def contradictions(results: Doc, verdict: Doc, result: KindResult) -> list[str]:
+    """Every way a schema-valid plan certificate's results and verdict disagree (`result`:
+    the same results, typed; the values graphcert.plan builds checked order and range as
+    they were read, as the planner did)."""
+    assert isinstance(result, PlanResult)
+    return list(_contradictions(results, verdict, result))
 
 
-def _contradictions(results: Doc, verdict: Doc) -> Iterator[str]:
+def _contradictions(results: Doc, verdict: Doc, plan: PlanResult) -> Iterator[str]:
     where = "results"
-    try:  # the values graphcert.plan builds check order and range, as the planner did
-        traffic = traffic_from_json(results["traffic"])
-        curve = CostCurve(tuple(point_from_json(p) for p in results["curve"]))
-        budgets = budgets_from_json(results["budgets"])
-    except InputError as exc:
-        yield f"{where}: {exc.message}"
-        return
+    traffic, curve, budgets = plan.traffic, plan.curve, plan.budgets
     recorded = results["traffic"]["digest"]
     if recorded != traffic_digest(traffic):
         yield (f"{where}.traffic.digest is {recorded[:12]}... but the histogram it holds "
@@ -74,9 +67,7 @@ def _contradictions(results: Doc, verdict: Doc) -> Iterator[str]:
         yield f"{where}.chosen holds bucket {stray[0]:,}, which is not a candidate"
     for name, row in rows:
         yield from _row(f"{where}.{name}", row, traffic, curve, budgets)
-    chosen = row_from_json(results["chosen"])
-    judged = PlanResult.judge(chosen, tuple(row_from_json(r) for r in results["comparisons"]),
-                              float(results.get("tolerance", 0.0)))
+    judged = PlanResult.judge(plan.chosen, plan.comparisons, plan.tolerance)
     stored = str(verdict.get("status") or ("pass" if verdict["passed"] else "fail"))
     if RANK[judged.status.value] != RANK[stored]:
         why = judged.reasons[0] if judged.reasons else "nothing failed"

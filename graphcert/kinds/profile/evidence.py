@@ -15,6 +15,7 @@ import math
 from collections.abc import Iterator
 
 from graphcert.cert.evidence import RANK, Doc
+from graphcert.cert.kind import KindResult
 from graphcert.errors import InputError
 from graphcert.kinds.profile.result import ProfiledClass, ProfileResult
 from graphcert.profiling import Profile, longest_path
@@ -27,17 +28,14 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=REL, abs_tol=1e-6)
 
 
-def contradictions(results: Doc, verdict: Doc) -> list[str]:
-    """Every way a schema-valid profile certificate's results and verdict disagree."""
-    return list(_contradictions(results, verdict))
+def contradictions(results: Doc, verdict: Doc, result: KindResult) -> list[str]:
+    """Every way a schema-valid profile certificate's results and verdict disagree
+    (`result`: the same results, typed)."""
+    assert isinstance(result, ProfileResult)
+    return list(_contradictions(results, verdict, result))
 
 
-def _contradictions(results: Doc, verdict: Doc) -> Iterator[str]:
-    try:
-        result = ProfileResult.from_json(results)
-    except InputError as exc:
-        yield f"results: {exc.message}"
-        return
+def _contradictions(results: Doc, verdict: Doc, result: ProfileResult) -> Iterator[str]:
     for i, (cls, doc) in enumerate(zip(result.classes, results["classes"], strict=True)):
         yield from _class(f"results.classes[{i}]", cls, doc)
     labels = [c.label for c in result.classes]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from graphcert.cert.kind import KindResult
 from graphcert.jsontypes import Doc
 from graphcert.kinds.record.result import RecordResult
 from graphcert.recording import Coverage, Recorded
@@ -17,9 +18,10 @@ from graphcert.recording.analysis import MAX_EAGER_GROUPS, churn_of
 _FIGURES = ("graph_kernels", "eager_kernels", "graph_ns", "eager_ns")
 
 
-def contradictions(results: Doc, verdict: Doc) -> list[str]:
-    """Where a record certificate's claims disagree with its own evidence."""
-    result = RecordResult.from_json(results, verdict)
+def contradictions(results: Doc, verdict: Doc, result: KindResult) -> list[str]:
+    """Where a record certificate's claims disagree with its own evidence (`result`: the
+    same results, typed, as the store made them)."""
+    assert isinstance(result, RecordResult)
     rec = result.recorded
     out = [*_rows(rec), *_steady(rec), *_eager(rec)]
     if churn_of(rec.graphs) != rec.churn:

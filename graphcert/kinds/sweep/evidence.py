@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from graphcert.cert.evidence import Doc, fmt, verdict_contradictions
+from graphcert.cert.kind import KindResult
 from graphcert.kinds.bench.evidence import measured, size_contradictions
 
 
-def contradictions(results: Doc, verdict: Doc) -> list[str]:
+def contradictions(results: Doc, verdict: Doc, result: KindResult) -> list[str]:
     """Every way a sweep certificate's results and verdict disagree."""
     return list(_sweep(results, verdict))
 

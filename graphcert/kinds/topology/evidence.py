@@ -7,12 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from graphcert.cert.evidence import Doc, verdict_contradictions
+from graphcert.cert.kind import KindResult
 
 CHECKS = ("topology_equal", "shape_equal", "output_equal", "param_update_output_equal",
           "node_count_matches_prediction")
 
 
-def contradictions(results: Doc, verdict: Doc) -> list[str]:
+def contradictions(results: Doc, verdict: Doc, result: KindResult) -> list[str]:
     """Every way a topology certificate's results and verdict disagree."""
     return list(_topology(results, verdict))
 
