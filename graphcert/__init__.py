@@ -17,8 +17,26 @@ graphcert.errors.InputError (one line), checked at this edge (graphcert.apicheck
 from __future__ import annotations
 
 import os
+import sys
 
-from graphcert._version import __version__
+
+def _command_line() -> bool:
+    """Whether this process is graphcert's command line (`python -m graphcert`, the
+    `graphcert` script), known from how Python was started, not guessed from a name."""
+    argv = getattr(sys, "orig_argv", ())
+    module = argv[argv.index("-m") + 1] if "-m" in argv[:-1] else None
+    return module == "graphcert" or os.path.basename(sys.argv[0] or "") == "graphcert"
+
+
+# The command line's Ctrl-C handler goes in before anything else of graphcert runs: this
+# package is imported before __main__, and a SIGINT while it imports would otherwise be
+# Python's KeyboardInterrupt traceback. A program that imports graphcert keeps its own.
+if _command_line():
+    from graphcert import _interrupt
+
+    _interrupt.install()
+
+from graphcert._version import __version__  # noqa: E402
 
 # Not `from typing import ...`: typing costs ~10 ms, and `python -m graphcert` runs this file
 # before __main__ can turn Ctrl-C into one line (so start-up stays short and interruptible).
