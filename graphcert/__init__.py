@@ -28,13 +28,20 @@ def _command_line() -> bool:
     return module == "graphcert" or os.path.basename(sys.argv[0] or "") == "graphcert"
 
 
-# The command line's Ctrl-C handler goes in before anything else of graphcert runs: this
-# package is imported before __main__, and a SIGINT while it imports would otherwise be
-# Python's KeyboardInterrupt traceback. A program that imports graphcert keeps its own.
-if _command_line():
-    from graphcert import _interrupt
+def _interrupted_early(signum: int, frame: object) -> None:
+    """Ctrl-C before graphcert._interrupt's handler is in (its first moments): the same one
+    line and exit 130, with nothing yet to clean up."""
+    os.write(2, b"graphcert: interrupted\n")
+    os._exit(130)
 
-    _interrupt.install()
+
+# The command line's Ctrl-C handler goes in before anything else of graphcert runs, here, with
+# no module to load first (_signal is built in): this package is imported before __main__,
+# and a SIGINT while it or graphcert._interrupt loads would otherwise be Python's
+# KeyboardInterrupt traceback. __main__ then installs the handler for the whole run. A
+# program that imports graphcert keeps its own handler.
+if _command_line():
+    __import__("_signal").signal(2, _interrupted_early)  # 2: SIGINT, on every platform
 
 from graphcert._version import __version__  # noqa: E402
 
