@@ -10,6 +10,9 @@
 # repeat (two processes), tier1 and tier2 (the GPU tier in two halves), py:FILE (python3 FILE, its output in $OUT/FILE's name.log), archive (the certificates so far into $OUT/rec.tgz), tier. Logs and the certificates' archive go under $OUT.
 #   COMMIT=$(git rev-parse HEAD) bash tools/device_run.sh verify steps bench:chain sweep tier
 set -u
+# The device's .git is the session's first commit, not this tree's: certificates name the
+# commit COMMIT says, so a call without it would record the wrong one.
+[ -n "${COMMIT:-}" ] || { echo "device_run.sh: set COMMIT to the commit this tree is (git rev-parse HEAD here)" >&2; exit 2; }
 python3 -m pip install -q --no-index --no-deps --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 9
 # CUPTI (cupti-python, nvidia-cuda-cupti, pyelftools) in a folder of its own: installed over
 # /tmp/site its nvidia/ namespace could shadow the NVRTC wheel's (DEVICE_FACTS.md).
