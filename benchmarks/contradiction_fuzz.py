@@ -83,19 +83,6 @@ def _typed(value: Any, rng: random.Random) -> tuple[str, Any] | None:
     return None
 
 
-def _set(doc: dict[str, Any], path: tuple[Any, ...], value: Any) -> None:
-    parent: Any = doc
-    for part in path[:-1]:
-        parent = parent[part]
-    if value is _DELETE:
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = value
-
-
-_DELETE = object()
-
-
 def _gate_passes(cert: Any, policy: Any) -> bool:
     from graphcert.gate.rules import RuleStatus, certificate_rules
 
@@ -105,7 +92,7 @@ def _gate_passes(cert: Any, policy: Any) -> bool:
 
 def run(kind: str, count: int, seed: int) -> dict[str, Any]:
     """`count` mutants of `kind`'s recorded certificates: the tally and the flipped paths."""
-    from _mutations import MUTANTS
+    from _mutations import DELETE, MUTANTS, set_at
     from _recorded import recorded
 
     from graphcert.cert.document import compute_digest
@@ -127,11 +114,11 @@ def run(kind: str, count: int, seed: int) -> dict[str, Any]:
         change = _typed(value, rng) if rng.random() < 0.5 else None
         if change is None:
             label, new = rng.choice(MUTANTS)
-            change = (label, _DELETE if label == "delete" else copy.deepcopy(new))
+            change = (label, DELETE if label == "delete" else new)
         mutant = copy.deepcopy(doc)
-        if path == ("verdict",) and change[1] is _DELETE:
+        if path == ("verdict",) and change[1] is DELETE:
             change = ("{}", {})
-        _set(mutant, path, change[1])
+        set_at(mutant, path, change[1])
         mutant["digest"] = compute_digest(mutant)
         tally["made"] += 1
         try:

@@ -85,18 +85,23 @@ def mutations(kind: str, count: int, seed: int) -> Iterator[Mutation]:
         yield Mutation(kind, name, rng.choice(paths), rng.choice(MUTANTS)[0])
 
 
+def set_at(doc: dict[str, Any], path: tuple[Any, ...], value: Any) -> None:
+    """Put a copy of `value` at `path` in `doc` (keys and list indices), or remove what is
+    there when `value` is DELETE."""
+    parent: Any = doc
+    for part in path[:-1]:
+        parent = parent[part]
+    if value is DELETE:
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = copy.deepcopy(value)
+
+
 def apply(m: Mutation) -> tuple[dict[str, Any], dict[str, Any]]:
     """(original, mutated and resealed) certificates for `m`."""
     original = next(doc for name, doc, _ in _bases(m.kind) if name == m.base)
     doc = copy.deepcopy(original)
-    parent: Any = doc
-    for part in m.path[:-1]:
-        parent = parent[part]
-    value = dict(MUTANTS)[m.mutant]
-    if value is DELETE:
-        del parent[m.path[-1]]
-    else:
-        parent[m.path[-1]] = copy.deepcopy(value)
+    set_at(doc, m.path, dict(MUTANTS)[m.mutant])
     doc["digest"] = compute_digest(doc)
     return original, doc
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from _fuzzing import field_paths
-from _mutations import DELETE, MUTANTS
+from _mutations import MUTANTS, set_at
 from _recorded import recorded
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -36,16 +36,6 @@ def _reference(doc: Any, kind: str) -> list[str]:
     return [schemas._describe(e) for e in schemas._validator(kind).iter_errors(doc)]
 
 
-def _mutate(doc: dict[str, Any], path: tuple[Any, ...], value: Any) -> None:
-    parent: Any = doc
-    for part in path[:-1]:
-        parent = parent[part]
-    if value is DELETE:
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = copy.deepcopy(value)
-
-
 @st.composite
 def mutated(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     kind = draw(st.sampled_from(KINDS))
@@ -53,7 +43,7 @@ def mutated(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     doc = copy.deepcopy(base)
     for _ in range(draw(st.integers(1, 3))):
         paths = [p for p in field_paths(doc) if p]
-        _mutate(doc, draw(st.sampled_from(paths)), draw(st.sampled_from(VALUES)))
+        set_at(doc, draw(st.sampled_from(paths)), draw(st.sampled_from(VALUES)))
     return kind, doc
 
 
