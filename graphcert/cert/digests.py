@@ -81,12 +81,14 @@ METHOD_FILES["profile"] = (
     ("pkg", "run/profile.py"), ("pkg", "kinds/profile/result.py"), ("pkg", "orderstats.py"),
     *(("pkg", f"{d}/{p.name}") for d in ("profiling", "cupti")
       for p in sorted((PACKAGE_DIR / d).glob("*.py"))))
-# A record is a program observed through CUPTI's callbacks and kernel records.
+# A record is a program observed through CUPTI's callbacks and kernel records, in place or
+# through the injection collector's streams (read and merged by recording/).
 METHOD_FILES["record"] = (
     ("pkg", "cupti/callbacks.py"), ("pkg", "cupti/record.py"), ("pkg", "cupti/activity.py"),
     ("pkg", "run/record.py"), ("pkg", "recording/events.py"),
     ("pkg", "recording/analysis.py"), ("pkg", "recording/regions.py"),
-    ("pkg", "kinds/record/result.py"))
+    ("pkg", "recording/processes.py"), ("pkg", "recording/streams.py"),
+    ("pkg", "recording/rawsnapshot.py"), ("pkg", "kinds/record/result.py"))
 
 
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)

@@ -129,6 +129,32 @@ def test_every_recorded_kind_is_covered() -> None:
     assert seen | synthetic == set(NodeKind)
 
 
+def _first_of(kind: NodeKind) -> NodeRecord | None:
+    def walk(s: GraphSnapshot) -> NodeRecord | None:
+        for n in s.nodes:
+            if n.kind is kind:
+                return n
+            for c in n.children:
+                if (found := walk(c)) is not None:
+                    return found
+        return None
+    return next((n for _, s in recorded() if (n := walk(s)) is not None), None)
+
+
+RECORDED_KINDS = [k for k in NodeKind if k not in (NodeKind.EXT_SEMAS_SIGNAL,
+                                                   NodeKind.EXT_SEMAS_WAIT, NodeKind.UNKNOWN)]
+
+
+@pytest.mark.parametrize("kind", RECORDED_KINDS, ids=[k.value for k in RECORDED_KINDS])
+def test_each_recorded_kind_alone(kind: NodeKind) -> None:
+    """One node of each kind a GPU recorded, alone in a graph: the reader's attrs back."""
+    node = _first_of(kind)
+    assert node is not None, f"no recorded {kind.value} node in tests/fixtures"
+    raw, = raw_graph({"nodes": [json.loads(json.dumps(node_doc(node)))], "edges": []}).nodes
+    assert (raw.kind, raw.attrs) == (kind, expected(node))
+    assert len(raw.children) == len(node.children)
+
+
 @pytest.mark.parametrize(("number", "kind"), [(8, NodeKind.EXT_SEMAS_SIGNAL),
                                               (9, NodeKind.EXT_SEMAS_WAIT)])
 def test_synthetic_external_semaphores(number: int, kind: NodeKind) -> None:
