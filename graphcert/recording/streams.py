@@ -116,8 +116,8 @@ class _Reader:
         self.inst: list[Instantiated] = []
         self.updated: list[Updated] = []
         self.destroyed: list[Destroyed] = []
-        self.glaunch: list[tuple[int, int, int, int]] = []  # graph_id, corr, start, end
-        self.kernels: list[tuple[int, int, int, int, int]] = []  # name, start, end, gid, corr
+        self.glaunch: list[tuple[int, ...]] = []  # _GLAUNCH's fields
+        self.kernels: list[tuple[int, ...]] = []  # _KERNEL's fields
         self.calls: list[LaunchCall] = []
         self.markers: list[tuple[int, MarkerEdge, int, int, int]] = []
         self.dropped = 0
@@ -169,9 +169,9 @@ class _Reader:
         self.capturing[_int(r, "stream")] = _int(r, "at")
 
     def on_capture_end(self, r: dict[str, Any]) -> None:
-        begin = self.capturing.pop(_int(r, "stream"), None)
-        at = _int(r, "at")
-        self.captured[_int(r, "graph")] = None if begin is None else max(0, at - begin)
+        stream, graph, at = _ints(r, ("stream", "graph", "at"))
+        begin = self.capturing.pop(stream, None)
+        self.captured[graph] = None if begin is None else max(0, at - begin)
 
     def on_inst(self, r: dict[str, Any]) -> None:
         handle, graph, t0, t1 = _int(r, "exec"), _int(r, "graph"), _int(r, "t0"), _int(r, "t1")
@@ -198,21 +198,19 @@ class _Reader:
             self.updated.append(Updated(key, self.since(at), code == 0, result))
 
     def on_destroy(self, r: dict[str, Any]) -> None:
-        key, at = self.keys.pop(_int(r, "exec"), None), _int(r, "at")
+        handle, at = _ints(r, ("exec", "at"))
+        key = self.keys.pop(handle, None)
         if key is not None:
             self.destroyed.append(Destroyed(key, self.since(at)))
 
     def on_glaunch(self, r: dict[str, Any]) -> None:
-        g, c, start, end = _ints(r, _GLAUNCH)
-        self.glaunch.append((g, c, start, end))
+        self.glaunch.append(_ints(r, _GLAUNCH))
 
     def on_kernel(self, r: dict[str, Any]) -> None:
-        name, start, end, g, c = _ints(r, _KERNEL)
-        self.kernels.append((name, start, end, g, c))
+        self.kernels.append(_ints(r, _KERNEL))
 
     def on_call(self, r: dict[str, Any]) -> None:
-        corr, tid, at = _ints(r, _CALL)
-        self.calls.append(LaunchCall(corr, tid, at))
+        self.calls.append(LaunchCall(*_ints(r, _CALL)))
 
     def on_marker(self, r: dict[str, Any]) -> None:
         try:
@@ -296,7 +294,8 @@ def _memory(reader: _Reader) -> tuple[tuple[GraphMemory, ...], str | None]:
     if reader.memory:
         return tuple(reader.memory[k] for k in sorted(reader.memory)), None
     if reader.end is None:
-        return (), "the process ended without an end line, before graph memory was read"
+        return (), ("the stream has no end line (the process was killed, or outlived the "
+                    "command), so its graph memory at the end was not read")
     if not reader.gpus:
         return (), "the process made no CUDA context"
     return (), "the collector wrote no graph memory at the process's end"

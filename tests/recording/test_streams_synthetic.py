@@ -155,7 +155,7 @@ def test_no_end_line_killed_or_outlived(tmp_path: Path) -> None:
     path = SyntheticStream().kernel("k", 1, 2).write(tmp_path)
     killed = read_stream(path).process
     assert (killed.info.ended, killed.info.exit_code) == (ProcessEnded.KILLED, None)
-    assert killed.memory_reason is not None and "without an end line" in killed.memory_reason
+    assert killed.memory_reason is not None and "no end line" in killed.memory_reason
     outlived = read_stream(path, outlived=True).process.info
     assert outlived.ended is ProcessEnded.OUTLIVED
     assert read_stream(path, exit_code=-9).process.info.exit_code == -9
