@@ -80,6 +80,7 @@ class GraphRow:
     destroyed_at_ns: int | None  # None: alive when the recording ended
     snapshot_file: str | None = None  # beside the certificate (set when written)
     read_error: str | None = None
+    pid: int | None = None
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,18 @@ topology on their own GPUs are not churn).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
-from graphcert.recording.analysis import Recorded
+from graphcert.recording.analysis import (
+    MAX_EAGER_GROUPS,
+    Churn,
+    Coverage,
+    EagerGroup,
+    GraphRow,
+    Recorded,
+)
+from graphcert.recording.regions import MAX_REGIONS, EagerRegion, Regions
 
 
 class ProcessEnded(str, Enum):
@@ -51,10 +59,12 @@ class ProcessInfo:
     """Who a process was and how it ended. `exit_code` is known for the command's own
     process (the runner waited for it) and for a process that ended with _exit; else None.
     `problems`: what the collector could not do in it (CUPTI held by another tool, lines
-    of its stream that could not be read), each one line."""
+    of its stream that could not be read), each one line. `pid` and `ppid` are None only for
+    a certificate written before processes were recorded (its one process, read back from
+    the single-process layout: who it was is not known, and 0 would be a real process)."""
 
-    pid: int
-    ppid: int
+    pid: int | None
+    ppid: int | None
     argv: tuple[str, ...]
     gpus: tuple[GpuSeen, ...]
     ended: ProcessEnded
@@ -82,7 +92,50 @@ def merge(processes: Sequence[ProcessRecorded]) -> Recorded:
     coverage overall and in steady state summed over processes (steady: over those that
     have one), steady eager groups and NVTX regions merged by name, churn per process
     (rows renumbered into the merged graph list), dropped records summed."""
-    raise NotImplementedError("implemented in graphcert.recording.processes")
+    # a simple version for the certificate's tests; the streams worktree's merge replaces it
+    graphs: list[GraphRow] = []
+    churn: list[Churn] = []
+    steady: list[Coverage] = []
+    eager: dict[str, list[int]] = {}
+    regions: list[Regions] = []
+    for p in processes:
+        rec, base = p.recorded, len(graphs)
+        graphs += [replace(g, index=base + g.index, pid=p.info.pid) for g in rec.graphs]
+        churn += [replace(c, rows=tuple(base + r for r in c.rows)) for c in rec.churn]
+        if rec.steady is not None:
+            steady.append(rec.steady)
+        for e in rec.steady_eager:
+            eager.setdefault(e.name, [0, 0])
+            eager[e.name][0] += e.count
+            eager[e.name][1] += e.total_ns
+        if rec.regions is not None:
+            regions.append(rec.regions)
+    order = sorted(eager, key=lambda n: (-eager[n][0], n))[:MAX_EAGER_GROUPS]
+    return Recorded(tuple(graphs), _summed([p.recorded.overall for p in processes]),
+                    _summed(steady) if steady else None,
+                    tuple(EagerGroup(n, *eager[n]) for n in order), tuple(churn),
+                    sum(p.recorded.dropped_records for p in processes),
+                    _merged_regions(regions) if regions else None)
+
+
+def _summed(cs: Sequence[Coverage]) -> Coverage:
+    return Coverage(sum(c.graph_kernels for c in cs), sum(c.eager_kernels for c in cs),
+                    sum(c.graph_ns for c in cs), sum(c.eager_ns for c in cs))
+
+
+def _merged_regions(rs: Sequence[Regions]) -> Regions:
+    """Regions by path over processes; unavailable only where no process had any range."""
+    count: dict[str, list[int]] = {}
+    for r in rs:
+        for g in r.groups:
+            count.setdefault(g.region, [0, 0])
+            count[g.region][0] += g.count
+            count[g.region][1] += g.total_ns
+    order = sorted(count, key=lambda n: (-count[n][0], n))[:MAX_REGIONS]
+    seen = [r for r in rs if r.unavailable is None]
+    return Regions(sum(r.ranges for r in rs),
+                   tuple(EagerRegion(n, *count[n]) for n in order),
+                   None if seen else rs[0].unavailable)
 
 
 __all__ = ["GpuSeen", "GraphMemory", "ProcessEnded", "ProcessInfo", "ProcessRecorded", "merge"]
