@@ -11,18 +11,10 @@ topology on their own GPUs are not churn).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
-from graphcert.recording.analysis import (
-    MAX_EAGER_GROUPS,
-    Churn,
-    Coverage,
-    EagerGroup,
-    GraphRow,
-    Recorded,
-)
-from graphcert.recording.regions import MAX_REGIONS, EagerRegion, Regions
+from graphcert.recording.analysis import Recorded
 
 
 class ProcessEnded(str, Enum):
@@ -92,50 +84,53 @@ def merge(processes: Sequence[ProcessRecorded]) -> Recorded:
     coverage overall and in steady state summed over processes (steady: over those that
     have one), steady eager groups and NVTX regions merged by name, churn per process
     (rows renumbered into the merged graph list), dropped records summed."""
-    # a simple version for the certificate's tests; the streams worktree's merge replaces it
+    # a simple version for the certificate's tests (all of it inside this body, imports
+    # too); the streams worktree's merge replaces it
+    from dataclasses import replace
+
+    from graphcert.recording.analysis import (
+        MAX_EAGER_GROUPS,
+        Churn,
+        Coverage,
+        EagerGroup,
+        GraphRow,
+    )
+    from graphcert.recording.regions import MAX_REGIONS, EagerRegion, Regions
+
+    def summed(cs: Sequence[Coverage]) -> Coverage:
+        return Coverage(sum(c.graph_kernels for c in cs), sum(c.eager_kernels for c in cs),
+                        sum(c.graph_ns for c in cs), sum(c.eager_ns for c in cs))
+
+    def by_name(pairs: Sequence[tuple[str, int, int]], limit: int) -> list[tuple[str, int, int]]:
+        total: dict[str, list[int]] = {}
+        for name, count, ns in pairs:
+            total.setdefault(name, [0, 0])
+            total[name][0] += count
+            total[name][1] += ns
+        order = sorted(total, key=lambda n: (-total[n][0], n))[:limit]
+        return [(n, total[n][0], total[n][1]) for n in order]
+
     graphs: list[GraphRow] = []
     churn: list[Churn] = []
-    steady: list[Coverage] = []
-    eager: dict[str, list[int]] = {}
-    regions: list[Regions] = []
     for p in processes:
-        rec, base = p.recorded, len(graphs)
-        graphs += [replace(g, index=base + g.index, pid=p.info.pid) for g in rec.graphs]
-        churn += [replace(c, rows=tuple(base + r for r in c.rows)) for c in rec.churn]
-        if rec.steady is not None:
-            steady.append(rec.steady)
-        for e in rec.steady_eager:
-            eager.setdefault(e.name, [0, 0])
-            eager[e.name][0] += e.count
-            eager[e.name][1] += e.total_ns
-        if rec.regions is not None:
-            regions.append(rec.regions)
-    order = sorted(eager, key=lambda n: (-eager[n][0], n))[:MAX_EAGER_GROUPS]
-    return Recorded(tuple(graphs), _summed([p.recorded.overall for p in processes]),
-                    _summed(steady) if steady else None,
-                    tuple(EagerGroup(n, *eager[n]) for n in order), tuple(churn),
-                    sum(p.recorded.dropped_records for p in processes),
-                    _merged_regions(regions) if regions else None)
-
-
-def _summed(cs: Sequence[Coverage]) -> Coverage:
-    return Coverage(sum(c.graph_kernels for c in cs), sum(c.eager_kernels for c in cs),
-                    sum(c.graph_ns for c in cs), sum(c.eager_ns for c in cs))
-
-
-def _merged_regions(rs: Sequence[Regions]) -> Regions:
-    """Regions by path over processes; unavailable only where no process had any range."""
-    count: dict[str, list[int]] = {}
-    for r in rs:
-        for g in r.groups:
-            count.setdefault(g.region, [0, 0])
-            count[g.region][0] += g.count
-            count[g.region][1] += g.total_ns
-    order = sorted(count, key=lambda n: (-count[n][0], n))[:MAX_REGIONS]
-    seen = [r for r in rs if r.unavailable is None]
-    return Regions(sum(r.ranges for r in rs),
-                   tuple(EagerRegion(n, *count[n]) for n in order),
-                   None if seen else rs[0].unavailable)
+        base = len(graphs)
+        graphs += [replace(g, index=base + g.index, pid=p.info.pid) for g in p.recorded.graphs]
+        churn += [replace(c, rows=tuple(base + r for r in c.rows)) for c in p.recorded.churn]
+    steady = [p.recorded.steady for p in processes if p.recorded.steady is not None]
+    eager = by_name([(e.name, e.count, e.total_ns) for p in processes
+                     for e in p.recorded.steady_eager], MAX_EAGER_GROUPS)
+    regions = [p.recorded.regions for p in processes if p.recorded.regions is not None]
+    merged = None if not regions else Regions(
+        sum(r.ranges for r in regions),
+        tuple(EagerRegion(*g) for g in by_name([(g.region, g.count, g.total_ns)
+                                                for r in regions for g in r.groups],
+                                               MAX_REGIONS)),
+        # unavailable only where no process had a range to attribute by
+        None if any(r.unavailable is None for r in regions) else regions[0].unavailable)
+    return Recorded(tuple(graphs), summed([p.recorded.overall for p in processes]),
+                    summed(steady) if steady else None,
+                    tuple(EagerGroup(*e) for e in eager), tuple(churn),
+                    sum(p.recorded.dropped_records for p in processes), merged)
 
 
 __all__ = ["GpuSeen", "GraphMemory", "ProcessEnded", "ProcessInfo", "ProcessRecorded", "merge"]
