@@ -40,6 +40,10 @@ class Policy:
     min_graph_coverage: float | Mapping[str, float] | None = None
     max_instantiations_per_topology: int | Mapping[str, int] | None = None
     max_steady_eager_launches: int | Mapping[str, int] | None = None
+    # NVTX range globs (fnmatch, on each component of a region path "decode > selfcheck 3",
+    # or the whole path) whose steady-state eager launches are meant: not counted against
+    # max_steady_eager_launches nor min_graph_coverage's steady figure
+    allow_eager_ranges: tuple[str, ...] | Mapping[str, tuple[str, ...]] = ()
     # a profile certificate's (issue 31), against its baseline: a node's median, the critical
     # path's length, slower by more than this fraction (unset: max_regression)
     max_node_regression: float | Mapping[str, float] | None = None
@@ -76,6 +80,7 @@ class Policy:
             "max_nodes": _plain(self.max_nodes),
             "max_plan_regret": _plain(self.max_plan_regret),
             **{k: _plain(getattr(self, k)) for k in RECORD_KEYS},
+            "allow_eager_ranges": _globs(self.allow_eager_ranges),
             **{k: _plain(getattr(self, k)) for k in PROFILE_KEYS},
             "allow_topology_change": self.allow_topology_change,
             "allow_cross_gpu_topology": self.allow_cross_gpu_topology,
@@ -92,11 +97,18 @@ def _plain(value: Any) -> Any:
     return dict(value) if isinstance(value, Mapping) else value
 
 
+def _globs(value: tuple[str, ...] | Mapping[str, tuple[str, ...]]) -> Any:
+    """allow_eager_ranges as JSON: a list, or a table of lists."""
+    if isinstance(value, Mapping):
+        return {k: list(v) for k, v in value.items()}
+    return list(value)
+
+
 RECORD_KEYS = ("min_graph_coverage", "max_instantiations_per_topology",
                "max_steady_eager_launches")  # a record certificate's keys (issue 32)
 PROFILE_KEYS = ("max_node_regression", "max_critical_path_regression")  # issue 31
 POLICY_KEYS = ("require", "require_kinds", "min_speedup", "speedup_metric", "max_nodes",
-               "max_plan_regret", *RECORD_KEYS,
+               "max_plan_regret", *RECORD_KEYS, "allow_eager_ranges",
                "allow_topology_change", "allow_cross_gpu_topology", "allow_incomplete",
                "max_regression", "min_noise", "method_change", "require_signature",
                "allow_empty_baseline", *PROFILE_KEYS)
@@ -105,7 +117,7 @@ METHOD_CHANGE = ("stale", "warn")
 # is per-workload too, but a workload it names with no certificate is a FAIL (required,
 # missing), never a typo to refuse.
 PER_WORKLOAD_KEYS = ("min_speedup", "max_nodes", "max_plan_regret", *RECORD_KEYS,
-                     *PROFILE_KEYS)
+                     "allow_eager_ranges", *PROFILE_KEYS)
 # A file whose gate table is nested may be a pyproject.toml: these top-level keys belong to
 # it (PEP 518, 621, 735); any other top-level key would be ignored, so it is refused.
 PYPROJECT_KEYS = ("build-system", "project", "tool", "dependency-groups")
@@ -269,6 +281,14 @@ def parse_policy(table: object, source: str) -> Policy:
             return {str(k): number(key, v, integer) for k, v in value.items()}
         return number(key, value, integer)
 
+    def globs(value: Any) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(g, str) and 0 < len(g) <= 1000
+                                                  for g in value):
+            raise bad("allow_eager_ranges", 'a list of NVTX range globs like ["selfcheck*"] '
+                      '(or a table of them by workload)')
+        return tuple(value)
+
+    allowed = table.get("allow_eager_ranges", [])
     require = table.get("require", {})
     if not isinstance(require, Mapping):
         raise bad("require", 'a table like {scan = ["topology", "bench"]}')
@@ -289,6 +309,8 @@ def parse_policy(table: object, source: str) -> Policy:
         max_instantiations_per_topology=per_workload("max_instantiations_per_topology",
                                                      integer=True),
         max_steady_eager_launches=per_workload("max_steady_eager_launches", integer=True),
+        allow_eager_ranges={str(k): globs(v) for k, v in allowed.items()}
+        if isinstance(allowed, Mapping) else globs(allowed),
         max_node_regression=per_workload("max_node_regression"),
         max_critical_path_regression=per_workload("max_critical_path_regression"),
         allow_topology_change=flag("allow_topology_change"),

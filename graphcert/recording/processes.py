@@ -62,10 +62,12 @@ class ProcessInfo:
     """Who a process was and how it ended. `exit_code` is known for the command's own
     process (the runner waited for it) and for a process that ended with _exit; else None.
     `problems`: what the collector could not do in it (CUPTI held by another tool, lines
-    of its stream that could not be read), each one line."""
+    of its stream that could not be read), each one line. `pid` and `ppid` are None only for
+    a certificate written before processes were recorded (its one process, read back from
+    the single-process layout: who it was is not known, and 0 would be a real process)."""
 
-    pid: int
-    ppid: int
+    pid: int | None
+    ppid: int | None
     argv: tuple[str, ...]
     gpus: tuple[GpuSeen, ...]
     ended: ProcessEnded

@@ -18,6 +18,7 @@ from graphcert.errors import first_line
 from graphcert.jsontypes import Doc, JSONObject, as_doc, as_opt_doc
 from graphcert.kinds.sweep.result import SweepFit
 from graphcert.kinds.topology.result import VerifyResult
+from graphcert.recording.processes import GpuSeen
 from graphcert.workloads import registry
 from graphcert.workloads.loaded import LoadedWorkload
 
@@ -105,6 +106,17 @@ def environment(device_index: int, git: GitCommit | None) -> JSONObject:
     if git is None:
         return {**gpu_environment(device_index), **host_environment(Path.cwd())}
     return {**gpu_environment(device_index), **host_facts(), "git": git.to_json()}
+
+
+def gpu_seen(device: int) -> tuple[GpuSeen, ...]:
+    """The GPU a recording ran on (its UUID and name); none where the driver cannot say."""
+    try:
+        from graphcert.cuda.device import device_info
+
+        info = device_info(device)
+    except Exception:  # noqa: BLE001 (which GPU it was is a detail; the recording stands)
+        return ()
+    return (GpuSeen(device, info.uuid, info.name),)
 
 
 def machine_facts(*, require_gpu: bool = False) -> JSONObject:

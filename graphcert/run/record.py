@@ -29,6 +29,7 @@ from graphcert.errors import InputError
 from graphcert.kinds.record.result import Ended, GraphMemory, RecordResult
 from graphcert.options import Options
 from graphcert.recording import Recorded, Recording, analyse
+from graphcert.recording.processes import ProcessEnded, ProcessInfo, ProcessRecorded
 
 if TYPE_CHECKING:
     from graphcert.model import GraphSnapshot
@@ -217,12 +218,17 @@ def check_not_taken(rec: Recording) -> None:
 
 def record_result(argv: Sequence[str], ran: Ran, recorded: Recorded, device: int
                   ) -> RecordResult:
+    """The in-place recording as a run of one process (this one), collector "in-place"."""
     from graphcert.cupti.record import cupti_version
+    from graphcert.run import environment
 
     mem, why = graph_memory(device)
-    return RecordResult(tuple(argv), ran.exit_code, ran.ended, ran.wall_s, recorded,
-                        cupti_version(), mem, why, ran.detail,
-                        verdict=RecordResult.judge(ran.exit_code, ran.ended, recorded,
+    processes = (ProcessRecorded(ProcessInfo(os.getpid(), os.getppid(), tuple(argv),
+                                             environment.gpu_seen(device), ProcessEnded.IN_PLACE,
+                                             ran.exit_code), recorded, (mem,) if mem else (), why),)
+    return RecordResult(tuple(argv), ran.exit_code, ran.ended, ran.wall_s, processes,
+                        cupti_version(), "in-place", ran.detail,
+                        verdict=RecordResult.judge(ran.exit_code, ran.ended, processes,
                                                    ran.detail))
 
 
@@ -240,6 +246,7 @@ def write_record(result: RecordResult, rec: Recording, out_dir: Path, options: O
     path = out_dir / certificate_filename("record", name,
                                           environment.gpu_label(env, options.uuid_names))
     folder = path.with_suffix(".snapshots")
+    only = result.processes[0]  # recorded in place: this one process
     files: dict[str, str] = {}
     for inst in rec.instantiated:
         snap = inst.snapshot
@@ -252,8 +259,9 @@ def write_record(result: RecordResult, rec: Recording, out_dir: Path, options: O
             files[key] = f"{key}.json"
     rows = tuple(replace(g, snapshot_file=files.get(f"{g.topology_hash[:12]}-"
                                                     f"{(g.shape_hash or '')[:8]}"))
-                 if g.topology_hash else g for g in result.recorded.graphs)
-    result = replace(result, recorded=replace(result.recorded, graphs=rows))
+                 if g.topology_hash else g for g in only.recorded.graphs)
+    result = replace(result, processes=(replace(only, recorded=replace(only.recorded,
+                                                                       graphs=rows)),))
     return environment.write(result, out_dir, about, env, key=options.signing_key,
                              uuid_names=options.uuid_names), result
 

@@ -167,7 +167,7 @@ def test_policy_file_option_and_bad_policy(tmp_path: Path) -> None:
                                    "'min_speedups' (known keys: require, require_kinds, "
                                    "min_speedup, speedup_metric, max_nodes, max_plan_regret, "
                                    "min_graph_coverage, max_instantiations_per_topology, "
-                                   "max_steady_eager_launches, "
+                                   "max_steady_eager_launches, allow_eager_ranges, "
                                    "allow_topology_change, allow_cross_gpu_topology, "
                                    "allow_incomplete, max_regression, "
                                    "min_noise, method_change, require_signature, "

@@ -10,12 +10,17 @@ from graphcert.kinds.record.result import RecordResult
 from graphcert.kinds.record.views import (
     CHURN_COLUMNS,
     EAGER_COLUMNS,
-    GRAPH_COLUMNS,
+    PROCESS_COLUMNS,
     REGION_COLUMNS,
+    TOPOLOGY_COLUMNS,
+    graph_columns,
+    process_rows,
     record_rows,
     summary_lines,
+    topology_rows,
 )
 from graphcert.recording import Coverage
+from graphcert.render.layout import Column
 
 
 def results_html(result: KindResult, figures: Mapping[str, str]) -> str:
@@ -56,12 +61,18 @@ def record_html(r: RecordResult) -> str:
     out = ["<h3>Record</h3>"] + [para(f"{k}: {v}") for k, v in summary_lines(r)]
     out += [coverage_bar("overall", r.recorded.overall),
             coverage_bar("steady state", r.recorded.steady)]
-    for title, cols, rows, right in (
-            ("graph executables", GRAPH_COLUMNS, graphs, frozenset({0, 3, 4, 5, 6, 7, 8, 9})),
-            ("eager kernels in steady state", EAGER_COLUMNS, eager, frozenset({1, 2})),
-            ("eager kernels in steady state by NVTX range", REGION_COLUMNS, regions,
-             frozenset({1, 2})),
-            ("churn", CHURN_COLUMNS, churn, frozenset({2, 3}))):
+    for title, cols, rows in (
+            ("processes", PROCESS_COLUMNS, process_rows(r)),
+            ("topologies across processes", TOPOLOGY_COLUMNS, topology_rows(r)),
+            ("graph executables", graph_columns(r), graphs),
+            ("eager kernels in steady state", EAGER_COLUMNS, eager),
+            ("eager kernels in steady state by NVTX range", REGION_COLUMNS, regions),
+            ("churn", CHURN_COLUMNS, churn)):
         if rows:
-            out += [para(title), table([c.header for c in cols], rows, right)]
+            out += [para(title), table([c.header for c in cols], rows, _right(cols))]
     return "".join(out)
+
+
+def _right(cols: tuple[Column, ...]) -> frozenset[int]:
+    """The columns drawn right-aligned (numbers), as the terminal table draws them."""
+    return frozenset(i for i, c in enumerate(cols) if c.right)

@@ -1,47 +1,56 @@
-"""The record result (issue 32): what `graphcert record -- python app.py` observed of a running
-program (every graph executable, dispatch coverage, churn, graph memory) and how the program
-ended. Written as a `record` certificate; the gate's record rules (graphcert.kinds.record.rules)
-hold it to min_graph_coverage, max_instantiations_per_topology, max_steady_eager_launches
-and compare its topologies with a baseline record. Pure.
+"""The record result: what `graphcert record -- COMMAND` observed of a command's processes
+(every graph executable, dispatch coverage, churn and graph memory of each, and their merge
+into the whole run) and how the command ended; or, `graphcert.record()` inside a program,
+the one process it ran in. Written as a `record` certificate; the gate's record rules
+(graphcert.kinds.record.rules) hold each process and the whole to min_graph_coverage,
+max_instantiations_per_topology, max_steady_eager_launches and compare its topologies with
+a baseline record. Pure.
+
+Certificates written before processes were recorded (one process, its figures at the top of
+`results`) read back as one process whose pid is None (unknown), collector "in-place", and
+write back in that layout, exactly as they were.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
 from typing import ClassVar
 
 from graphcert.cert.results.verdict import Verdict
 from graphcert.jsontypes import (
     Doc,
     JSONObject,
-    as_doc,
     as_docs,
     as_float,
     as_int,
-    as_int_or,
-    as_ints,
-    as_opt_doc,
-    as_opt_float,
-    as_opt_int,
     as_opt_str,
     as_str,
     as_strs,
 )
-from graphcert.recording import (
-    Churn,
-    Coverage,
-    EagerGroup,
-    EagerRegion,
-    GraphRow,
-    Made,
-    Recorded,
-    Regions,
+from graphcert.kinds.record.codec import (
+    legacy_process,
+    legacy_to_json,
+    overall_to_json,
+    process_from_json,
+    process_to_json,
 )
+from graphcert.recording import Recorded
+from graphcert.recording.processes import (
+    GraphMemory,
+    ProcessEnded,
+    ProcessRecorded,
+    merge,
+)
+
+COLLECTORS = ("injection", "in-place")  # record -- COMMAND; graphcert.record() in a program
+GONE = (ProcessEnded.KILLED, ProcessEnded.OUTLIVED)
 
 
 class Ended(str, Enum):
-    """How the recorded program ended."""
+    """How the recorded command (its own process) ended."""
 
     EXIT = "exit"  # returned, or called sys.exit (exit_code says with what)
     EXCEPTION = "exception"  # raised (including at import): exit code 1
@@ -49,50 +58,73 @@ class Ended(str, Enum):
     TERMINATED = "terminated"  # SIGTERM: exit code 143
 
 
-@dataclass(frozen=True)
-class GraphMemory:
-    """The driver's graph memory at the end (cuDeviceGetGraphMemAttribute), bytes."""
-
-    used_current: int
-    used_high: int
-    reserved_current: int
-    reserved_high: int
+def who(p: ProcessRecorded) -> str:
+    """`pid 1234 (python worker.py)`, or `the program` where the pid is not known."""
+    argv = " ".join(p.info.argv)
+    argv = argv if len(argv) <= 60 else argv[:57] + "..."
+    return f"pid {p.info.pid} ({argv})" if p.info.pid is not None else f"the program ({argv})"
 
 
 @dataclass(frozen=True)
 class RecordResult:
-    """One recorded run of a program."""
+    """One recorded run of a command: each of its processes and (`recorded`) their whole."""
 
     kind: ClassVar[str] = "record"
 
-    program: tuple[str, ...]  # the argv it ran with (argv[0]: the script or -m module)
+    program: tuple[str, ...]  # the command's argv (in place: the script or -m module)
     exit_code: int
     ended: Ended
     wall_s: float
-    recorded: Recorded
+    processes: tuple[ProcessRecorded, ...]
     cupti_version: int
-    graph_memory: GraphMemory | None = None
-    graph_memory_reason: str | None = None  # why graph_memory is None
+    collector: str  # "injection" or "in-place" (COLLECTORS)
     detail: str | None = None  # the exception's one line, when it raised
     verdict: Verdict = field(kw_only=True)
 
+    @cached_property
+    def recorded(self) -> Recorded:
+        """The whole run: every process's graphs, coverage summed (merge)."""
+        return merge(self.processes)
+
+    @property
+    def legacy(self) -> bool:
+        """Read from the single-process layout (its process's pid is not known)."""
+        return len(self.processes) == 1 and self.processes[0].info.pid is None
+
+    @property
+    def graph_memory(self) -> GraphMemory | None:
+        """The command's first process's graph memory on its first GPU (None: not read)."""
+        first = self.processes[0].graph_memory if self.processes else ()
+        return first[0] if first else None
+
     @staticmethod
-    def judge(exit_code: int, ended: Ended, recorded: Recorded,
+    def judge(exit_code: int, ended: Ended, processes: Sequence[ProcessRecorded],
               detail: str | None = None) -> Verdict:
-        """The record's own verdict: incomplete when the program did not run to a clean end
-        (non-zero exit, exception, Ctrl-C, SIGTERM), when CUPTI dropped records, or when no
-        kernel ran at all (nothing was observed to judge); else pass. Coverage and churn are
-        the gate's policy keys, not this verdict."""
+        """The record's own verdict: incomplete when the command did not run to a clean end
+        (non-zero exit, exception, Ctrl-C, SIGTERM), when a process was killed or outlived
+        the command, had problems, or lost records to CUPTI, or when no kernel ran in any
+        process (nothing was observed to judge); else pass. A process that launched no
+        kernel while others did is no failure. Coverage and churn are the gate's."""
         missing = []
         if ended is not Ended.EXIT or exit_code != 0:
             missing.append(f"the program ended by {ended.value} with exit code {exit_code}"
                            + (f": {detail}" if detail else ""))
-        if recorded.dropped_records:
-            missing.append(f"CUPTI dropped {recorded.dropped_records} activity record(s): "
-                           "the coverage figures undercount")
-        if not recorded.overall.kernels:
-            missing.append("no kernel ran on the GPU while recording (the program never "
-                           "used CUDA?)")
+        many = len(processes) > 1
+        for p in processes:
+            at = f"{who(p)}: " if many or p.info.pid is not None else ""
+            if p.info.ended in GONE:
+                missing.append(f"{who(p)} was {p.info.ended.value} ("
+                               + ("gone without its end line" if p.info.ended
+                                  is ProcessEnded.KILLED else "still running when the "
+                                  "command ended") + "): its recording is not whole")
+            missing += [f"{at}{problem}" for problem in p.info.problems]
+            if p.recorded.dropped_records:
+                missing.append(f"{at}CUPTI dropped {p.recorded.dropped_records} activity "
+                               "record(s): the coverage figures undercount")
+        if all(p.launched_nothing for p in processes):
+            missing.append("no kernel ran on the GPU in any process (the command never used "
+                           "CUDA?)" if many else "no kernel ran on the GPU while recording "
+                           "(the program never used CUDA?)")
         return Verdict.of((), missing)
 
     @property
@@ -101,112 +133,52 @@ class RecordResult:
         return None
 
     def rejudged(self) -> Verdict:
-        return RecordResult.judge(self.exit_code, self.ended, self.recorded, self.detail)
+        return RecordResult.judge(self.exit_code, self.ended, self.processes, self.detail)
 
     def topologies(self) -> dict[str, int]:
-        """Topology hash -> instantiations (graphs whose source graph was read)."""
+        """Topology hash -> instantiations over every process (graphs whose source graph
+        was read)."""
         out: dict[str, int] = {}
         for g in self.recorded.graphs:
             if g.topology_hash is not None:
                 out[g.topology_hash] = out.get(g.topology_hash, 0) + 1
         return out
 
+    def topologies_by_process(self) -> dict[str, tuple[int | None, ...]]:
+        """Topology hash -> the pids that instantiated it, in process order (tensor-parallel
+        ranks on their own GPUs instantiate the same topologies)."""
+        out: dict[str, list[int | None]] = {}
+        for p in self.processes:
+            for g in p.recorded.graphs:
+                pids = out.setdefault(g.topology_hash, []) if g.topology_hash else None
+                if pids is not None and p.info.pid not in pids:
+                    pids.append(p.info.pid)
+        return {h: tuple(pids) for h, pids in out.items()}
+
     def to_json(self) -> JSONObject:
-        r = self.recorded
-        mem = self.graph_memory
-        return {
-            "program": list(self.program), "exit_code": self.exit_code,
-            "ended": self.ended.value, "detail": self.detail, "wall_s": self.wall_s,
-            "cupti_version": self.cupti_version,
-            "graphs": [_row_to_json(g) for g in r.graphs],
-            "coverage": {"overall": _cov_to_json(r.overall),
-                         "steady": None if r.steady is None else _cov_to_json(r.steady),
-                         "steady_eager": [{"name": e.name, "count": e.count,
-                                           "total_ns": e.total_ns} for e in r.steady_eager]},
-            "churn": [{"topology_hash": c.topology_hash, "shape_hash": c.shape_hash,
-                       "instantiations": c.instantiations, "peak_alive": c.peak_alive,
-                       "at_ns": list(c.at_ns), "rows": list(c.rows)} for c in r.churn],
-            "dropped_records": r.dropped_records,
-            **({} if r.regions is None else {"nvtx": _regions_to_json(r.regions)}),
-            "graph_memory": None if mem is None else {
-                "used_current": mem.used_current, "used_high": mem.used_high,
-                "reserved_current": mem.reserved_current, "reserved_high": mem.reserved_high},
-            "graph_memory_reason": self.graph_memory_reason}
+        head: JSONObject = {"program": list(self.program), "exit_code": self.exit_code,
+                            "ended": self.ended.value, "detail": self.detail,
+                            "wall_s": self.wall_s, "cupti_version": self.cupti_version}
+        if self.legacy:
+            return {**head, **legacy_to_json(self.processes[0])}
+        return {**head, "collector": self.collector,
+                "processes": [process_to_json(p) for p in self.processes],
+                "overall": overall_to_json(self.recorded, len(self.processes))}
 
     @classmethod
     def from_json(cls, doc: Doc, verdict: Doc | None = None) -> RecordResult:
-        cov = as_doc(doc, "coverage")
-        steady = as_opt_doc(cov, "steady")
-        recorded = Recorded(
-            tuple(_row_from_json(g) for g in as_docs(doc, "graphs")),
-            _cov_from_json(as_doc(cov, "overall")),
-            None if steady is None else _cov_from_json(steady),
-            tuple(EagerGroup(as_str(e, "name"), as_int(e, "count"), as_int(e, "total_ns"))
-                  for e in as_docs(cov, "steady_eager")),
-            tuple(Churn(as_str(c, "topology_hash"), as_str(c, "shape_hash"),
-                        as_int(c, "instantiations"), as_int(c, "peak_alive"),
-                        tuple(as_ints(c, "at_ns")), tuple(as_ints(c, "rows")))
-                  for c in as_docs(doc, "churn")),
-            as_int_or(doc, "dropped_records", 0),
-            *_regions_from_json(as_opt_doc(doc, "nvtx")))
-        mem = as_opt_doc(doc, "graph_memory")
+        program = tuple(as_strs(doc, "program"))
+        if "processes" in doc:
+            processes = tuple(process_from_json(p) for p in as_docs(doc, "processes"))
+            collector = as_str(doc, "collector")
+        else:
+            processes, collector = (legacy_process(doc, program),), "in-place"
         exit_code, ended = as_int(doc, "exit_code"), Ended(as_str(doc, "ended"))
         detail = as_opt_str(doc, "detail")
-        return cls(tuple(as_strs(doc, "program")), exit_code, ended,
-                   as_float(doc, "wall_s"), recorded, as_int(doc, "cupti_version"),
-                   None if mem is None else GraphMemory(
-                       as_int(mem, "used_current"), as_int(mem, "used_high"),
-                       as_int(mem, "reserved_current"), as_int(mem, "reserved_high")),
-                   as_opt_str(doc, "graph_memory_reason"), detail,
+        return cls(program, exit_code, ended, as_float(doc, "wall_s"), processes,
+                   as_int(doc, "cupti_version"), collector, detail,
                    verdict=Verdict.from_json(verdict) if verdict is not None
-                   else cls.judge(exit_code, ended, recorded, detail))
+                   else cls.judge(exit_code, ended, processes, detail))
 
 
-def _regions_to_json(r: Regions) -> JSONObject:
-    return {"ranges": r.ranges, "unavailable": r.unavailable,
-            "regions": [{"region": g.region, "count": g.count, "total_ns": g.total_ns}
-                        for g in r.groups]}
-
-
-def _regions_from_json(doc: Doc | None) -> tuple[Regions | None]:
-    """The NVTX attribution of a certificate; None where it has none (written before
-    graphcert attributed eager kernels: the key is absent, so it round-trips as it was)."""
-    if doc is None:
-        return (None,)
-    return (Regions(as_int(doc, "ranges"),
-                    tuple(EagerRegion(as_str(g, "region"), as_int(g, "count"),
-                                      as_int(g, "total_ns"))
-                          for g in as_docs(doc, "regions")),
-                    as_opt_str(doc, "unavailable")),)
-
-
-def _cov_to_json(c: Coverage) -> JSONObject:
-    return {"graph_kernels": c.graph_kernels, "eager_kernels": c.eager_kernels,
-            "graph_ns": c.graph_ns, "eager_ns": c.eager_ns}
-
-
-def _cov_from_json(doc: Doc) -> Coverage:
-    return Coverage(as_int(doc, "graph_kernels"), as_int(doc, "eager_kernels"),
-                    as_int(doc, "graph_ns"), as_int(doc, "eager_ns"))
-
-
-_ROW_FIELDS = ("index", "made", "at_ns", "instantiate_ns", "capture_ns", "topology_hash",
-               "shape_hash", "node_count", "launches", "device_ns_median", "device_ns_total",
-               "updates", "failed_updates", "destroyed_at_ns", "snapshot_file", "read_error")
-
-
-def _row_to_json(g: GraphRow) -> JSONObject:
-    doc: JSONObject = {name: getattr(g, name) for name in _ROW_FIELDS}
-    doc["made"] = g.made.value
-    return doc
-
-
-def _row_from_json(doc: Doc) -> GraphRow:
-    return GraphRow(as_int(doc, "index"), Made(as_str(doc, "made")), as_int(doc, "at_ns"),
-                    as_int(doc, "instantiate_ns"), as_opt_int(doc, "capture_ns"),
-                    as_opt_str(doc, "topology_hash"), as_opt_str(doc, "shape_hash"),
-                    as_opt_int(doc, "node_count"), as_int(doc, "launches"),
-                    as_opt_float(doc, "device_ns_median"), as_int(doc, "device_ns_total"),
-                    as_int(doc, "updates"), as_int(doc, "failed_updates"),
-                    as_opt_int(doc, "destroyed_at_ns"), as_opt_str(doc, "snapshot_file"),
-                    as_opt_str(doc, "read_error"))
+__all__ = ["COLLECTORS", "Ended", "GraphMemory", "RecordResult", "who"]

@@ -5,12 +5,14 @@ GPU (tools/probes/nvtx_probe.py is the GPU check)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
+from _recordfactory import in_place
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphcert.cert.results.verdict import Verdict
-from graphcert.kinds.record.result import Ended, RecordResult
+from graphcert.kinds.record.result import RecordResult
 from graphcert.recording import (
     Instantiated,
     KernelRun,
@@ -22,6 +24,7 @@ from graphcert.recording import (
     Recording,
     analyse,
 )
+from graphcert.recording.processes import ProcessEnded
 from graphcert.recording.regions import (
     NO_RANGES,
     OUTSIDE,
@@ -117,9 +120,7 @@ def test_the_analysis_attributes_the_eager_kernels_of_steady_state() -> None:
 
 
 def _result(with_markers: bool) -> RecordResult:
-    recorded = analyse(_recording(with_markers))
-    return RecordResult(("app.py",), 0, Ended.EXIT, 1.0, recorded, 13040,
-                        verdict=Verdict.of((), []))
+    return in_place(analyse(_recording(with_markers)), ("app.py",))
 
 
 def test_the_certificate_keeps_the_regions_and_reads_them_back() -> None:
@@ -130,15 +131,26 @@ def test_the_certificate_keeps_the_regions_and_reads_them_back() -> None:
     for with_markers in (True, False):
         result = _result(with_markers)
         doc = result.to_json()
-        assert "nvtx" in doc
+        assert doc["processes"][0]["nvtx"] == doc["overall"]["nvtx"] is not None
         assert check(doc, results_schema) == []
-        assert check(doc | {"nvtx": {"ranges": 1, "regions": []}}, results_schema)
+        bad = {**doc, "processes": [doc["processes"][0] | {"nvtx": {"ranges": 1,
+                                                                    "regions": []}}]}
+        assert check(bad, results_schema)
         back = RecordResult.from_json(doc)
         assert back.recorded.regions == result.recorded.regions
-    legacy = _result(True).to_json()
+    legacy = _legacy(_result(True)).to_json()
+    assert "processes" not in legacy and "nvtx" in legacy
     del legacy["nvtx"]  # a certificate written before attribution round-trips unchanged
+    assert check(legacy, results_schema) == []
     assert RecordResult.from_json(legacy).recorded.regions is None
     assert RecordResult.from_json(legacy).to_json() == legacy
+
+
+def _legacy(result: RecordResult) -> RecordResult:
+    """The same run as the single-process layout wrote it (its process's pid unknown)."""
+    (p,) = result.processes
+    info = replace(p.info, pid=None, ppid=None, gpus=(), ended=ProcessEnded.IN_PLACE)
+    return replace(result, processes=(replace(p, info=info),))
 
 
 def test_the_views_name_the_region_or_why_there_is_none() -> None:

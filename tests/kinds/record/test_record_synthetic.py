@@ -19,7 +19,7 @@ from graphcert.cert.store import check_document
 from graphcert.gate.policy import parse_policy
 from graphcert.gate.rules import Rule, RuleStatus, baseline_rules, certificate_rules
 from graphcert.kinds.record.html import record_html
-from graphcert.kinds.record.result import Ended, GraphMemory, RecordResult
+from graphcert.kinds.record.result import Ended, RecordResult
 from graphcert.kinds.record.views import summary_lines
 from graphcert.model import GraphSnapshot, NodeKind, RawGraph, RawNode, snapshot_from_raw
 from graphcert.recording import (
@@ -35,6 +35,7 @@ from graphcert.recording import (
 from graphcert.recording.analysis import kernels_in
 from graphcert.workloads import registry
 from tests._modelgraphs import kern, memset
+from tests._recordfactory import in_place
 
 
 def synthetic_snapshot(label: str) -> GraphSnapshot:
@@ -141,11 +142,8 @@ def test_no_graph_launch_means_no_steady_state() -> None:
 
 
 def _result(rec: Recording, **kw: Any) -> RecordResult:
-    recorded = analyse(rec)
-    code, ended = kw.pop("exit_code", 0), kw.pop("ended", Ended.EXIT)
-    return RecordResult(("serve_synthetic.py",), code, ended, 1.5, recorded, 13040,
-                        GraphMemory(1, 2, 3, 4), verdict=RecordResult.judge(code, ended,
-                                                                            recorded))
+    return in_place(analyse(rec), exit_code=kw.pop("exit_code", 0),
+                    ended=kw.pop("ended", Ended.EXIT))
 
 
 def _doc(result: RecordResult) -> dict[str, Any]:
@@ -168,7 +166,7 @@ def test_result_round_trips_and_validates_as_a_record_certificate() -> None:
 def test_evidence_catches_a_churn_list_that_does_not_match_the_rows() -> None:
     doc = _doc(_result(synthetic_stream(recaptures=1)))
     doc = copy.deepcopy(doc)
-    doc["results"]["churn"] = []
+    doc["results"]["processes"][0]["churn"] = []
     doc["digest"] = compute_digest(doc)
     assert any("churn" in c for c in contradictions(doc))
 
