@@ -36,7 +36,8 @@ MAX_GRACE_S = 3600
               show_default=True, metavar="SECONDS",
               help="How long to wait, after the command's own process ended, for its other "
                    "processes to end; those still running are marked outlived.")
-@click.argument("program", nargs=-1, type=click.UNPROCESSED, required=True)
+@click.argument("program", nargs=-1, type=click.UNPROCESSED, required=True,
+                metavar="-- COMMAND [ARGS]...")
 def command(out_dir: Path, no_certificate: bool, device: int | None, as_json: bool,
             keep_streams: Path | None, grace: float, program: tuple[str, ...]) -> None:
     """Run COMMAND (after `--`: python app.py ARGS, python -m pkg, a console script, a

@@ -25,14 +25,14 @@ from pathlib import Path
 from types import FrameType
 from typing import Protocol
 
-from graphcert.errors import GraphcertError, InputError, clip
+from graphcert.errors import ExitStatus, GraphcertError, InputError, clip
 from graphcert.kinds.record.result import Ended
 
 COLLECTOR_ENV = "CUDA_INJECTION64_PATH"  # the driver loads it in every process it initialises
 RUN_DIR_ENV = "GRAPHCERT_RUN_DIR"  # where the collector writes one stream per process
 NVTX_ENV = "NVTX_INJECTION64_PATH"  # NVTX's tool: libcupti, so MARKER records hear ranges
 PRELOAD_ENV = "LD_PRELOAD"  # the exit hook: a process ending with _exit flushes first
-NOT_FOUND, NOT_EXECUTABLE = 127, 126  # as a shell, env(1) and timeout(1) exit
+NOT_FOUND, NOT_EXECUTABLE = ExitStatus.COMMAND_NOT_FOUND, ExitStatus.COMMAND_NOT_EXECUTABLE
 STREAM_NAME = re.compile(r"proc-(\d+)-(\d+)\.jsonl")
 POLL_S = 0.05
 FORWARDED = (signal.SIGINT, signal.SIGTERM)
@@ -66,23 +66,23 @@ def resolve_command(given: Sequence[str]) -> Command:
         return Command(args, (sys.executable, *args), sys.executable)
     if first.endswith(".py"):
         if not Path(first).is_file():
-            raise CommandNotFound(f"graphcert record: {clip(first)}: no such file",
+            raise CommandNotFound(f"{clip(first)}: no such file",
                                   hint="check the path of the script")
         return Command(args, (sys.executable, *args), sys.executable)
     if "/" in first:
         path = Path(first)
         if not path.exists():
-            raise CommandNotFound(f"graphcert record: {clip(first)}: no such file",
+            raise CommandNotFound(f"{clip(first)}: no such file",
                                   hint="check the path of the command")
         if path.is_dir() or not os.access(path, os.X_OK):
-            raise CommandNotFound(f"graphcert record: {clip(first)}: not an executable file",
+            raise CommandNotFound(f"{clip(first)}: not an executable file",
                                   hint=f"chmod +x {clip(first)}, or name its interpreter "
-                                       "first (bash run.sh)", exit_code=NOT_EXECUTABLE)
+                                       "first: bash run.sh", exit_code=NOT_EXECUTABLE)
         return Command(args, args, first)
     found = shutil.which(first)
     if found is None:
-        raise CommandNotFound(f"graphcert record: {clip(first)}: command not found",
-                              hint="check the name, or give its path (./server)")
+        raise CommandNotFound(f"{clip(first)}: command not found",
+                              hint="check the name, or give its path: ./server")
     return Command(args, args, found)
 
 
@@ -131,6 +131,7 @@ class Finished:
     wall_s: float
     forwarded: tuple[int, ...] = ()
     signal_name: str | None = None  # the signal that ended it, if one did
+    outlived: frozenset[int] = frozenset()  # processes with a stream still running after
 
 
 def ended_by(returncode: int, forwarded: Sequence[int]) -> tuple[int, Ended, str | None]:
@@ -153,17 +154,39 @@ def ended_by(returncode: int, forwarded: Sequence[int]) -> tuple[int, Ended, str
     return returncode, Ended.EXIT, None
 
 
-@contextmanager
-def forwarding(group: list[int], forwarded: list[int]) -> Iterator[None]:
-    """While the body runs (main thread), SIGINT and SIGTERM go to the process group of the
-    pid in `group` (once started) and are noted in `forwarded`; every Ctrl-C forwards again.
-    The command runs in its own session, so the terminal's Ctrl-C reaches graphcert only."""
+class Forwarder:
+    """SIGINT and SIGTERM passed on to the command's process group, each noted; one that
+    came before the command had a pid is passed on as soon as it has one."""
 
-    def forward(signum: int, frame: FrameType | None) -> None:
-        forwarded.append(signum)
-        if group:
-            with _gone_is_fine():
-                os.killpg(group[0], signum)
+    def __init__(self) -> None:
+        self.pid: int | None = None
+        self.forwarded: list[int] = []
+        self._unsent: list[int] = []
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        self.forwarded.append(signum)
+        if self.pid is None:
+            self._unsent.append(signum)
+        else:
+            self._send(signum)
+
+    def started(self, pid: int) -> None:
+        """The command's pid (its process group's id): signals go there from now on."""
+        self.pid = pid
+        while self._unsent:  # a handler running here sees the pid and sends its own
+            self._send(self._unsent.pop(0))
+
+    def _send(self, signum: int) -> None:
+        assert self.pid is not None
+        with _gone_is_fine():
+            os.killpg(self.pid, signum)
+
+
+@contextmanager
+def forwarding(forward: Forwarder) -> Iterator[None]:
+    """While the body runs (main thread), SIGINT and SIGTERM go to `forward`; every Ctrl-C
+    forwards again. The command runs in its own session, so the terminal's Ctrl-C reaches
+    graphcert only."""
 
     try:
         previous = {sig: signal.signal(sig, forward) for sig in FORWARDED}
@@ -226,26 +249,29 @@ def wait_for_streams(run_dir: Path, grace: float, *, skip: int | None = None,
     return alive
 
 
-def run_command(command: Command, env: Mapping[str, str]) -> Finished:
-    """Start the command in its own session (stdin, stdout, stderr inherited), forward
-    SIGINT and SIGTERM to its process group while it runs, and wait for its process."""
-    group: list[int] = []
-    forwarded: list[int] = []
-    with forwarding(group, forwarded):
+def run_command(command: Command, env: Mapping[str, str], *, run_dir: Path | None = None,
+                grace: float = 0.0) -> Finished:
+    """Start the command in its own session (stdin, stdout, stderr inherited), wait for its
+    process, then (with `run_dir`) up to `grace` seconds for the other processes that wrote
+    streams there; SIGINT and SIGTERM go to its process group all the while."""
+    forward = Forwarder()
+    with forwarding(forward):
         start = time.perf_counter()
         try:
             proc = subprocess.Popen(list(command.argv), executable=command.executable,
                                     env=dict(env), start_new_session=True)
         except OSError as exc:  # an ELF for another machine, a script without #!
-            raise CommandNotFound(f"graphcert record: {clip(command.given[0])}: cannot run: "
+            raise CommandNotFound(f"{clip(command.given[0])}: cannot run: "
                                   f"{exc.strerror or exc}",
                                   hint="check that it is a program for this machine",
                                   exit_code=NOT_EXECUTABLE) from None
-        group.append(proc.pid)
+        forward.started(proc.pid)
         returncode = proc.wait()
         wall = time.perf_counter() - start
-    code, how, name = ended_by(returncode, forwarded)
-    return Finished(proc.pid, code, how, wall, tuple(forwarded), name)
+        outlived = (frozenset() if run_dir is None else
+                    wait_for_streams(run_dir, grace, skip=proc.pid))
+    code, how, name = ended_by(returncode, forward.forwarded)
+    return Finished(proc.pid, code, how, wall, tuple(forward.forwarded), name, outlived)
 
 
 def make_run_dir(keep: Path | None) -> Path:

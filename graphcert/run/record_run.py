@@ -30,7 +30,6 @@ from graphcert.run.record_command import (
     make_run_dir,
     resolve_command,
     run_command,
-    wait_for_streams,
 )
 
 
@@ -226,9 +225,8 @@ def record_command(argv: Sequence[str], *, out_dir: Path | None, options: Option
         env, nvtx_unavailable = collector_env(base, collector=Path(built.collector),
                                               exit_hook=Path(built.exit_hook),
                                               libcupti=Path(built.libcupti), run_dir=run_dir)
-        finished = run_command(command, env)
-        outlived = wait_for_streams(run_dir, grace, skip=finished.pid)
-        streams = read_streams(run_dir, outlived=outlived,
+        finished = run_command(command, env, run_dir=run_dir, grace=grace)
+        streams = read_streams(run_dir, outlived=finished.outlived,
                                exit_codes={finished.pid: finished.exit_code},
                                nvtx_unavailable=nvtx_unavailable)
         notes = notes_about([s.process for s in streams], finished.pid)

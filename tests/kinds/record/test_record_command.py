@@ -242,6 +242,21 @@ def test_sigterm_to_graphcert_goes_to_the_command(fakes: Any, tmp_path: Path) ->
     assert result.exit_code == 143 and fakes.calls[-1]["finished"].ended is Ended.TERMINATED
 
 
+def test_ctrl_c_while_waiting_for_stragglers_goes_to_them(fakes: Any, tmp_path: Path
+                                                          ) -> None:
+    """The command's own process is gone; its child (same process group) still runs."""
+    orphan = (PRELUDE + "stream()\nparent = os.getppid()\nopen(sys.argv[1], 'w').close()\n"
+              "while os.getppid() == parent: time.sleep(0.01)\n"
+              "open('orphaned', 'w').close()\ntime.sleep(60)\n")
+    app = script(tmp_path, _with_child("sys.exit(0)\n").replace(repr(CHILD), repr(orphan)))
+    _signal_when(tmp_path / "orphaned", signal.SIGINT)  # only once the command has ended
+    started = time.monotonic()
+    result = _record("--no-certificate", "--grace", "30", "--", str(app))
+    assert result.exit_code == 0 and "outlived" not in result.output
+    assert time.monotonic() - started < 20  # the child ended on the Ctrl-C it was given
+    assert fakes.calls[-1]["finished"].forwarded == (signal.SIGINT,)
+
+
 def test_kept_streams_stay_with_every_process_stream(fakes: Any, tmp_path: Path) -> None:
     app = script(tmp_path, _with_child("os.kill(child.pid, 9); child.wait()\n"))
     result = _record("--no-certificate", "--keep-streams", "streams", "--", str(app))

@@ -183,3 +183,20 @@ def test_the_identity_drops_the_interpreter() -> None:
     assert record_run.identity_argv(("python3", "app.py", "--x")) == ("app.py", "--x")
     assert record_run.identity_argv(("/usr/bin/python3.12", "-m", "pkg")) == ("-m", "pkg")
     assert record_run.identity_argv(("vllm", "serve")) == ("vllm", "serve")
+
+
+def test_a_signal_before_the_command_has_a_pid_is_sent_once_it_has_one() -> None:
+    from graphcert.run.record_command import Forwarder
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                             start_new_session=True)
+    forward = Forwarder()
+    try:
+        forward(15, None)  # SIGTERM while Popen was still starting it
+        assert child.poll() is None
+        forward.started(child.pid)
+        assert child.wait(timeout=20) == -15 and forward.forwarded == [15]
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
