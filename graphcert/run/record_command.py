@@ -1,6 +1,6 @@
 """`graphcert record -- COMMAND ARGS`: any command (a Python script, `python -m pkg`, a console
 script, a native binary) run as its own process tree under the CUDA injection collector
-(docs/record-streams.md), then read stream by stream and certified (record_certify).
+(docs/record-streams.md), then read stream by stream and certified (graphcert.run.record_run).
 
 The command is checked before anything runs, as a shell would find it: not found is exit 127,
 found but not executable 126 (what `env`, `timeout` and a shell say, so wrapping a command in
@@ -187,7 +187,6 @@ def forwarding(forward: Forwarder) -> Iterator[None]:
     """While the body runs (main thread), SIGINT and SIGTERM go to `forward`; every Ctrl-C
     forwards again. The command runs in its own session, so the terminal's Ctrl-C reaches
     graphcert only."""
-
     try:
         previous = {sig: signal.signal(sig, forward) for sig in FORWARDED}
     except ValueError:  # not the main thread: signals stay where they are
