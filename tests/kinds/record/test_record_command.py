@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -270,3 +271,49 @@ def test_the_api_returns_the_run(fakes: Any, tmp_path: Path) -> None:
     done = record_run.record_command([str(app)], out_dir=None, options=Options())
     assert done.certificate is None and done.streams is None and done.notes == ()
     assert done.result.exit_code == 0 and fakes.calls[-1]["cupti_version"] == 130001
+
+
+WRAPPER = """\
+import sys
+sys.path[:0] = [{root!r}, {tests!r}]  # this checkout's graphcert, and tests/ for the fakes
+from graphcert import _interrupt
+_interrupt.install()  # as `python -m graphcert` does first
+from pathlib import Path
+import pytest
+import _fakeinjection
+_fakeinjection.install(pytest.MonkeyPatch(), Path({tmp!r}))
+from graphcert.cli import main
+main()
+"""
+
+
+def test_ctrl_c_at_the_command_line_reaches_the_command_in_its_own_session(
+        tmp_path: Path) -> None:
+    """graphcert's own Ctrl-C handler in place, as from the terminal: SIGINT to graphcert's
+    process only (the command, in a session of its own, is not in the terminal's group)."""
+    got, ready = tmp_path / "got-int", tmp_path / "ready"
+    app = script(tmp_path, "import signal\nstream()\n"
+                 "def on_int(s, f):\n"
+                 f"    open({str(got)!r}, 'w').close()\n    sys.exit(130)\n"
+                 "signal.signal(signal.SIGINT, on_int)\n"
+                 f"open({str(ready)!r}, 'w').close()\ntime.sleep(60)\n")
+    wrapper = tmp_path / "graphcert_synthetic_cli.py"
+    tests = Path(__file__).parents[2]
+    wrapper.write_text(WRAPPER.format(root=str(tests.parent), tests=str(tests), tmp=str(tmp_path)))
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_INJECTION64_PATH"}
+    cli_proc = subprocess.Popen([sys.executable, str(wrapper), "record", "--out",
+                                 str(tmp_path / "reports"), "--", str(app)], cwd=tmp_path,
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists() and time.monotonic() < deadline and cli_proc.poll() is None:
+            time.sleep(0.01)
+        cli_proc.send_signal(signal.SIGINT)
+        _, err = cli_proc.communicate(timeout=30)
+    finally:
+        if cli_proc.poll() is None:
+            cli_proc.kill()
+    assert cli_proc.returncode == 130, err
+    assert got.exists() and "Traceback" not in err
+    assert len(list((tmp_path / "reports").glob("record-*.json"))) == 1
