@@ -223,8 +223,8 @@ def profile(graph: object, replay: Callable[[], object], replays: int = 200, *,
 
 
 def record(out: PathLike | None = None, *, device: int = 0) -> RecordSession:
-    """Record the CUDA graphs made and launched inside a `with` block (issue 32), as
-    `graphcert record` does for a whole program:
+    """Record the CUDA graphs made and launched inside a `with` block, in this process only
+    (`graphcert record -- COMMAND` records every process of a command's tree):
 
         with graphcert.record() as rec:
             serve()

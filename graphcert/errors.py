@@ -12,6 +12,10 @@ class ExitStatus(IntEnum):
     FAILED = 1  # the verdict or the gate failed (CI reads this as a failed check)
     UNUSABLE = 2  # bad input or unusable certificates: one line says what and how to fix it
     NO_GPU = 3  # no CUDA driver or device where one is needed
+    # `graphcert record -- COMMAND` only: the command cannot run, as a shell says it (so a
+    # CI script that puts `graphcert record --` in front of a command reads the same codes)
+    COMMAND_NOT_EXECUTABLE = 126
+    COMMAND_NOT_FOUND = 127
     INTERRUPTED = 130  # Ctrl-C (128 + SIGINT); graphcert._interrupt writes it as a literal
     # stdout's reader closed the pipe (`| head`): quiet, 128 + SIGPIPE as a shell reports a
     # tool SIGPIPE ended; never 0, so a failing gate piped to head cannot read as a pass

@@ -50,10 +50,10 @@ for step in "$@"; do
             for f in $d/plan-*.json; do timeout 120 python3 benchmarks/plan_replay_check.py --certificate $f >> $OUT/plan.log 2>&1 || rc=$?; cp $f $OUT/rec/; done ;;
     # issue 32: the record example's good run, and the planted --fallback / --recapture runs
     # (tests/fixtures/record/) with the gate over them (it fails them: exit 1)
-    record) timeout 60 python3 -m graphcert record --out $OUT/rec -- python examples/record/serve_torch.py >> $OUT/record.log 2>&1; rc=$?
-            timeout 120 python3 -m graphcert record --out $OUT/rec -- python examples/record/compile_torch.py >> $OUT/record.log 2>&1 || rc=$?
-            timeout 60 python3 -m graphcert record --out $OUT/rec/planted -- python examples/record/serve_torch.py --fallback >> $OUT/record.log 2>&1 || rc=$?
-            timeout 60 python3 -m graphcert record --out $OUT/rec/planted -- python examples/record/serve_torch.py --recapture 500 >> $OUT/record.log 2>&1 || rc=$?
+    record) timeout 60 python3 -m graphcert record --out $OUT/rec -- python3 examples/record/serve_torch.py >> $OUT/record.log 2>&1; rc=$?
+            timeout 120 python3 -m graphcert record --out $OUT/rec -- python3 examples/record/compile_torch.py >> $OUT/record.log 2>&1 || rc=$?
+            timeout 60 python3 -m graphcert record --out $OUT/rec/planted -- python3 examples/record/serve_torch.py --fallback >> $OUT/record.log 2>&1 || rc=$?
+            timeout 60 python3 -m graphcert record --out $OUT/rec/planted -- python3 examples/record/serve_torch.py --recapture 500 >> $OUT/record.log 2>&1 || rc=$?
             timeout 30 python3 -m graphcert gate $OUT/rec/planted --policy examples/record/policy.toml >> $OUT/record.log 2>&1; echo "planted gate exit $?" >> $OUT/record.log ;;
     py:*) f=${step#py:}; timeout ${PY_LIMIT:-240} python3 $f > $OUT/$(basename $f .py).log 2>&1; rc=$? ;;
     archive) tar czf $OUT/rec.tgz -C $OUT rec; rc=$? ;;  # what is recorded so far comes back

@@ -20,17 +20,17 @@ step() {
 }
 
 step probe 150 python3 tools/probes/record_probe.py
-step smoke 60 python3 -m graphcert record --no-certificate -- python examples/record/serve_torch.py --steps 50
+step smoke 60 python3 -m graphcert record --no-certificate -- python3 examples/record/serve_torch.py --steps 50
 if [ $rc != 0 ] && grep -q "subscrib" "$W/smoke.log"; then
   lib=$(python3 -c "import pathlib, torch; print(next(iter(sorted(pathlib.Path(torch.__file__).parents[1].glob('nvidia/*/lib/libcupti.so.*'))), ''))")
   export LD_PRELOAD=$lib
   echo "subscribing failed: LD_PRELOAD=$lib from here on" | tee -a "$W/steps.log"
-  step smoke_torch_cupti 60 python3 -m graphcert record --no-certificate -- python examples/record/serve_torch.py --steps 50
+  step smoke_torch_cupti 60 python3 -m graphcert record --no-certificate -- python3 examples/record/serve_torch.py --steps 50
 fi
-step good 60 python3 -m graphcert record --out "$W/reports" -- python examples/record/serve_torch.py
-step fallback 60 python3 -m graphcert record --out "$W/fixtures" -- python examples/record/serve_torch.py --fallback
-step recapture 60 python3 -m graphcert record --out "$W/fixtures" -- python examples/record/serve_torch.py --recapture 500
-step compile 120 python3 -m graphcert record --out "$W/reports" -- python examples/record/compile_torch.py
+step good 60 python3 -m graphcert record --out "$W/reports" -- python3 examples/record/serve_torch.py
+step fallback 60 python3 -m graphcert record --out "$W/fixtures" -- python3 examples/record/serve_torch.py --fallback
+step recapture 60 python3 -m graphcert record --out "$W/fixtures" -- python3 examples/record/serve_torch.py --recapture 500
+step compile 120 python3 -m graphcert record --out "$W/reports" -- python3 examples/record/compile_torch.py
 # the good serve run passes the policy (exit 0); the planted runs fail it (exit 1), naming
 # the eager kernels (min_graph_coverage, max_steady_eager_launches) and the churned topology
 step gate_good 60 python3 -m graphcert gate "$W"/reports/record-serve_torch-*.json --policy examples/record/policy.toml

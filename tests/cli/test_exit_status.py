@@ -10,7 +10,7 @@ from graphcert.errors import ExitStatus, GraphcertError, InputError, NoDriverErr
 
 
 def test_the_codes_are_the_documented_ones() -> None:
-    assert [int(s) for s in ExitStatus] == [0, 1, 2, 3, 130, 141]
+    assert [int(s) for s in ExitStatus] == [0, 1, 2, 3, 126, 127, 130, 141]
 
 
 def test_errors_exit_with_their_status() -> None:

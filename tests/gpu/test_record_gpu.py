@@ -38,7 +38,7 @@ def _graphcert(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[
 
 
 def _record(out: Path, *flags: str) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
-    done = _graphcert("record", "--out", str(out), "--", "python", EXAMPLE, "--steps", STEPS,
+    done = _graphcert("record", "--out", str(out), "--", sys.executable, EXAMPLE, "--steps", STEPS,
                       *flags)
     assert done.returncode == 0, done.stderr[-3000:]
     (cert,) = out.glob("record-*.json")
@@ -149,7 +149,7 @@ def test_a_program_holding_cupti_itself_is_refused_in_one_line(tmp_path: Path) -
 def test_the_profiler_started_under_record_leaves_the_recording_whole(tmp_path: Path) -> None:
     app = tmp_path / "profiled.py"
     app.write_text(PROFILED_INSIDE)
-    done = _graphcert("record", "--out", str(tmp_path / "out"), "--", "python", str(app))
+    done = _graphcert("record", "--out", str(tmp_path / "out"), "--", sys.executable, str(app))
     print(done.stdout[-1500:], done.stderr[-2500:])
     assert done.returncode == 0, done.stderr[-2000:]
     (cert,) = (tmp_path / "out").glob("record-*.json")
@@ -163,7 +163,7 @@ def test_the_profiler_started_under_record_leaves_the_recording_whole(tmp_path: 
 def test_a_signal_mid_run_keeps_what_was_recorded(tmp_path: Path, sig: int, code: int,
                                                    ended: str) -> None:
     child = subprocess.Popen(
-        [sys.executable, "-m", "graphcert", "record", "--out", str(tmp_path), "--", "python",
+        [sys.executable, "-m", "graphcert", "record", "--out", str(tmp_path), "--", sys.executable,
          EXAMPLE, "--steps", "200000"], cwd=ROOT, text=True, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     assert child.stdout is not None

@@ -56,6 +56,7 @@ class Ended(str, Enum):
     EXCEPTION = "exception"  # raised (including at import): exit code 1
     INTERRUPTED = "interrupted"  # Ctrl-C (SIGINT): exit code 130
     TERMINATED = "terminated"  # SIGTERM: exit code 143
+    KILLED = "killed"  # another signal (SIGKILL, SIGSEGV): exit code 128 + its number
 
 
 def who(p: ProcessRecorded) -> str:

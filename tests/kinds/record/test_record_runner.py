@@ -1,6 +1,7 @@
-"""graphcert record's runner without a GPU (issue 32): programs run in-process through runpy
-with their own argv, exit codes passed on, bad programs one line, and a certificate whole or
-absent. CUPTI is replaced by a fake recorder that sees nothing."""
+"""The in-place recorder (graphcert.record(), run/record.py) without a GPU: programs run
+in-process through runpy with their own argv, exit codes passed on, bad programs one line,
+and a certificate whole or absent. CUPTI is replaced by a fake recorder that sees nothing.
+`graphcert record -- COMMAND` (a process tree): test_record_command.py."""
 
 from __future__ import annotations
 
@@ -12,12 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 import graphcert.cupti.record as cupti_record
 import graphcert.run.record as run_record
 from graphcert.cert.results.verdict import Status
-from graphcert.cli import cli
 from graphcert.errors import InputError
 from graphcert.kinds.record.result import Ended
 from graphcert.options import Options
@@ -116,17 +115,6 @@ def test_module_programs_run_with_dash_m(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.chdir(tmp_path)
     done = _run(["python", "-m", "recmod_synthetic", "a", "b"])
     assert done.result.exit_code == 3
-
-
-def test_cli_passes_the_exit_code_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cupti_record, "Recorder", FakeRecorder)
-    monkeypatch.setattr(run_record, "graph_reader", lambda device: None)
-    app = _script(tmp_path, "import sys\nprint('from the program')\nsys.exit(3)\n")
-    result = CliRunner().invoke(cli, ["record", "--no-certificate", "--", "python", str(app)])
-    assert result.exit_code == 3, result.output
-    assert "from the program" in result.output
-    missing = CliRunner().invoke(cli, ["record", "--", "python", str(tmp_path / "gone.py")])
-    assert missing.exit_code == 2 and "gone.py: no such script" in missing.output
 
 
 def test_graphs_made_with_no_activity_record_mean_cupti_was_taken_over() -> None:

@@ -1,0 +1,243 @@
+"""`graphcert record -- COMMAND`: check, build the collector, run the command's process tree
+(record_command), read one stream per process and certify the run: one certificate and one
+snapshots folder (`<certificate stem>.snapshots/`) holding each distinct topology and shape
+of every process once, each graph row naming its file.
+
+What the reader (graphcert.recording.streams.read_run), the collector
+(graphcert.injection.build) and the certificate (RecordResult) are is reached through
+`read_streams`, `record_command.build_collector` and `make_result` only.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from graphcert.cert.document import certificate_filename
+from graphcert.errors import single_line
+from graphcert.kinds.record.result import RecordResult
+from graphcert.options import Options
+from graphcert.recording import Recording
+from graphcert.recording.processes import GpuSeen, ProcessEnded, ProcessRecorded
+from graphcert.run.record_command import (
+    Command,
+    Finished,
+    collector_env,
+    make_run_dir,
+    resolve_command,
+    run_command,
+)
+
+
+class ProcessStream(Protocol):
+    """What the runner uses of graphcert.recording.streams.ProcessStream."""
+
+    @property
+    def process(self) -> ProcessRecorded: ...
+
+    @property
+    def recording(self) -> Recording: ...
+
+    @property
+    def cupti_version(self) -> int | None: ...
+
+
+@dataclass(frozen=True)
+class CommandRun:
+    """A recorded command: the result, the certificate written (None: not asked for), the
+    run folder kept (None: removed), and the one-line notes about its processes (outlived,
+    killed, CUPTI refused) the command line prints to stderr."""
+
+    result: RecordResult
+    certificate: Path | None
+    streams: Path | None
+    notes: tuple[str, ...] = ()
+
+
+def read_streams(run_dir: Path, *, outlived: frozenset[int], exit_codes: Mapping[int, int],
+                 nvtx_unavailable: str | None) -> tuple[ProcessStream, ...]:
+    """Each process's stream read and analysed (ProcessStream: .process, .recording,
+    .cupti_version, .collector, .path)."""
+    from graphcert.recording.streams import read_run
+
+    streams: tuple[ProcessStream, ...] = tuple(read_run(
+        run_dir, outlived=outlived, exit_codes=exit_codes, nvtx_unavailable=nvtx_unavailable))
+    return streams
+
+
+def make_result(command: Command, finished: Finished, processes: tuple[ProcessRecorded, ...],
+                cupti_version: int) -> RecordResult:
+    """The record certificate's result for the run (the one place it is constructed)."""
+    ctor: Any = RecordResult  # its per-process fields land with the certificate's branch
+    detail = (f"the command ended by {finished.signal_name}" if finished.signal_name
+              else None)
+    result: RecordResult = ctor(
+        command.given, finished.exit_code, finished.ended, finished.wall_s,
+        processes=processes, cupti_version=cupti_version, collector="injection",
+        detail=detail, verdict=ctor.judge(finished.exit_code, finished.ended, processes, detail))
+    return result
+
+
+def who(process: ProcessRecorded) -> str:
+    """`pid 123: python worker.py`, the command line cut to a readable length."""
+    line = single_line(" ".join(process.info.argv)) or "?"  # `python -c CODE` has newlines
+    return f"pid {process.info.pid}: {line[:80]}{'…' if len(line) > 80 else ''}"
+
+
+def notes_about(processes: Sequence[ProcessRecorded], command_pid: int) -> tuple[str, ...]:
+    """One line per thing to know about the run's processes: those that outlived the
+    command (together), each killed one (no end line), each one whose CUPTI was refused or
+    taken or whose stream had unreadable lines."""
+    lines = []
+    out = [p for p in processes if p.info.ended is ProcessEnded.OUTLIVED]
+    if out:
+        n = len(out)
+        lines.append(f"{n} process{'es' if n > 1 else ''} outlived the command "
+                     f"({', '.join(who(p) for p in out)}); "
+                     f"{'their records end' if n > 1 else 'its record ends'} at "
+                     f"{'their' if n > 1 else 'its'} last flush")
+    for p in processes:
+        if p.info.ended is ProcessEnded.KILLED:
+            how = ("the command itself, " if p.info.pid == command_pid else "")
+            lines.append(f"{who(p)} was killed ({how}no end in its stream: SIGKILL or a "
+                         "crash); its record ends at its last flush")
+        for problem in p.info.problems:
+            lines.append(f"{who(p)}: {problem}")
+    return tuple(f"graphcert record: {line}" for line in lines)
+
+
+def first_gpu(processes: Sequence[ProcessRecorded]) -> GpuSeen | None:
+    """The GPU of the first process (in the run's order) that made a context on one."""
+    return next((g for p in processes for g in p.info.gpus), None)
+
+
+def _bare_uuid(uuid: str) -> str:
+    return uuid.lower().removeprefix("gpu-")
+
+
+def device_index(gpu: GpuSeen | None, fallback: int) -> int:
+    """The index (as graphcert numbers devices here) of `gpu`, found by its UUID (a child's
+    CUDA_VISIBLE_DEVICES may number it otherwise), else its own ordinal; `fallback`
+    (--device) when no process used a GPU."""
+    if gpu is None:
+        return fallback
+    try:
+        from graphcert.cuda.device import device_count, device_info
+
+        for index in range(device_count()):
+            if _bare_uuid(device_info(index).uuid) == _bare_uuid(gpu.uuid):
+                return index
+    except Exception:  # noqa: BLE001 (no driver here: the stream's own ordinal)
+        pass
+    return gpu.ordinal
+
+
+def identity_argv(given: Sequence[str]) -> tuple[str, ...]:
+    """The command as program_identity reads it: without a leading Python interpreter, so
+    `python app.py --x` and `app.py --x` are one workload (`app.py:__main__[args=--x]`)."""
+    args = tuple(given)
+    if len(args) > 1 and Path(args[0]).name.startswith("python") and \
+            not args[0].endswith(".py"):
+        return args[1:]
+    return args
+
+
+def write_snapshots(processes: Sequence[ProcessStream], folder: Path) -> dict[str, str]:
+    """Each distinct topology and shape instantiated in any process saved once in `folder`
+    (made only when there is one); file name by key `<topology 12>-<shape 8>`."""
+    from graphcert.model import save_snapshot
+
+    files: dict[str, str] = {}
+    for stream in processes:
+        for inst in stream.recording.instantiated:
+            snap = inst.snapshot
+            if snap is None:
+                continue
+            key = f"{snap.topology_hash[:12]}-{snap.shape_hash[:8]}"
+            if key not in files:
+                folder.mkdir(parents=True, exist_ok=True)
+                save_snapshot(folder / f"{key}.json", snap)
+                files[key] = f"{key}.json"
+    return files
+
+
+def name_snapshots(process: ProcessRecorded, files: Mapping[str, str]) -> ProcessRecorded:
+    """The process with each graph row naming its snapshot file."""
+    rows = tuple(replace(g, snapshot_file=files.get(f"{g.topology_hash[:12]}-"
+                                                    f"{(g.shape_hash or '')[:8]}"))
+                 if g.topology_hash else g for g in process.recorded.graphs)
+    return replace(process, recorded=replace(process.recorded, graphs=rows))
+
+
+def cupti_version_of(streams: Sequence[ProcessStream]) -> int:
+    """CUPTI's version as the collector saw it, else as this process loads it."""
+    for stream in streams:
+        if stream.cupti_version:
+            return int(stream.cupti_version)
+    from graphcert.cupti.record import cupti_version
+
+    return cupti_version()
+
+
+def certify(command: Command, finished: Finished, streams: Sequence[ProcessStream], *,
+            out_dir: Path | None, options: Options, device: int
+            ) -> tuple[RecordResult, Path | None]:
+    """The result and, with `out_dir`, its certificate and snapshots written (atomic)."""
+    from graphcert.run import environment
+    from graphcert.run.record import program_identity
+
+    processes = tuple(s.process for s in streams)
+    version = cupti_version_of(streams)
+    if out_dir is None:
+        return make_result(command, finished, processes, version), None
+    env = environment.environment(device_index(first_gpu(processes), device), options.git)
+    ref, name = program_identity(identity_argv(command.given))
+    about = environment.Subject("record", environment.identity(ref, name, "record"), name)
+    path = out_dir / certificate_filename("record", name,
+                                          environment.gpu_label(env, options.uuid_names))
+    files = write_snapshots(streams, path.with_suffix(".snapshots"))
+    processes = tuple(name_snapshots(p, files) for p in processes)
+    result = make_result(command, finished, processes, version)
+    return result, environment.write(result, out_dir, about, env, key=options.signing_key,
+                                     uuid_names=options.uuid_names)
+
+
+def record_command(argv: Sequence[str], *, out_dir: Path | None, options: Options,
+                   device: int = 0, keep_streams: Path | None = None, grace: float = 5.0,
+                   base_env: Mapping[str, str] | None = None) -> CommandRun:
+    """Check the command and the output folder, build the collector, run the command's
+    tree under it, wait up to `grace` seconds for processes still writing streams, read
+    the run and certify it (with `out_dir`). The run folder is removed unless kept."""
+    from graphcert.fileio import ensure_writable_dir
+    from graphcert.run.record_command import build_collector
+
+    command = resolve_command(argv)
+    if out_dir is not None:
+        ensure_writable_dir(out_dir)
+    built = build_collector()
+    base = dict(os.environ if base_env is None else base_env)
+    run_dir = make_run_dir(keep_streams)
+    try:
+        env, nvtx_unavailable = collector_env(base, collector=Path(built.collector),
+                                              exit_hook=Path(built.exit_hook),
+                                              libcupti=Path(built.libcupti), run_dir=run_dir)
+        finished = run_command(command, env, run_dir=run_dir, grace=grace)
+        streams = read_streams(run_dir, outlived=finished.outlived,
+                               exit_codes={finished.pid: finished.exit_code},
+                               nvtx_unavailable=nvtx_unavailable)
+        notes = notes_about([s.process for s in streams], finished.pid)
+        result, cert = certify(command, finished, streams, out_dir=out_dir,
+                               options=options, device=device)
+    finally:
+        if keep_streams is None:
+            shutil.rmtree(run_dir, ignore_errors=True)
+    return CommandRun(result, cert, run_dir if keep_streams is not None else None, notes)
+
+
+__all__ = ["CommandRun", "certify", "device_index", "first_gpu", "identity_argv",
+           "make_result", "name_snapshots", "notes_about", "read_streams", "record_command",
+           "write_snapshots"]
