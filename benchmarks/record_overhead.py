@@ -27,6 +27,7 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Protocol
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVE_TORCH = ROOT / "examples" / "record" / "serve_torch.py"
@@ -85,12 +86,20 @@ def build_native(into: Path) -> Path:
     sys.exit(f"nvcc could not build {NATIVE}: {done.stderr.strip()[-800:]}")
 
 
-def collector_env(run_dir: Path, idle: bool) -> dict[str, str]:
+class Built(Protocol):
+    """What graphcert.injection.build.build() returns (the paths this script uses)."""
+
+    @property
+    def collector(self) -> Path: ...
+    @property
+    def exit_hook(self) -> Path: ...
+    @property
+    def libcupti(self) -> Path: ...
+
+
+def collector_env(built: Built, run_dir: Path, idle: bool) -> dict[str, str]:
     """The environment `record` gives the command, pointed at a private run folder; `idle`
     loads the collector (and so libcupti) and stops there."""
-    from graphcert.injection.build import build  # lazily: only (b) needs the collector
-
-    built = build()
     env = {**os.environ, "CUDA_INJECTION64_PATH": str(built.collector),
            "GRAPHCERT_RUN_DIR": str(run_dir)}
     if idle:
@@ -104,6 +113,9 @@ def collector_env(run_dir: Path, idle: bool) -> dict[str, str]:
 
 def start_cost(runs: int) -> None:
     """(b): one native process's start and end, plain, with libcupti only, with the collector."""
+    from graphcert.injection.build import build  # lazily: only (b) needs the collector
+
+    built = build()
     with tempfile.TemporaryDirectory(prefix="record-overhead-") as tmp:
         binary = build_native(Path(tmp))
         cmd = [str(binary), "--steps", "0"]
@@ -113,7 +125,8 @@ def start_cost(runs: int) -> None:
             for what in times:
                 run_dir = Path(tmp) / f"run-{what}-{i}"
                 run_dir.mkdir()
-                env = None if what == "plain" else collector_env(run_dir, what == "libcupti")
+                env = (None if what == "plain"
+                       else collector_env(built, run_dir, what == "libcupti"))
                 t0 = time.perf_counter()
                 _run(cmd, env)
                 times[what].append((time.perf_counter() - t0) * 1e3)

@@ -283,7 +283,9 @@ int main(int argc, char** argv) {
     if (pid == 0) {
       int count = 0;
       CK(cudaGetDeviceCount(&count));
-      serve(o, w % count, o.seed + static_cast<unsigned long long>(w), w == 1);
+      // worker 1 is the one killed (worker 0 when it is the only one)
+      serve(o, w % count, o.seed + static_cast<unsigned long long>(w),
+            w == 1 || o.fork_workers == 1);
       _exit(0);  // as forked workers end: no atexit handlers, no CUDA teardown
     }
     workers[w] = pid;

@@ -190,6 +190,7 @@ def test_native_fallback_names_eager_b16(tmp_path: Path, native: Path) -> None:
 
 
 def test_native_forked_workers_ending_with_exit_now(tmp_path: Path, native: Path) -> None:
+    # one GPU is enough: worker i serves on device i % count (both on 0 with one GPU)
     results, truths = _record(tmp_path, str(native), "--steps", NATIVE_STEPS, "--fork", "2",
                               "--fallback")
     assert len(truths) == 2
