@@ -2,13 +2,11 @@
 collector is built and nothing is injected. Each command the tests run is a small Python
 script that writes a SYNTHETIC stream for its own process (docs/record-streams.md: a
 `process` line first, an `end` line at exit, an `error` line when CUPTI was "refused"), so
-the runner's whole path (spawn, signals, outlived processes, exit codes, the certificate
-written) runs for real. The reader and the certificate are stand-ins too (`fake_read_run`,
-`fake_make_result`): the real ones live in other modules and are tested there."""
+the runner's whole path (spawn, signals, outlived processes, exit codes, the reader, the
+certificate written) runs for real; only the collector's build is a stand-in."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -17,13 +15,6 @@ from typing import Any
 import pytest
 
 from graphcert.errors import GraphcertError
-from graphcert.recording import Recording, analyse
-from graphcert.recording.processes import (
-    GpuSeen,
-    ProcessEnded,
-    ProcessInfo,
-    ProcessRecorded,
-)
 
 # The top of every SYNTHETIC command: `stream(...)` writes this process's stream.
 PRELUDE = '''\
@@ -58,61 +49,23 @@ def script(folder: Path, body: str, name: str = "synthetic_app.py") -> Path:
     return path
 
 
-@dataclass(frozen=True)
-class FakeStream:
-    """Stands in for graphcert.recording.streams.ProcessStream."""
-
-    process: ProcessRecorded
-    recording: Recording
-    cupti_version: int
-    collector: str
-    path: Path
-
-
-def fake_read_run(folder: Path, *, outlived: frozenset[int], exit_codes: Any,
-                  nvtx_unavailable: str | None) -> tuple[FakeStream, ...]:
-    """Reads the SYNTHETIC streams' process, device, error and end lines only."""
-    out = []
-    for path in sorted(folder.glob("proc-*.jsonl")):
-        lines = [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
-        head = lines[0]
-        gpus = tuple(GpuSeen(ln["ordinal"], ln["uuid"], ln["name"])
-                     for ln in lines if ln["t"] == "device")
-        problems = tuple(f"CUPTI refused: {ln['what']} returned {ln['result']} "
-                         f"({ln['detail']}): nothing of this process was recorded"
-                         for ln in lines if ln["t"] == "error")
-        ends = [ln for ln in lines if ln["t"] == "end"]
-        pid = head["pid"]
-        ended = (ProcessEnded.OUTLIVED if pid in outlived else
-                 ProcessEnded.EXIT if ends else ProcessEnded.KILLED)
-        rec = Recording(nvtx_unavailable=nvtx_unavailable)
-        info = ProcessInfo(pid, head["ppid"], tuple(head["argv"]), gpus, ended,
-                           exit_codes.get(pid), problems)
-        out.append(FakeStream(ProcessRecorded(info, analyse(rec)), rec,
-                              head["cupti_version"], head["collector"], path))
-    return tuple(out)
-
-
 @dataclass
 class Made:
-    """What fake_make_result was given, for the tests to read."""
+    """What record_run.make_result was given (it is spied on, not replaced)."""
 
     calls: list[dict[str, Any]] = field(default_factory=list)
 
 
-def fake_make_result(made: Made) -> Any:
-    """A stand-in for record_run.make_result: today's single-process RecordResult (so the
-    certificate written is a valid one), noting the processes it was given."""
-    from graphcert.kinds.record.result import RecordResult
+def spy_make_result(made: Made) -> Any:
+    """record_run.make_result itself, noting what it was given for the tests to read."""
+    import graphcert.run.record_run as rr
+
+    real = rr.make_result
 
     def make(command: Any, finished: Any, processes: Any, cupti_version: int) -> Any:
         made.calls.append({"processes": processes, "finished": finished,
                            "cupti_version": cupti_version, "command": command})
-        recorded = analyse(Recording())
-        return RecordResult(command.given, finished.exit_code, finished.ended,
-                            finished.wall_s, recorded, cupti_version,
-                            verdict=RecordResult.judge(finished.exit_code, finished.ended,
-                                                       recorded))
+        return real(command, finished, processes, cupti_version)
     return make
 
 
@@ -123,8 +76,7 @@ class NoCompiler(GraphcertError):
 def install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *,
             build_error: BaseException | None = None) -> Made:
     """The fakes in place: build() returns paths (the exit hook: libc, harmless to
-    preload), the reader and the result are the stand-ins above, the environment is
-    _certfactory's synthetic one."""
+    preload), make_result is spied on, the environment is _certfactory's synthetic one."""
     from _certfactory import environment as synthetic_environment
 
     import graphcert.run.environment as env
@@ -140,8 +92,7 @@ def install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *,
 
     made = Made()
     monkeypatch.setattr(rc, "build_collector", build)
-    monkeypatch.setattr(rr, "read_streams", fake_read_run)
-    monkeypatch.setattr(rr, "make_result", fake_make_result(made))
+    monkeypatch.setattr(rr, "make_result", spy_make_result(made))
     monkeypatch.setattr(env, "environment", lambda device, git: synthetic_environment())
     for name in ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"):
         monkeypatch.delenv(name, raising=False)

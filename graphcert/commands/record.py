@@ -36,10 +36,16 @@ MAX_GRACE_S = 3600
               show_default=True, metavar="SECONDS",
               help="How long to wait, after the command's own process ended, for its other "
                    "processes to end; those still running are marked outlived.")
+@click.option("--source", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              default=None, metavar="FILE",
+              help="The file the gate digests to tell whether the certificate is stale "
+                   "(default: the Python script, else the command's executable): a native "
+                   "program's source, say.")
 @click.argument("program", nargs=-1, type=click.UNPROCESSED, required=True,
                 metavar="-- COMMAND [ARGS]...")
 def command(out_dir: Path, no_certificate: bool, device: int | None, as_json: bool,
-            keep_streams: Path | None, grace: float, program: tuple[str, ...]) -> None:
+            keep_streams: Path | None, grace: float, source: Path | None,
+            program: tuple[str, ...]) -> None:
     """Run COMMAND (after `--`: python app.py ARGS, python -m pkg, a console script, a
     native binary) as its own process tree and record every process of it that initialises
     CUDA (children, workers, native code): each graph executable instantiated and launched,
@@ -60,7 +66,7 @@ def command(out_dir: Path, no_certificate: bool, device: int | None, as_json: bo
 
     done = record_command(program, out_dir=None if no_certificate else out_dir,
                           options=options, device=index, keep_streams=keep_streams,
-                          grace=grace)
+                          grace=grace, source=source)
     err = invocation().err
     for line in done.notes:
         err.print(line, markup=False, highlight=False)

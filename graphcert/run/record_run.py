@@ -15,14 +15,19 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
 
 from graphcert.cert.document import certificate_filename
 from graphcert.errors import single_line
 from graphcert.kinds.record.result import RecordResult
 from graphcert.options import Options
-from graphcert.recording import Recording
-from graphcert.recording.processes import GpuSeen, ProcessEnded, ProcessRecorded
+from graphcert.recording import Recording, analyse
+from graphcert.recording.processes import (
+    GpuSeen,
+    ProcessEnded,
+    ProcessInfo,
+    ProcessRecorded,
+)
+from graphcert.recording.streams import ProcessStream, read_run
 from graphcert.run.record_command import (
     Command,
     Finished,
@@ -31,19 +36,6 @@ from graphcert.run.record_command import (
     resolve_command,
     run_command,
 )
-
-
-class ProcessStream(Protocol):
-    """What the runner uses of graphcert.recording.streams.ProcessStream."""
-
-    @property
-    def process(self) -> ProcessRecorded: ...
-
-    @property
-    def recording(self) -> Recording: ...
-
-    @property
-    def cupti_version(self) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -60,26 +52,33 @@ class CommandRun:
 
 def read_streams(run_dir: Path, *, outlived: frozenset[int], exit_codes: Mapping[int, int],
                  nvtx_unavailable: str | None) -> tuple[ProcessStream, ...]:
-    """Each process's stream read and analysed (ProcessStream: .process, .recording,
-    .cupti_version, .collector, .path)."""
-    from graphcert.recording.streams import read_run
+    """Each process's stream read and analysed, in the order the processes started."""
+    return read_run(run_dir, outlived=outlived, exit_codes=exit_codes,
+                    nvtx_unavailable=nvtx_unavailable)
 
-    streams: tuple[ProcessStream, ...] = tuple(read_run(
-        run_dir, outlived=outlived, exit_codes=exit_codes, nvtx_unavailable=nvtx_unavailable))
-    return streams
+
+def with_command_process(processes: tuple[ProcessRecorded, ...], command: Command,
+                         finished: Finished) -> tuple[ProcessRecorded, ...]:
+    """The run's processes with the command's own first: a process that never initialised
+    CUDA wrote no stream (a server's front end that spawns its engine), yet it is the one
+    the user started, and how it ended is known (the runner waited for it)."""
+    if any(p.info.pid == finished.pid for p in processes):
+        return processes
+    ended = ProcessEnded.KILLED if finished.signal_name else ProcessEnded.EXIT
+    info = ProcessInfo(finished.pid, os.getpid(), tuple(command.argv), (), ended,
+                       finished.exit_code)
+    return (ProcessRecorded(info, analyse(Recording())), *processes)
 
 
 def make_result(command: Command, finished: Finished, processes: tuple[ProcessRecorded, ...],
                 cupti_version: int) -> RecordResult:
     """The record certificate's result for the run (the one place it is constructed)."""
-    ctor: Any = RecordResult  # its per-process fields land with the certificate's branch
     detail = (f"the command ended by {finished.signal_name}" if finished.signal_name
               else None)
-    result: RecordResult = ctor(
-        command.given, finished.exit_code, finished.ended, finished.wall_s,
-        processes=processes, cupti_version=cupti_version, collector="injection",
-        detail=detail, verdict=ctor.judge(finished.exit_code, finished.ended, processes, detail))
-    return result
+    return RecordResult(
+        tuple(command.given), finished.exit_code, finished.ended, finished.wall_s,
+        processes, cupti_version, "injection", detail,
+        verdict=RecordResult.judge(finished.exit_code, finished.ended, processes, detail))
 
 
 def who(process: ProcessRecorded) -> str:
@@ -184,18 +183,23 @@ def cupti_version_of(streams: Sequence[ProcessStream]) -> int:
 
 
 def certify(command: Command, finished: Finished, streams: Sequence[ProcessStream], *,
-            out_dir: Path | None, options: Options, device: int
+            out_dir: Path | None, options: Options, device: int, source: Path | None = None
             ) -> tuple[RecordResult, Path | None]:
-    """The result and, with `out_dir`, its certificate and snapshots written (atomic)."""
+    """The result and, with `out_dir`, its certificate and snapshots written (atomic).
+    `source`: the file that stands for the program in the certificate's workload reference
+    (what the gate digests), in place of the script or executable."""
     from graphcert.run import environment
     from graphcert.run.record import program_identity
 
-    processes = tuple(s.process for s in streams)
+    processes = with_command_process(tuple(s.process for s in streams), command, finished)
     version = cupti_version_of(streams)
     if out_dir is None:
         return make_result(command, finished, processes, version), None
     env = environment.environment(device_index(first_gpu(processes), device), options.git)
-    ref, name = program_identity(identity_argv(command.given))
+    program = identity_argv(command.given)
+    if source is not None:
+        program = (str(source), *program[1:])
+    ref, name = program_identity(program)
     about = environment.Subject("record", environment.identity(ref, name, "record"), name)
     path = out_dir / certificate_filename("record", name,
                                           environment.gpu_label(env, options.uuid_names))
@@ -208,7 +212,8 @@ def certify(command: Command, finished: Finished, streams: Sequence[ProcessStrea
 
 def record_command(argv: Sequence[str], *, out_dir: Path | None, options: Options,
                    device: int = 0, keep_streams: Path | None = None, grace: float = 5.0,
-                   base_env: Mapping[str, str] | None = None) -> CommandRun:
+                   base_env: Mapping[str, str] | None = None, source: Path | None = None
+                   ) -> CommandRun:
     """Check the command and the output folder, build the collector, run the command's
     tree under it, wait up to `grace` seconds for processes still writing streams, read
     the run and certify it (with `out_dir`). The run folder is removed unless kept."""
@@ -231,7 +236,7 @@ def record_command(argv: Sequence[str], *, out_dir: Path | None, options: Option
                                nvtx_unavailable=nvtx_unavailable)
         notes = notes_about([s.process for s in streams], finished.pid)
         result, cert = certify(command, finished, streams, out_dir=out_dir,
-                               options=options, device=device)
+                               options=options, device=device, source=source)
     finally:
         if keep_streams is None:
             shutil.rmtree(run_dir, ignore_errors=True)

@@ -56,6 +56,23 @@ def test_a_command_that_exits_3_passes_3_on_with_a_certificate(fakes: Any, tmp_p
     assert not list(tmp_path.glob("graphcert-run-*"))  # nothing left behind here
 
 
+def test_source_names_the_file_the_gate_digests_for_a_native_command(fakes: Any,
+                                                                     tmp_path: Path) -> None:
+    """A native binary's certificate can stand on its source: the gate digests that file."""
+    source = tmp_path / "server.cu"
+    source.write_text("// SYNTHETIC source of a native server\n", encoding="utf-8")
+    result = _record("--out", "reports", "--source", str(source), "--", "/bin/sh", "-c",
+                     "exit 0")
+    assert result.exit_code == 0, result.output
+    (cert,) = (tmp_path / "reports").glob("record-*.json")
+    workload = json.loads(cert.read_text())["workload"]
+    assert workload["ref"].startswith(f"{source}:__main__") and workload["name"].startswith(
+        "server ")
+    source.write_text("// changed\n", encoding="utf-8")
+    shown = CliRunner().invoke(cli, ["show", str(cert)])
+    assert "stale" in shown.output
+
+
 def test_a_py_file_given_first_runs_under_this_python(fakes: Any, tmp_path: Path) -> None:
     app = script(tmp_path, "stream()\n")
     command = resolve_command([str(app), "x"])
@@ -89,7 +106,11 @@ def test_a_native_binary_just_runs_and_is_certified(fakes: Any, tmp_path: Path) 
     result = _record("--out", "reports", "--", "/bin/sh", "-c", "exit 4")
     assert result.exit_code == 4 and "SyntaxError" not in result.output
     assert len(list((tmp_path / "reports").glob("record-*.json"))) == 1
-    assert _processes(fakes) == {}  # it never initialised CUDA: no stream
+    # it never initialised CUDA (no stream), yet the command's own process is listed, with
+    # how it ended, and launched nothing
+    (process,) = _processes(fakes).values()
+    assert process.info.argv == ("/bin/sh", "-c", "exit 4") and process.info.exit_code == 4
+    assert process.launched_nothing and process.info.ended is ProcessEnded.EXIT
 
 
 def test_another_injection_tool_is_refused_before_anything_runs(
