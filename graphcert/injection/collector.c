@@ -29,6 +29,7 @@
 #endif
 
 static atomic_int finished;     /* finish ran, or this is a forked copy of a recorded process */
+static pid_t owner;             /* the process this stream records */
 static int subscribed;
 static unsigned flush_ms = 200;
 static pthread_t flusher;
@@ -224,6 +225,9 @@ static void start_flusher(void) {
 /* The last lines: once per process, whichever of exit and _exit comes first, from any
  * thread. `code` < 0: exit (no status to give). */
 static void finish(const char *how, int code) {
+    /* A vfork child (Python's subprocess, posix_spawn) shares this memory and runs no fork
+     * handler; when its exec fails it calls _exit through the hook: not this process. */
+    if (getpid() != owner) return;
     if (atomic_exchange(&finished, 1)) return;
     if (flusher_running && !pthread_equal(pthread_self(), flusher)) {
         pthread_mutex_lock(&stop_lock);
@@ -301,7 +305,8 @@ int InitializeInjection(void) {
     if (atomic_exchange(&once, 1)) return 1;
     const char *dir = getenv("GRAPHCERT_RUN_DIR");
     if (!dir || !*dir) return 1; /* not under graphcert record: nothing to do */
-    if (jo_open(dir, (int)getpid(), gc_start_ticks()) != 0) {
+    owner = getpid();
+    if (jo_open(dir, (int)owner, gc_start_ticks()) != 0) {
         fprintf(stderr, "graphcert collector: cannot write a stream in %s (check "
                         "GRAPHCERT_RUN_DIR)\n", dir);
         return 1;

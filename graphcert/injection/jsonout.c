@@ -58,11 +58,22 @@ void jb_i64(jbuf *b, int64_t v) {
     jb_raw(b, s, (size_t)n);
 }
 
+/* Length of the valid UTF-8 sequence at p (1 to 4), or 0 if the bytes there are not one. */
+static size_t utf8_length(const unsigned char *p) {
+    size_t n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 0;
+    if (n == 0 || p[0] > 0xf4) return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80) return 0; /* also stops at the terminating NUL */
+    if (n == 3 && ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0))) return 0;
+    if (n == 4 && ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))) return 0;
+    return n;
+}
+
 void jb_str(jbuf *b, const char *s) {
     static const char hexd[] = "0123456789abcdef";
     if (!s) { jb_puts(b, "null"); return; }
     jb_raw(b, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
         unsigned char c = *p;
         if (c == '"' || c == '\\') {
             char e[2] = {'\\', (char)c};
@@ -70,10 +81,18 @@ void jb_str(jbuf *b, const char *s) {
         } else if (c < 0x20 || c == 0x7f) {
             char e[6] = {'\\', 'u', '0', '0', hexd[c >> 4], hexd[c & 15]};
             jb_raw(b, e, 6);
+        } else if (c >= 0x80) {
+            /* The stream is UTF-8 whatever the program's bytes (argv, a path): a byte that
+             * starts no valid sequence becomes U+FFFD. */
+            size_t n = utf8_length(p);
+            if (n) jb_raw(b, (const char *)p, n);
+            else jb_raw(b, "\\ufffd", 6);
+            p += n ? n : 1;
+            continue;
         } else {
-            /* Bytes >= 0x80 pass as they are: names are UTF-8 (a reader replaces bad bytes). */
             jb_raw(b, (const char *)p, 1);
         }
+        p++;
     }
     jb_raw(b, "\"", 1);
 }

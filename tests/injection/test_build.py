@@ -154,8 +154,9 @@ def test_the_exit_hook_is_harmless_without_the_collector(built: Built, tmp_path:
 
 
 # A stand-in for the CUDA driver (synthetic: no CUDA here): loads the collector as the driver
-# would and calls InitializeInjection, then ends as argv[2] says; a forked child that ends
-# with _exit(5) first, with "fork".
+# would and calls InitializeInjection, then ends as argv[2] says; first, with "fork" or
+# "vfork", a child that ends with _exit(5) (a vfork child shares the parent's memory and runs
+# no fork handler, as when Python's subprocess fails to exec). argv[3] is only recorded.
 _HOST = r"""
 #include <dlfcn.h>
 #include <stdio.h>
@@ -174,6 +175,13 @@ int main(int argc, char **argv) {
         waitpid(child, &status, 0);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 5) return 6;
     }
+    if (strcmp(argv[2], "vfork") == 0) {
+        pid_t child = vfork();
+        if (child == 0) _exit(5);
+        int status = 0;
+        waitpid(child, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 5) return 6;
+    }
     if (strcmp(argv[2], "_exit") == 0) _exit(9);
     return 0;
 }
@@ -184,6 +192,7 @@ int main(int argc, char **argv) {
     ("exit", 0, {"how": "exit", "code": None}),
     ("_exit", 9, {"how": "_exit", "code": 9}),
     ("fork", 0, {"how": "exit", "code": None}),
+    ("vfork", 0, {"how": "exit", "code": None}),
 ])
 def test_the_idle_collector_writes_its_process_and_end_lines(
         built: Built, tmp_path: Path, how: str, status: int, end: dict[str, object]) -> None:
@@ -192,8 +201,9 @@ def test_the_idle_collector_writes_its_process_and_end_lines(
     run_dir.mkdir()
     env = {**os.environ, "GRAPHCERT_RUN_DIR": str(run_dir), "GRAPHCERT_COLLECTOR_IDLE": "1",
            "LD_PRELOAD": str(built.exit_hook)}
-    done = subprocess.run([str(exe), str(built.collector), how], capture_output=True, env=env,
-                          check=False)
+    odd = b'odd\xff"quote\nline\\'  # not UTF-8, and characters JSON escapes
+    done = subprocess.run([str(exe), str(built.collector), how, odd], capture_output=True,
+                          env=env, check=False)
     assert (done.returncode, done.stderr) == (status, b"")
     streams = list(run_dir.iterdir())
     # One stream: the forked child is not the recorded process and writes nothing.
@@ -201,7 +211,7 @@ def test_the_idle_collector_writes_its_process_and_end_lines(
     lines = [json.loads(line) for line in streams[0].read_text(encoding="utf-8").splitlines()]
     assert [line["t"] for line in lines] == ["process", "end"]
     process = lines[0]
-    assert process["argv"] == [str(exe), str(built.collector), how]
+    assert process["argv"] == [str(exe), str(built.collector), how, 'odd\ufffd"quote\nline\\']
     assert process["collector"] == build_module.source_hash()
     assert {k: lines[1][k] for k in ("how", "code")} == end
 
