@@ -48,7 +48,7 @@ static int names_grow(void) {
 uint64_t gc_intern(const char *s) {
     if (!s) return 0;
     uint64_t h = fnv(s), id = 0;
-    pthread_mutex_lock(&names_lock);
+    if (!jo_lock(&names_lock)) return 0;
     if (names_used * 2 >= names_cap && !names_grow()) goto done;
     size_t j = h & (names_cap - 1);
     while (names[j].s) {

@@ -229,15 +229,21 @@ static void finish(const char *how, int code) {
      * handler; when its exec fails it calls _exit through the hook: not this process. */
     if (getpid() != owner) return;
     if (atomic_exchange(&finished, 1)) return;
+    /* An _exit may come from a signal handler that interrupted a holder of one of the
+     * collector's locks: wait for locks and the flush thread a short while only. */
+    jo_patience(code < 0);
     if (flusher_running && !pthread_equal(pthread_self(), flusher)) {
-        pthread_mutex_lock(&stop_lock);
-        stop = 1;
-        pthread_cond_signal(&stop_cond);
-        pthread_mutex_unlock(&stop_lock);
-        pthread_join(flusher, NULL);
-        flusher_running = 0;
+        if (jo_lock(&stop_lock)) {
+            stop = 1;
+            pthread_cond_signal(&stop_cond);
+            pthread_mutex_unlock(&stop_lock);
+        }
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += code < 0 ? 10 : 1;
+        if (pthread_timedjoin_np(flusher, NULL, &until) == 0) flusher_running = 0;
     }
-    if (subscribed) {
+    if (subscribed && !flusher_running) { /* a flush thread still busy holds CUPTI's flush */
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         gc_graphmem_lines();
     }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define WRITE_AT (1u << 20) /* write the buffer out once it holds this much */
@@ -20,6 +21,20 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int fd = -1;
 static atomic_int off = 1; /* 1: no stream (not opened, closed, or inherited by a fork) */
 static jbuf pending;
+static _Thread_local int impatient;
+
+#define IMPATIENT_NS 200000000L /* how long an _exit waits for a lock */
+
+void jo_patience(int patient) { impatient = !patient; }
+
+int jo_lock(pthread_mutex_t *m) {
+    if (!impatient) return pthread_mutex_lock(m) == 0;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += IMPATIENT_NS;
+    if (until.tv_nsec >= 1000000000L) { until.tv_sec++; until.tv_nsec -= 1000000000L; }
+    return pthread_mutex_timedlock(m, &until) == 0;
+}
 
 void jb_init(jbuf *b) { b->data = NULL; b->len = b->cap = 0; b->failed = 0; }
 
@@ -152,7 +167,7 @@ void jo_emit(jbuf *b) {
     if (atomic_load(&off) || b->failed) return;
     jb_raw(b, "}\n", 2);
     if (b->failed) return;
-    pthread_mutex_lock(&lock);
+    if (!jo_lock(&lock)) return;
     if (!atomic_load(&off)) {
         jb_raw(&pending, b->data, b->len);
         if (pending.failed) { /* no memory for the buffer: write this line straight out */
@@ -168,7 +183,7 @@ void jo_emit(jbuf *b) {
 
 void jo_flush(void) {
     if (atomic_load(&off)) return;
-    pthread_mutex_lock(&lock);
+    if (!jo_lock(&lock)) return;
     if (!atomic_load(&off) && pending.len) {
         write_all(pending.data, pending.len);
         pending.len = 0;
@@ -177,7 +192,10 @@ void jo_flush(void) {
 }
 
 void jo_close(void) {
-    pthread_mutex_lock(&lock);
+    if (!jo_lock(&lock)) { /* the holder never lets go (an interrupted thread): stop */
+        atomic_store(&off, 1);
+        return;
+    }
     if (!atomic_load(&off)) {
         write_all(pending.data, pending.len);
         pending.len = 0;

@@ -3,6 +3,7 @@
 #ifndef GRAPHCERT_JSONOUT_H
 #define GRAPHCERT_JSONOUT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,5 +39,10 @@ void jo_flush(void);
 void jo_close(void);
 /* A forked child: never write the parent's buffer or stream (no lock taken). */
 void jo_forget(void);
+/* Take a lock of the collector's; with jo_patience(0) on this thread (an _exit, maybe from a
+ * signal handler that interrupted a holder of the lock) wait at most a short while: 0 if the
+ * lock was not had, and the line is then dropped rather than the process hung. */
+int jo_lock(pthread_mutex_t *m);
+void jo_patience(int patient);
 
 #endif

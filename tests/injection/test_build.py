@@ -229,3 +229,26 @@ def test_without_a_run_dir_the_collector_does_nothing(built: Built, tmp_path: Pa
                           env=env, cwd=here, check=False)
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert not list(here.iterdir())
+
+
+def test_the_subscribing_collector_ends_its_stream_whatever_cupti_says(
+        built: Built, tmp_path: Path) -> None:
+    """Without a GPU, cuptiSubscribe is refused here (an `error` line); with one it is not:
+    either way the stream starts with `process`, ends with `end`, and every line is JSON."""
+    exe = _compile_program(tmp_path, "driver_stand_in", _HOST)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    env = {**os.environ, "GRAPHCERT_RUN_DIR": str(run_dir), "GRAPHCERT_FLUSH_MS": "5",
+           "LD_PRELOAD": str(built.exit_hook)}
+    env.pop("GRAPHCERT_COLLECTOR_IDLE", None)
+    done = subprocess.run([str(exe), str(built.collector), "_exit", "x"], capture_output=True,
+                          env=env, check=False, timeout=60)
+    assert (done.returncode, done.stderr) == (9, b"")
+    (stream,) = run_dir.iterdir()
+    lines = [json.loads(line) for line in stream.read_text(encoding="utf-8").splitlines()]
+    assert lines[0]["t"] == "process"
+    assert {k: lines[-1][k] for k in ("t", "how", "code")} == {"t": "end", "how": "_exit",
+                                                               "code": 9}
+    for line in lines[1:-1]:
+        if line["t"] == "error":
+            assert set(line) == {"t", "what", "result", "detail"} and line["result"]
