@@ -195,12 +195,7 @@ def find_cuda_include() -> Path:
 def find_cupti() -> _Cupti:
     """The nvidia-cuda-cupti wheel's include and lib folders (nvidia/cu13/...) and its
     version, found through importlib without importing cupti."""
-    try:
-        spec = util.find_spec("nvidia")
-    except (ImportError, ValueError):
-        spec = None
-    roots = list(spec.submodule_search_locations or []) if spec is not None else []
-    for root in roots:
+    for root in nvidia_roots():
         base = Path(root) / "cu13"
         include, lib = base / "include", base / "lib"
         if (include / "cupti_activity.h").is_file() and (lib / LIBCUPTI).is_file():
@@ -209,6 +204,16 @@ def find_cupti() -> _Cupti:
                                "nvidia/cu13/) in this Python",
                                hint="pip install 'cupti-python>=13,<14' (it brings "
                                     "nvidia-cuda-cupti)")
+
+
+def nvidia_roots() -> list[str]:
+    """The folders of the `nvidia` namespace package (where NVIDIA's wheels put their files),
+    found without importing anything."""
+    try:
+        spec = util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return []
+    return list(spec.submodule_search_locations or []) if spec is not None else []
 
 
 def _cupti_version(include: Path) -> str:

@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -125,6 +126,29 @@ def test_no_cuda_h_is_one_line_naming_the_fix(cache: Path, tmp_path: Path,
     assert caught.value.exit_code == 2
     line = caught.value.one_line()
     assert "cuda.h" in line and "set CUDA_HOME" in line and "\n" not in line
+
+
+def test_no_cupti_wheel_is_one_line_naming_the_fix(cache: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "cu13" / "include").mkdir(parents=True)  # headers' folder, but no library
+    monkeypatch.setattr(build_module, "nvidia_roots", lambda: [str(tmp_path)])
+    with pytest.raises(CollectorUnavailable) as caught:
+        build()
+    assert caught.value.exit_code == 2
+    line = caught.value.one_line()
+    assert "no CUPTI wheel" in line and "pip install" in line and "\n" not in line
+
+
+def test_python_m_graphcert_injection_prints_the_paths(built: Built) -> None:
+    env = {**os.environ, "GRAPHCERT_CACHE": str(built.collector.parent.parent.parent)}
+    env.pop("CC", None)
+    done = subprocess.run([sys.executable, "-m", "graphcert.injection"], capture_output=True,
+                          text=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [f"collector: {built.collector}",
+                                        f"exit_hook: {built.exit_hook}",
+                                        f"libcupti: {built.libcupti}",
+                                        f"cupti_include: {built.cupti_include}"]
 
 
 def test_a_compile_error_names_its_first_line_and_the_log(cache: Path, tmp_path: Path,
