@@ -22,16 +22,23 @@ EXPORT void _Exit(int status);
 
 void graphcert_exit_hook_register(finish_fn finish) { atomic_store(&registered, finish); }
 
-__attribute__((noreturn)) static void leave(const char *name, int status) {
-    finish_fn finish = atomic_load(&registered);
-    if (finish) finish(status);
-    exit_fn real;
-    void *sym = dlsym(RTLD_NEXT, name);
-    memcpy(&real, &sym, sizeof real);
-    if (real) real(status);
-    for (;;) syscall(SYS_exit_group, status); /* no next _exit (never in glibc): end anyway */
+static exit_fn real_exit, real_Exit;
+
+/* The real calls are found when the library is loaded (one thread, no lock held), not at
+ * _exit: a forked child of a threaded program must not need the loader's lock to end. */
+__attribute__((constructor)) static void find_real(void) {
+    void *a = dlsym(RTLD_NEXT, "_exit"), *b = dlsym(RTLD_NEXT, "_Exit");
+    memcpy(&real_exit, &a, sizeof a);
+    memcpy(&real_Exit, &b, sizeof b);
 }
 
-void _exit(int status) { leave("_exit", status); }
+__attribute__((noreturn)) static void leave(exit_fn real, int status) {
+    finish_fn finish = atomic_load(&registered);
+    if (finish) finish(status);
+    if (real) real(status);
+    for (;;) syscall(SYS_exit_group, status); /* what glibc's _exit does, if none was found */
+}
 
-void _Exit(int status) { leave("_Exit", status); }
+void _exit(int status) { leave(real_exit, status); }
+
+void _Exit(int status) { leave(real_Exit ? real_Exit : real_exit, status); }

@@ -177,6 +177,37 @@ def test_the_exit_hook_is_harmless_without_the_collector(built: Built, tmp_path:
     assert (done.returncode, done.stdout, done.stderr) == (7, b"", b"")
 
 
+# A SYNTHETIC stand-in for the collector's side of the hook: at load it registers a finish
+# function that says it ran, as the collector does in InitializeInjection.
+_REGISTERS = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+static void finish(int status) { fprintf(stderr, "finished %d\n", status); }
+__attribute__((constructor)) static void registers(void) {
+    void (*reg)(void (*)(int));
+    void *sym = dlsym(RTLD_DEFAULT, "graphcert_exit_hook_register");
+    memcpy(&reg, &sym, sizeof reg);
+    if (reg) reg(finish);
+}
+"""
+
+
+@pytest.mark.parametrize("code", ["import os; os._exit(7)", "import posix; posix._exit(7)"])
+def test_pythons_exit_now_goes_through_the_hook(built: Built, tmp_path: Path,
+                                                 code: str) -> None:
+    src = tmp_path / "registers.c"
+    src.write_text(_REGISTERS, encoding="utf-8")
+    lib = tmp_path / "libregisters.so"
+    subprocess.run([shutil.which("cc") or "gcc", "-shared", "-fPIC", str(src), "-o", str(lib),
+                    "-ldl"], check=True)
+    env = {**os.environ, "LD_PRELOAD": f"{built.exit_hook} {lib}"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, env=env,
+                          check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (7, b"", b"finished 7\n")
+
+
 # A stand-in for the CUDA driver (synthetic: no CUDA here): loads the collector as the driver
 # would and calls InitializeInjection, then ends as argv[2] says; first, with "fork" or
 # "vfork", a child that ends with _exit(5) (a vfork child shares the parent's memory and runs
