@@ -170,9 +170,11 @@ void jo_emit(jbuf *b) {
     if (!jo_lock(&lock)) return;
     if (!atomic_load(&off)) {
         jb_raw(&pending, b->data, b->len);
-        if (pending.failed) { /* no memory for the buffer: write this line straight out */
-            write_all(b->data, b->len);
+        if (pending.failed) { /* no memory to buffer it: what is buffered, then this line */
+            write_all(pending.data, pending.len);
+            pending.len = 0;
             pending.failed = 0;
+            write_all(b->data, b->len);
         } else if (pending.len >= WRITE_AT) {
             write_all(pending.data, pending.len);
             pending.len = 0;
