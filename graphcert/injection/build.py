@@ -93,7 +93,10 @@ def build() -> Built:
             os.rename(work, target)  # atomic: the folder appears whole or not at all
         except OSError:
             if not (built.collector.is_file() and built.exit_hook.is_file()):
-                raise  # not another process's finished build: a real failure
+                # not another process's finished build: a folder missing a library (removed
+                # by hand, say) is replaced once
+                shutil.rmtree(target, ignore_errors=True)
+                os.rename(work, target)
     except OSError as exc:
         raise CollectorUnavailable(f"cannot write the collector's cache in {root}: "
                                    f"{exc.strerror or exc}",

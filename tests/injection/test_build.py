@@ -83,6 +83,13 @@ def test_a_second_build_reuses_the_cache(built: Built,
     assert (again.collector.stat().st_mtime_ns, again.exit_hook.stat().st_mtime_ns) == stamp
 
 
+def test_a_cache_folder_missing_a_library_is_built_again(cache: Path) -> None:
+    first = build()
+    first.exit_hook.unlink()
+    again = build()
+    assert again == first and again.exit_hook.is_file() and again.collector.is_file()
+
+
 def test_a_changed_source_builds_anew(built: Built, tmp_path: Path,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GRAPHCERT_CACHE", str(built.collector.parent.parent.parent))
