@@ -72,7 +72,9 @@ def build() -> Built:
     compiler = find_compiler()
     identity = compiler_identity(compiler)
     sources = source_hash()
-    key = hashlib.sha256(f"{sources}\n{cupti.version}\n{identity}".encode()).hexdigest()[:24]
+    # cuda.h's version too: the driver functions are asked for at its CUDA_VERSION
+    key = hashlib.sha256(f"{sources}\n{cupti.version}\n{identity}\n{_cuda_version(cuda_include)}"
+                         f"\n{' '.join(FLAGS)}".encode()).hexdigest()[:24]
     root = cache_dir() / "collector"
     target = root / key
     built = Built(target / COLLECTOR_NAME, target / HOOK_NAME, cupti.lib / LIBCUPTI,
@@ -207,6 +209,15 @@ def find_cupti() -> _Cupti:
                                "nvidia/cu13/) in this Python",
                                hint="pip install 'cupti-python>=13,<14' (it brings "
                                     "nvidia-cuda-cupti)")
+
+
+def _cuda_version(include: Path) -> str:
+    try:
+        text = (include / "cuda.h").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "unknown"
+    found = re.search(r"#define\s+CUDA_VERSION\s+(\d+)", text)
+    return found.group(1) if found else "unknown"
 
 
 def nvidia_roots() -> list[str]:
