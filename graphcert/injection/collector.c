@@ -312,6 +312,7 @@ int InitializeInjection(void) {
     const char *dir = getenv("GRAPHCERT_RUN_DIR");
     if (!dir || !*dir) return 1; /* not under graphcert record: nothing to do */
     owner = getpid();
+    gc_drv_prepare();
     if (jo_open(dir, (int)owner, gc_start_ticks()) != 0) {
         fprintf(stderr, "graphcert collector: cannot write a stream in %s (check "
                         "GRAPHCERT_RUN_DIR)\n", dir);

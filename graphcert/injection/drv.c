@@ -18,12 +18,20 @@ static gc_driver table;
 static int have;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-static void fill(void) {
+static get_proc_fn get_proc;
+
+/* The loader's part, at InitializeInjection: no dlopen later, inside a driver callback, where
+ * the loader's lock could meet a thread that holds it and waits for the driver. */
+void gc_drv_prepare(void) {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (!lib) lib = dlopen("libcuda.so.1", RTLD_NOW);
-    if (!lib) return;
     /* cuda.h 12.5+ names the 5-argument form cuGetProcAddress_v2. */
-    get_proc_fn get = (get_proc_fn)dlsym(lib, "cuGetProcAddress_v2");
+    void *sym = lib ? dlsym(lib, "cuGetProcAddress_v2") : NULL;
+    memcpy(&get_proc, &sym, sizeof sym);
+}
+
+static void fill(void) {
+    get_proc_fn get = get_proc;
     if (!get) return;
     memset(&table, 0, sizeof table);
 #define GRAPHCERT_LOAD(name)                                                            \

@@ -32,6 +32,8 @@ typedef struct {
 } gc_driver;
 #undef GRAPHCERT_FIELD
 
+/* Find libcuda's cuGetProcAddress (at InitializeInjection: the driver is loaded). */
+void gc_drv_prepare(void);
 /* The table, filled on first use (after cuInit has returned); NULL fields: not found. NULL
  * whole: libcuda or cuGetProcAddress not to be had. */
 const gc_driver *gc_drv(void);

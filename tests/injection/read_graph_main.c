@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "drv.h"
 #include "graphread.h"
 
 CUgraph fake_graph_handle(int which);
@@ -12,6 +13,7 @@ int main(int argc, char **argv) {
     jbuf b;
     char why[256] = "";
     jb_init(&b);
+    gc_drv_prepare(); /* as InitializeInjection does */
     if (gc_read_graph(&b, fake_graph_handle(atoi(argv[1])), why, sizeof why) != 0) {
         printf("error: %s\n", why);
         return 1;
