@@ -1,0 +1,28 @@
+/* What collector.c and activity.c share. Not an interface. */
+#ifndef GRAPHCERT_COLLECTOR_H
+#define GRAPHCERT_COLLECTOR_H
+
+#include <stdint.h>
+
+#include <cupti_activity.h>
+#include <cupti_callbacks.h>
+#include <cupti_result.h>
+
+/* CUPTI's clock (the clock of activity records). */
+uint64_t gc_now(void);
+/* An `error` line: a setup step failed. */
+void gc_error(const char *what, CUptiResult result, const char *detail);
+/* Remember that a context was made on this device (graphmem lines at exit). */
+void gc_device_used(uint32_t ordinal);
+/* The `device` line of a new context's device (once per device). */
+void gc_describe_device(CUcontext ctx);
+/* A `graphmem` line per device used (cuDeviceGetGraphMemAttribute). */
+void gc_graphmem_lines(void);
+
+/* Activity: buffers, the kinds and launch API records enabled; 0 on success (an `error`
+ * line written for each step that failed). */
+int gc_activity_start(void);
+/* The `str` id of a name (writing its `str` line the first time); 0 for NULL. */
+uint64_t gc_intern(const char *s);
+
+#endif
