@@ -55,6 +55,20 @@ for step in "$@"; do
             timeout 60 python3 -m graphcert record --out $OUT/rec/planted -- python3 examples/record/serve_torch.py --fallback >> $OUT/record.log 2>&1 || rc=$?
             timeout 60 python3 -m graphcert record --out $OUT/rec/planted -- python3 examples/record/serve_torch.py --recapture 500 >> $OUT/record.log 2>&1 || rc=$?
             timeout 30 python3 -m graphcert gate $OUT/rec/planted --policy examples/record/policy.toml >> $OUT/record.log 2>&1; echo "planted gate exit $?" >> $OUT/record.log ;;
+    # record -- COMMAND: the injection collector built (and its paths printed), the native
+    # example built beside its source (ignored by git), the multi-process and native runs
+    # for reports/, streams kept for tests/fixtures/streams/, the record GPU tests, overhead
+    collector) timeout 120 python3 -m graphcert.injection > $OUT/collector.log 2>&1; rc=$?
+               timeout 120 nvcc -O2 -arch=sm_90 -o examples/record/native_server examples/record/native_server.cu >> $OUT/collector.log 2>&1 || rc=$? ;;
+    record2) timeout 90 python3 -m graphcert record --out $OUT/rec -- python3 examples/record/serve_torch.py --engine-process >> $OUT/record.log 2>&1; rc=$?
+             timeout 90 python3 -m graphcert record --out $OUT/rec -- python3 examples/record/serve_torch.py --workers 2 >> $OUT/record.log 2>&1 || rc=$?
+             timeout 60 python3 -m graphcert record --out $OUT/rec --source examples/record/native_server.cu -- examples/record/native_server >> $OUT/record.log 2>&1 || rc=$? ;;
+    streams) S=$OUT/rec/streams; mkdir -p $S
+             timeout 90 python3 -m graphcert record --keep-streams $S/engine_fallback --out $S/engine_fallback -- python3 examples/record/serve_torch.py --engine-process --fallback --steps 300 >> $OUT/record.log 2>&1; rc=$?
+             timeout 60 python3 -m graphcert record --keep-streams $S/native_fork --out $S/native_fork --source examples/record/native_server.cu -- examples/record/native_server --fork 2 --fallback --steps 300 >> $OUT/record.log 2>&1 || rc=$?
+             timeout 60 python3 -m graphcert record --keep-streams $S/native_killed --out $S/native_killed --source examples/record/native_server.cu -- examples/record/native_server --fork 2 --kill-self-at 150 --steps 300 >> $OUT/record.log 2>&1; echo "native_killed exit $?" >> $OUT/record.log ;;
+    overhead) timeout ${OVERHEAD_LIMIT:-400} python3 benchmarks/record_overhead.py ${OVERHEAD_ARGS:-} > $OUT/overhead.log 2>&1; rc=$? ;;
+    rtests) timeout ${TIER_LIMIT:-360} python3 -m pytest -q -m gpu tests/gpu/test_injection_gpu.py tests/gpu/test_record_processes_gpu.py tests/gpu/test_record_gpu.py -p no:cacheprovider -rs --timeout 200 > $OUT/rtests.log 2>&1; rc=$? ;;
     py:*) f=${step#py:}; timeout ${PY_LIMIT:-240} python3 $f > $OUT/$(basename $f .py).log 2>&1; rc=$? ;;
     archive) tar czf $OUT/rec.tgz -C $OUT rec; rc=$? ;;  # what is recorded so far comes back
     # the tier in two halves, each well inside one call (the whole took over 330 s at 93ab9a1)

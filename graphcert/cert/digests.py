@@ -88,7 +88,12 @@ METHOD_FILES["record"] = (
     ("pkg", "run/record.py"), ("pkg", "recording/events.py"),
     ("pkg", "recording/analysis.py"), ("pkg", "recording/regions.py"),
     ("pkg", "recording/processes.py"), ("pkg", "recording/streams.py"),
-    ("pkg", "recording/rawsnapshot.py"), ("pkg", "kinds/record/result.py"))
+    ("pkg", "recording/rawsnapshot.py"), ("pkg", "kinds/record/result.py"),
+    ("pkg", "kinds/record/codec.py"), ("pkg", "run/record_command.py"),
+    ("pkg", "run/record_run.py"),
+    # the injection collector: what `record -- COMMAND` hears in every process
+    *(("pkg", f"injection/{p.name}") for p in sorted((PACKAGE_DIR / "injection").iterdir())
+      if p.suffix in (".c", ".h")), ("pkg", "injection/build.py"))
 
 
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
