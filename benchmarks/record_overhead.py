@@ -10,6 +10,7 @@
     in ms, and the collector's cost beyond loading libcupti.
 
     python benchmarks/record_overhead.py [--quick] [--repeat 3] [--steps 20000] [--skip a|b]
+        [--breakdown]  # (a) again with each part of the collector left off in turn
 
 The collector is built by graphcert.injection.build.build() (cached after the first call).
 """
@@ -54,23 +55,39 @@ def gpu_name() -> str:
         return f"unknown ({exc})"
 
 
-def step_time(steps: int, runs: int) -> None:
-    """(a): the example's own mean step time, plain against recorded."""
+PARTS = ("graphs", "kernels", "calls", "markers", "callbacks")  # GRAPHCERT_COLLECTOR_OFF's
+
+
+def step_time(steps: int, runs: int, breakdown: bool = False) -> None:
+    """(a): the example's own mean step time, plain against recorded; with `breakdown`,
+    recorded again with each part of the collector left off in turn (GRAPHCERT_COLLECTOR_OFF:
+    graph launch records, kernel records, launch-call records, NVTX markers, the driver
+    callbacks), so the cost is named by what pays it."""
     program = [sys.executable, str(SERVE_TORCH), "--steps", str(steps), "--step-time"]
     recorded = [sys.executable, "-m", "graphcert", "record", "--no-certificate", "--",
                 *program]
-    times: dict[str, list[float]] = {"plain": [], "recorded": []}
+    variants: dict[str, tuple[list[str], dict[str, str] | None]] = {
+        "plain": (program, None), "recorded": (recorded, None)}
+    if breakdown:
+        variants.update((f"without {part}", (recorded, {**os.environ,
+                                                         "GRAPHCERT_COLLECTOR_OFF": part}))
+                        for part in PARTS)
+    times: dict[str, list[float]] = {what: [] for what in variants}
     for _ in range(runs):
-        for what, cmd in (("plain", program), ("recorded", recorded)):
-            found = STEP_US.search(_run(cmd))
+        for what, (cmd, env) in variants.items():
+            found = STEP_US.search(_run(cmd, env))
             if found is None:
                 sys.exit(f"{SERVE_TORCH.name} printed no `serve_torch: step_us` line")
             times[what].append(float(found.group(1)))
-    plain, rec = (statistics.median(times[w]) for w in ("plain", "recorded"))
+    med = {what: statistics.median(ts) for what, ts in times.items()}
+    plain, rec = med["plain"], med["recorded"]
     print(f"(a) serve_torch step time, --steps {steps}, median of {runs} (alternating):")
     print(f"    plain {plain:.2f} us, recorded {rec:.2f} us, ratio {rec / plain:.4f}; "
           f"within 2%: {'yes' if rec <= plain * 1.02 else 'no'}")
-    print(f"    runs: plain {times['plain']}, recorded {times['recorded']}")
+    for what in variants:
+        if what.startswith("without"):
+            print(f"    recorded {what}: {med[what]:.2f} us (ratio {med[what] / plain:.4f})")
+    print(f"    runs: {', '.join(f'{w} {ts}' for w, ts in times.items())}")
 
 
 def build_native(into: Path) -> Path:
@@ -144,10 +161,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=None, help="(a)'s runs of each (3)")
     parser.add_argument("--steps", type=int, default=20000, help="(a)'s serving steps")
     parser.add_argument("--skip", choices=("a", "b"), help="leave one part out")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="(a) again with each part of the collector left off in turn")
     args = parser.parse_args()
     print(f"GPU 0: {gpu_name()}")
     if args.skip != "a":
-        step_time(args.steps, args.repeat or (1 if args.quick else 3))
+        step_time(args.steps, args.repeat or (1 if args.quick else 3), args.breakdown)
     if args.skip != "b":
         start_cost(3 if args.quick else 10)
 

@@ -172,19 +172,21 @@ int gc_activity_start(void) {
         gc_error("cuptiActivityRegisterCallbacks", r, "no activity records");
         return -1;
     }
-    static const struct { CUpti_ActivityKind kind; const char *name; } kinds[] = {
-        {CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "GRAPH_TRACE"},
-        {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL"},
-        {CUPTI_ACTIVITY_KIND_MARKER, "MARKER"},
+    static const struct { CUpti_ActivityKind kind; const char *name, *part; } kinds[] = {
+        {CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "GRAPH_TRACE", "graphs"},
+        {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL", "kernels"},
+        {CUPTI_ACTIVITY_KIND_MARKER, "MARKER", "markers"},
     };
     int failed = 0;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        if (gc_part_off(kinds[i].part)) continue;
         r = cuptiActivityEnable(kinds[i].kind);
         if (r != CUPTI_SUCCESS) {
             gc_error("cuptiActivityEnable", r, kinds[i].name);
             failed = 1;
         }
     }
+    if (gc_part_off("calls")) return failed ? -1 : 0;
     enable_launch_apis(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
                        cuptiActivityEnableDriverApi);
     enable_launch_apis(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,

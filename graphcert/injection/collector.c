@@ -289,7 +289,8 @@ static void subscribe(void) {
         r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, resources[i]);
         if (r != CUPTI_SUCCESS) gc_error("cuptiEnableCallback", r, "a resource callback");
     }
-    for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++) {
+    int callbacks = !gc_part_off("callbacks");
+    for (CUpti_CallbackId cbid = 1; callbacks && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++) {
         if (call_kind(cbid) == NONE) continue;
         r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
         if (r != CUPTI_SUCCESS) {
@@ -300,6 +301,18 @@ static void subscribe(void) {
     }
     gc_activity_start();
     start_flusher();
+}
+
+int gc_part_off(const char *part) {
+    const char *off = getenv("GRAPHCERT_COLLECTOR_OFF");
+    size_t n = strlen(part);
+    for (const char *at = off; at && *at; at = strchr(at, ',') ? strchr(at, ',') + 1 : NULL) {
+        if (strncmp(at, part, n) == 0 && (at[n] == ',' || at[n] == '\0')) {
+            gc_error("GRAPHCERT_COLLECTOR_OFF", CUPTI_SUCCESS, part);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 typedef void (*exit_hook_register_fn)(void (*)(int));

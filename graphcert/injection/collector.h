@@ -19,6 +19,11 @@ void gc_describe_device(CUcontext ctx);
 /* A `graphmem` line per device used (cuDeviceGetGraphMemAttribute). */
 void gc_graphmem_lines(void);
 
+/* True when GRAPHCERT_COLLECTOR_OFF (a comma list: graphs, kernels, calls, markers,
+ * callbacks) leaves `part` off: the overhead benchmark's breakdown. A part left off is
+ * written as an `error` line, so the record says it is incomplete. */
+int gc_part_off(const char *part);
+
 /* Activity: buffers, the kinds and launch API records enabled; 0 on success (an `error`
  * line written for each step that failed). */
 int gc_activity_start(void);

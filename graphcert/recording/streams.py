@@ -158,6 +158,11 @@ class _Reader:
     def on_error(self, r: dict[str, Any]) -> None:
         what, result = str(r.get("what")), str(r.get("result"))
         detail = f" ({r['detail']})" if r.get("detail") else ""
+        if what == "GRAPHCERT_COLLECTOR_OFF":  # a benchmark's breakdown, never a real record
+            self.problems.append(single_line(
+                f"{r.get('detail')} left off by GRAPHCERT_COLLECTOR_OFF: the record is "
+                "incomplete"))
+            return
         self.problems.append(single_line(
             f"CUPTI refused the collector: {what} gave {result}{detail}"
             if what.startswith("cupti") else f"the collector's {what} gave {result}{detail}"))

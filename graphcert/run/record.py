@@ -1,10 +1,12 @@
-"""`graphcert record -- python SCRIPT ARGS` and `graphcert.record()`: a program run in this
-process (runpy, with its own sys.argv) under one CUPTI recorder, then analysed and, with an
-output folder, certified (the source graphs' snapshots in a folder beside the certificate).
+"""`graphcert.record()`: the body of a `with` block recorded in place, in this process, under
+one CUPTI recorder, then analysed and, with an output folder, certified (the source graphs'
+snapshots in a folder beside the certificate). `graphcert record -- COMMAND` records a whole
+process tree through the injection collector instead (record_command, record_run).
 
-The program's exit code is passed on: sys.exit(n) gives n, an exception 1 (its traceback
-printed as Python would), Ctrl-C 130, SIGTERM 143. In each case what was recorded is kept and
-the certificate is written whole (through write_certificate's atomic write) or not at all.
+How the body ended is the record's: an exception gives 1, Ctrl-C 130, sys.exit(n) n. In each
+case what was recorded is kept and the certificate is written whole (through
+write_certificate's atomic write) or not at all. Also here: the workload identity of a
+recorded program (program_identity), which both ways share.
 """
 
 from __future__ import annotations
@@ -12,12 +14,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import runpy
 import signal
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,7 +25,6 @@ from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Protocol
 
 from graphcert.cert.document import certificate_filename
-from graphcert.errors import InputError
 from graphcert.kinds.record.result import Ended, GraphMemory, RecordResult
 from graphcert.options import Options
 from graphcert.recording import Recorded, Recording, analyse
@@ -34,11 +33,7 @@ from graphcert.recording.processes import ProcessEnded, ProcessInfo, ProcessReco
 if TYPE_CHECKING:
     from graphcert.model import GraphSnapshot
 
-EXIT_CODES = {Ended.INTERRUPTED: 130, Ended.TERMINATED: 143, Ended.EXCEPTION: 1}
-
-
-class Terminated(BaseException):
-    """SIGTERM while the program ran (raised in the main thread, so the program unwinds)."""
+EXIT_CODES = {Ended.INTERRUPTED: 130, Ended.EXCEPTION: 1}
 
 
 @dataclass(frozen=True)
@@ -51,33 +46,13 @@ class Ran:
     wall_s: float
 
 
-def check_program(argv: Sequence[str]) -> tuple[str, ...]:
-    """The program's argv checked before anything is recorded: `SCRIPT ARGS` (a file that
-    exists) or `-m MODULE ARGS`; a leading `python`/`python3` is dropped."""
-    args = list(argv)
-    if args and Path(args[0]).name.startswith("python") and not args[0].endswith(".py"):
-        args = args[1:]
-    if not args:
-        raise InputError("no program to record", hint="graphcert record -- python app.py ARGS")
-    if args[0] == "-m":
-        if len(args) < 2:
-            raise InputError("-m needs a module name", hint="graphcert record -- python -m pkg")
-        return tuple(args)
-    if args[0].startswith("-"):
-        raise InputError(f"python option {args[0]} is not supported by graphcert record",
-                         hint="give a script (python app.py) or a module (python -m pkg)")
-    if not Path(args[0]).is_file():
-        raise InputError(f"{args[0]}: no such script", hint="check the path of the program")
-    return tuple(args)
-
-
 REDELIVER_S = 0.002  # a signal that landed in a CUPTI callback is sent again this soon
 
 
 @contextlib.contextmanager
-def _signals_raise(sigterm: bool = True) -> Iterator[None]:
-    """While the body runs (main thread only), SIGINT raises KeyboardInterrupt and (with
-    `sigterm`) SIGTERM Terminated in the program. A signal whose handler runs inside one of
+def _signals_raise() -> Iterator[None]:
+    """While the body runs (main thread only), SIGINT raises KeyboardInterrupt in the
+    program. A signal whose handler runs inside one of
     graphcert's CUPTI callbacks (every graph launch runs one, in the program's thread) is
     not raised there: cupti-python would swallow the exception and the program would run
     on. The callbacks are silenced and the signal is sent to the main thread again a moment
@@ -95,20 +70,16 @@ def _signals_raise(sigterm: bool = True) -> Iterator[None]:
         if live.is_set() and main is not None:
             signal.pthread_kill(main, signum)
 
-    def handler(raises: type[BaseException]) -> Callable[[int, FrameType | None], None]:
-        def on_signal(signum: int, frame: FrameType | None) -> None:
-            if in_callback(frame):
-                timer = threading.Timer(REDELIVER_S, again, (signum,))
-                timer.daemon = True
-                timer.start()
-                return
-            raise raises()
-        return on_signal
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        if in_callback(frame):
+            timer = threading.Timer(REDELIVER_S, again, (signum,))
+            timer.daemon = True
+            timer.start()
+            return
+        raise KeyboardInterrupt
 
     try:
-        previous = {sig: signal.signal(sig, handler(raises)) for sig, raises in
-                    ((signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated))
-                    if sigterm or sig == signal.SIGINT}
+        previous = signal.signal(signal.SIGINT, on_signal)
     except ValueError:  # not the main thread
         yield
         return
@@ -117,39 +88,7 @@ def _signals_raise(sigterm: bool = True) -> Iterator[None]:
         yield
     finally:
         live.clear()
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-
-
-def run_program(argv: Sequence[str]) -> Ran:
-    """Run the program in this process with its own sys.argv; how it ended."""
-    saved_argv, saved_path = sys.argv[:], sys.path[:]
-    start = time.perf_counter()
-    code, ended, detail = 0, Ended.EXIT, None
-    try:
-        with _signals_raise():
-            if argv[0] == "-m":
-                sys.argv = [argv[1], *argv[2:]]
-                sys.path.insert(0, os.getcwd())
-                runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
-            else:
-                sys.argv = list(argv)
-                sys.path.insert(0, str(Path(argv[0]).resolve().parent))
-                runpy.run_path(argv[0], run_name="__main__")
-    except SystemExit as exc:
-        code = _exit_code(exc.code)
-    except KeyboardInterrupt:
-        code, ended = EXIT_CODES[Ended.INTERRUPTED], Ended.INTERRUPTED
-    except Terminated:
-        code, ended = EXIT_CODES[Ended.TERMINATED], Ended.TERMINATED
-    except BaseException as exc:  # noqa: BLE001 (the program's own failure is a value)
-        code, ended = EXIT_CODES[Ended.EXCEPTION], Ended.EXCEPTION
-        detail = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
-        if not about_cupti(detail):  # that one is graphcert's one line (check_cupti_failure)
-            traceback.print_exc()
-    finally:
-        sys.argv, sys.path[:] = saved_argv, saved_path
-    return Ran(code, ended, detail, time.perf_counter() - start)
+        signal.signal(signal.SIGINT, previous)
 
 
 def _exit_code(code: object) -> int:
@@ -284,16 +223,6 @@ def program_identity(program: Sequence[str]) -> tuple[str, str]:
     return ref, " ".join([stem, *args])[:200]
 
 
-@dataclass(frozen=True)
-class RecordedRun:
-    """A recorded run: the result, the certificate written (None: not asked for), and the
-    callbacks that failed (the recording went on without them)."""
-
-    result: RecordResult
-    certificate: Path | None
-    callback_errors: tuple[str, ...] = ()
-
-
 class GraphRecorder(Protocol):
     """What a session uses of its recorder (graphcert.cupti.record.Recorder; tests pass a
     fake): recording between enter and close, then what it saw and its callback errors."""
@@ -306,24 +235,6 @@ class GraphRecorder(Protocol):
 
     @property
     def errors(self) -> tuple[str, ...]: ...
-
-
-def record_program(argv: Sequence[str], *, out_dir: Path | None, options: Options,
-                   device: int = 0, recorder: GraphRecorder | None = None) -> RecordedRun:
-    """Check the program and the output folder, run the program under the recorder, analyse
-    what was seen and (with `out_dir`) write the record certificate and its snapshots."""
-    from graphcert.fileio import ensure_writable_dir
-
-    program = check_program(argv)
-    if out_dir is not None:
-        ensure_writable_dir(out_dir)
-    session = RecordSession(program, out_dir=out_dir, options=options, device=device,
-                            recorder=recorder)
-    with session:
-        ran = run_program(program)
-    session.finish(ran)
-    assert session.result is not None
-    return RecordedRun(session.result, session.certificate, session.errors)
 
 
 class RecordSession:
@@ -351,7 +262,7 @@ class RecordSession:
         # graphcert.record() in a program that leaves Ctrl-C to Python: the same handler,
         # deferred out of CUPTI callbacks (the program's own handler is left alone)
         if self._auto and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-            self._signals.enter_context(_signals_raise(sigterm=False))
+            self._signals.enter_context(_signals_raise())
         try:
             self._recorder.__enter__()
         except BaseException:
@@ -392,6 +303,5 @@ class RecordSession:
                                                          self._device)
 
 
-__all__ = ["Ran", "Terminated", "about_cupti", "check_cupti_failure", "check_not_taken",
-           "check_program", "graph_reader", "RecordSession", "RecordedRun", "program_identity",
-           "record_program", "record_result", "run_program", "write_record"]
+__all__ = ["Ran", "about_cupti", "check_cupti_failure", "check_not_taken", "graph_reader",
+           "RecordSession", "program_identity", "record_result", "write_record"]

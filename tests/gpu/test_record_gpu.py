@@ -45,6 +45,15 @@ def _record(out: Path, *flags: str) -> tuple[dict[str, Any], subprocess.Complete
     return json.loads(cert.read_text()), done
 
 
+def _graphs(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every graph row of every recorded process."""
+    return [g for p in results["processes"] for g in p["graphs"]]
+
+
+def _churn(results: dict[str, Any]) -> list[dict[str, Any]]:
+    return [c for p in results["processes"] for c in p["churn"]]
+
+
 def _gate(out: Path) -> subprocess.CompletedProcess[str]:
     return _graphcert("gate", str(out), "--policy", str(POLICY), "--json")
 
@@ -53,12 +62,13 @@ def test_good_run_passes_the_coverage_policy(tmp_path: Path) -> None:
     doc, done = _record(tmp_path)
     results = doc["results"]
     print(done.stderr[-2500:])  # the summary, for the log
-    assert len(results["graphs"]) == 9 and all(g["topology_hash"] for g in results["graphs"])
-    assert all(g["made"] == "capture" and g["launches"] > 0 for g in results["graphs"])
+    graphs = _graphs(results)
+    assert len(graphs) == 9 and all(g["topology_hash"] for g in graphs)
+    assert all(g["made"] == "capture" and g["launches"] > 0 for g in graphs)
     snapshots = list(tmp_path.glob("record-*.snapshots/*.json"))
     assert 1 <= len(snapshots) <= 9  # one per topology and shape (buckets may share one)
-    assert all(g["snapshot_file"] for g in results["graphs"])
-    assert results["churn"] == []  # buckets alive together are not churn
+    assert all(g["snapshot_file"] for g in graphs)
+    assert _churn(results) == []  # buckets alive together are not churn
     inv = _graphcert("inventory", str(snapshots[0]))
     assert inv.returncode == 0, inv.stderr
     gate = _gate(tmp_path)
@@ -67,7 +77,7 @@ def test_good_run_passes_the_coverage_policy(tmp_path: Path) -> None:
 
 def test_fallback_fails_the_gate_naming_the_eager_kernels(tmp_path: Path) -> None:
     doc, _ = _record(tmp_path, "--fallback")
-    eager = doc["results"]["coverage"]["steady_eager"]
+    eager = doc["results"]["overall"]["coverage"]["steady_eager"]
     assert eager, "the left-out bucket's sizes ran eager: their kernels must be named"
     gate = _gate(tmp_path)
     print(gate.stdout[-2500:])
@@ -77,7 +87,7 @@ def test_fallback_fails_the_gate_naming_the_eager_kernels(tmp_path: Path) -> Non
     assert "min_graph_coverage" in gate.stdout and short_name(eager[0]["name"]) in gate.stdout
     # the example runs its eager path inside NVTX range "eager b16": the launches are
     # attributed to it (NVTX routed to libcupti, MARKER and launch-call records joined)
-    nvtx = doc["results"]["nvtx"]
+    nvtx = doc["results"]["overall"]["nvtx"]
     assert nvtx["unavailable"] is None and nvtx["ranges"] > 0, nvtx
     top = nvtx["regions"][0]
     assert top["region"] == "eager b16" and top["count"] == sum(e["count"] for e in eager)
@@ -86,7 +96,7 @@ def test_fallback_fails_the_gate_naming_the_eager_kernels(tmp_path: Path) -> Non
 
 def test_recapture_fails_the_gate_naming_the_churned_topology(tmp_path: Path) -> None:
     doc, _ = _record(tmp_path, "--recapture", "100")
-    (churn,) = doc["results"]["churn"]
+    (churn,) = _churn(doc["results"])
     # captured at the start, then again at steps 100..500, each after the old one was freed
     assert churn["instantiations"] - churn["peak_alive"] == 5
     gate = _gate(tmp_path)
@@ -154,7 +164,7 @@ def test_the_profiler_started_under_record_leaves_the_recording_whole(tmp_path: 
     assert done.returncode == 0, done.stderr[-2000:]
     (cert,) = (tmp_path / "out").glob("record-*.json")
     doc = json.loads(cert.read_text())
-    launched = sum(int(g.get("launches", 0)) for g in doc["results"]["graphs"])
+    launched = sum(int(g.get("launches", 0)) for g in _graphs(doc["results"]))
     assert launched >= 100
 
 
@@ -178,4 +188,4 @@ def test_a_signal_mid_run_keeps_what_was_recorded(tmp_path: Path, sig: int, code
     assert len(certs) <= 1  # whole or absent
     if certs:
         doc = json.loads(certs[0].read_text())
-        assert doc["results"]["ended"] == ended and doc["results"]["graphs"]
+        assert doc["results"]["ended"] == ended and _graphs(doc["results"])

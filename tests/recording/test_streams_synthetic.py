@@ -191,6 +191,14 @@ def test_cupti_refused_and_taken(tmp_path: Path) -> None:
     assert read_stream(fine.write(tmp_path / "f")).process.info.problems == ()
 
 
+def test_a_part_left_off_for_a_benchmark_makes_the_record_incomplete(tmp_path: Path
+                                                                      ) -> None:
+    s = SyntheticStream()
+    s.add("error", what="GRAPHCERT_COLLECTOR_OFF", result="SUCCESS", detail="kernels")
+    assert read_stream(s.end().write(tmp_path)).process.info.problems == (
+        "kernels left off by GRAPHCERT_COLLECTOR_OFF: the record is incomplete",)
+
+
 def test_undefined_string_and_no_process_line(tmp_path: Path) -> None:
     s = SyntheticStream().add("kernel", name=99, start=1, end=2, graph_id=0, corr=0, device=0)
     got = read_stream(s.end().write(tmp_path))

@@ -1,13 +1,12 @@
-"""The in-place recorder (graphcert.record(), run/record.py) without a GPU: programs run
-in-process through runpy with their own argv, exit codes passed on, bad programs one line,
-and a certificate whole or absent. CUPTI is replaced by a fake recorder that sees nothing.
-`graphcert record -- COMMAND` (a process tree): test_record_command.py."""
+"""The in-place recorder (graphcert.record(), run/record.py) without a GPU: how the body
+ended becomes the record's, Ctrl-C is deferred out of CUPTI callbacks, a CUPTI failure is one
+line, and a certificate is whole or absent. CUPTI is replaced by a fake recorder that sees
+nothing. `graphcert record -- COMMAND` (a process tree): test_record_command.py."""
 
 from __future__ import annotations
 
 import json
 import signal
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,6 @@ import graphcert.run.record as run_record
 from graphcert.cert.results.verdict import Status
 from graphcert.errors import InputError
 from graphcert.kinds.record.result import Ended
-from graphcert.options import Options
 from graphcert.recording import Recording
 
 
@@ -41,57 +39,6 @@ class FakeRecorder:
         return Recording()
 
 
-def _script(tmp_path: Path, body: str, name: str = "app.py") -> Path:
-    path = tmp_path / name
-    path.write_text(body, encoding="utf-8")
-    return path
-
-
-def _run(argv: list[str], out: Path | None = None) -> run_record.RecordedRun:
-    return run_record.record_program(argv, out_dir=out, options=Options(),
-                                     recorder=FakeRecorder())
-
-
-def test_a_script_that_does_not_exist_is_one_line_before_anything_runs(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="no-such.py: no such script"):
-        _run(["python", str(tmp_path / "no-such.py")])
-
-
-def test_the_program_gets_its_own_argv_and_sys_argv_is_restored(tmp_path: Path) -> None:
-    seen = tmp_path / "argv.json"
-    app = _script(tmp_path, f"import json, sys\njson.dump(sys.argv, open({str(seen)!r}, 'w'))\n")
-    before = sys.argv[:]
-    done = _run(["python3", str(app), "--fallback", "x"])
-    assert json.loads(seen.read_text()) == [str(app), "--fallback", "x"]
-    assert sys.argv == before
-    assert done.result.exit_code == 0 and done.result.ended is Ended.EXIT
-
-
-def test_sys_exit_3_is_passed_on_and_the_verdict_is_incomplete(tmp_path: Path) -> None:
-    done = _run([str(_script(tmp_path, "import sys\nsys.exit(3)\n"))])
-    assert done.result.exit_code == 3 and done.result.ended is Ended.EXIT
-    assert done.result.verdict.status is Status.INCOMPLETE
-    assert "exit code 3" in done.result.verdict.reasons[0]
-
-
-def test_a_script_that_raises_at_import_ends_by_exception_with_code_1(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    done = _run([str(_script(tmp_path, "import no_such_module_xyz\n"))])
-    assert done.result.exit_code == 1 and done.result.ended is Ended.EXCEPTION
-    assert done.result.detail is not None and "no_such_module_xyz" in done.result.detail
-    assert "Traceback" in capsys.readouterr().err  # printed as Python would
-
-
-@pytest.mark.parametrize(("body", "code", "ended"), [
-    ("raise KeyboardInterrupt\n", 130, Ended.INTERRUPTED),
-    ("import os, signal, time\nos.kill(os.getpid(), signal.SIGTERM)\ntime.sleep(5)\n", 143,
-     Ended.TERMINATED)])
-def test_ctrl_c_and_sigterm_end_the_recording_cleanly(tmp_path: Path, body: str, code: int,
-                                                      ended: Ended) -> None:
-    done = _run([str(_script(tmp_path, body))])
-    assert (done.result.exit_code, done.result.ended) == (code, ended)
-
-
 def test_a_program_that_never_touches_cuda_is_incomplete_with_a_certificate(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from _certfactory import environment as synthetic_environment
@@ -99,22 +46,20 @@ def test_a_program_that_never_touches_cuda_is_incomplete_with_a_certificate(
     import graphcert.run.environment as env
 
     monkeypatch.setattr(env, "environment", lambda device, git: synthetic_environment())
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "app.py").write_text("# SYNTHETIC program\n", encoding="utf-8")
     out = tmp_path / "reports"
-    done = _run([str(_script(tmp_path, "print('hello')\n"))], out=out)
-    assert done.result.verdict.status is Status.INCOMPLETE
+    out.mkdir()
+    done = run_record.RecordSession(("app.py",), out_dir=out, auto_finish=True,
+                                    recorder=FakeRecorder())
+    with done:
+        print("hello")
+    assert done.result is not None and done.result.verdict.status is Status.INCOMPLETE
     assert "no kernel ran" in done.result.verdict.reasons[0]
     assert done.certificate is not None and done.certificate.parent == out
     doc = json.loads(done.certificate.read_text())
     assert doc["kind"] == "record" and doc["workload"]["name"] == "app"
     assert [p.name for p in out.iterdir()] == [done.certificate.name]  # no snapshots: none
-
-
-def test_module_programs_run_with_dash_m(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                                         ) -> None:
-    _script(tmp_path, "import sys\nsys.exit(len(sys.argv))\n", name="recmod_synthetic.py")
-    monkeypatch.chdir(tmp_path)
-    done = _run(["python", "-m", "recmod_synthetic", "a", "b"])
-    assert done.result.exit_code == 3
 
 
 def test_graphs_made_with_no_activity_record_mean_cupti_was_taken_over() -> None:
@@ -150,17 +95,15 @@ def test_graphcert_record_as_a_context_manager_gives_the_result(
         graphcert.record(device=-1)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_landing_in_a_cupti_callback_is_raised_once_the_callback_returned(
-        sig: int) -> None:
+def test_a_signal_landing_in_a_cupti_callback_is_raised_once_the_callback_returned() -> None:
     """cupti-python swallows an exception raised in a callback: the runner's handlers send
     the signal again until it lands in the program's own code (here the callback is
     simulated by the flag graphcert's callbacks set while they run)."""
     from graphcert.cupti import callbacks
 
     reached: list[str] = []
-    raises = KeyboardInterrupt if sig == signal.SIGINT else run_record.Terminated
-    with pytest.raises(raises):
+    sig = signal.SIGINT
+    with pytest.raises(KeyboardInterrupt):
         with run_record._signals_raise():
             callbacks._STATE.busy = True
             try:
@@ -176,18 +119,18 @@ def test_a_signal_landing_in_a_cupti_callback_is_raised_once_the_callback_return
     assert signal.getsignal(sig) is not None and not callbacks.in_callback()
 
 
-def test_a_program_whose_own_profiler_fails_in_cupti_is_one_line_without_a_certificate(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_body_whose_own_profiler_fails_in_cupti_is_one_line_without_a_certificate(
+        tmp_path: Path) -> None:
     from graphcert.cupti.library import CuptiUnavailable
 
     out = tmp_path / "reports"
-    body = "raise RuntimeError('CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED in kineto')\n"
+    out.mkdir()
+    session = run_record.RecordSession(("app.py",), out_dir=out, auto_finish=True,
+                                       recorder=FakeRecorder())
     with pytest.raises(CuptiUnavailable, match="the program failed in CUPTI"):
-        _run([str(_script(tmp_path, body))], out=out)
-    assert "Traceback" not in capsys.readouterr().err  # graphcert's one line says it
+        with session:
+            raise RuntimeError("CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED in kineto")
     assert not list(out.glob("record-*.json"))
-    done = _run([str(_script(tmp_path, "raise RuntimeError('boom')\n", "other.py"))])
-    assert done.result.exit_code == 1 and "Traceback" in capsys.readouterr().err
 
 
 def test_the_context_manager_defers_ctrl_c_out_of_callbacks_and_restores_the_handler() -> None:
