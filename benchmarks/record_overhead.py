@@ -28,7 +28,10 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from graphcert.injection.build import Built
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVE_TORCH = ROOT / "examples" / "record" / "serve_torch.py"
@@ -103,28 +106,16 @@ def build_native(into: Path) -> Path:
     sys.exit(f"nvcc could not build {NATIVE}: {done.stderr.strip()[-800:]}")
 
 
-class Built(Protocol):
-    """What graphcert.injection.build.build() returns (the paths this script uses)."""
-
-    @property
-    def collector(self) -> Path: ...
-    @property
-    def exit_hook(self) -> Path: ...
-    @property
-    def libcupti(self) -> Path: ...
-
-
 def collector_env(built: Built, run_dir: Path, idle: bool) -> dict[str, str]:
-    """The environment `record` gives the command, pointed at a private run folder; `idle`
-    loads the collector (and so libcupti) and stops there."""
-    env = {**os.environ, "CUDA_INJECTION64_PATH": str(built.collector),
-           "GRAPHCERT_RUN_DIR": str(run_dir)}
+    """The environment `record` gives the command (graphcert.run.record_command's own),
+    pointed at a private run folder; `idle` loads the collector (and so libcupti) and stops
+    there."""
+    from graphcert.run.record_command import collector_env as record_env
+
+    env, _ = record_env(os.environ, collector=built.collector, exit_hook=built.exit_hook,
+                        libcupti=built.libcupti, run_dir=run_dir)
     if idle:
         env["GRAPHCERT_COLLECTOR_IDLE"] = "1"
-    else:
-        env["NVTX_INJECTION64_PATH"] = str(built.libcupti)
-        env["LD_PRELOAD"] = " ".join(p for p in (str(built.exit_hook),
-                                                 os.environ.get("LD_PRELOAD")) if p)
     return env
 
 

@@ -18,7 +18,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -176,7 +176,6 @@ def write_record(result: RecordResult, rec: Recording, out_dir: Path, options: O
     """The record certificate and, in `<certificate stem>.snapshots/`, one snapshot file per
     distinct topology and shape (readable by inventory and diff); the path and the result as
     written (each graph naming its snapshot file)."""
-    from graphcert.model import save_snapshot
     from graphcert.run import environment
 
     env = environment.environment(device, options.git)
@@ -184,25 +183,39 @@ def write_record(result: RecordResult, rec: Recording, out_dir: Path, options: O
     about = environment.Subject("record", environment.identity(ref, name, "record"), name)
     path = out_dir / certificate_filename("record", name,
                                           environment.gpu_label(env, options.uuid_names))
-    folder = path.with_suffix(".snapshots")
-    only = result.processes[0]  # recorded in place: this one process
-    files: dict[str, str] = {}
-    for inst in rec.instantiated:
-        snap = inst.snapshot
-        if snap is None:
-            continue
-        key = f"{snap.topology_hash[:12]}-{snap.shape_hash[:8]}"
-        if key not in files:
-            folder.mkdir(parents=True, exist_ok=True)
-            save_snapshot(folder / f"{key}.json", snap)
-            files[key] = f"{key}.json"
-    rows = tuple(replace(g, snapshot_file=files.get(f"{g.topology_hash[:12]}-"
-                                                    f"{(g.shape_hash or '')[:8]}"))
-                 if g.topology_hash else g for g in only.recorded.graphs)
-    result = replace(result, processes=(replace(only, recorded=replace(only.recorded,
-                                                                       graphs=rows)),))
+    files = write_snapshots((rec,), path.with_suffix(".snapshots"))
+    result = replace(result, processes=tuple(name_snapshots(p, files)
+                                             for p in result.processes))
     return environment.write(result, out_dir, about, env, key=options.signing_key,
                              uuid_names=options.uuid_names), result
+
+
+def write_snapshots(recordings: Iterable[Recording], folder: Path) -> dict[str, str]:
+    """Each distinct topology and shape instantiated in any of `recordings` saved once in
+    `folder` (made only when there is one), readable by inventory and diff; file name by key
+    `<topology 12>-<shape 8>`."""
+    from graphcert.model import save_snapshot
+
+    files: dict[str, str] = {}
+    for rec in recordings:
+        for inst in rec.instantiated:
+            snap = inst.snapshot
+            if snap is None:
+                continue
+            key = f"{snap.topology_hash[:12]}-{snap.shape_hash[:8]}"
+            if key not in files:
+                folder.mkdir(parents=True, exist_ok=True)
+                save_snapshot(folder / f"{key}.json", snap)
+                files[key] = f"{key}.json"
+    return files
+
+
+def name_snapshots(process: ProcessRecorded, files: Mapping[str, str]) -> ProcessRecorded:
+    """The process with each graph row naming its snapshot file."""
+    rows = tuple(replace(g, snapshot_file=files.get(f"{g.topology_hash[:12]}-"
+                                                    f"{(g.shape_hash or '')[:8]}"))
+                 if g.topology_hash else g for g in process.recorded.graphs)
+    return replace(process, recorded=replace(process.recorded, graphs=rows))
 
 
 def program_identity(program: Sequence[str]) -> tuple[str, str]:
@@ -304,4 +317,5 @@ class RecordSession:
 
 
 __all__ = ["Ran", "about_cupti", "check_cupti_failure", "check_not_taken", "graph_reader",
-           "RecordSession", "program_identity", "record_result", "write_record"]
+           "RecordSession", "name_snapshots", "program_identity", "record_result", "write_record",
+           "write_snapshots"]

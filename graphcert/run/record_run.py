@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from graphcert.cert.document import certificate_filename
@@ -145,33 +145,6 @@ def identity_argv(given: Sequence[str]) -> tuple[str, ...]:
     return args
 
 
-def write_snapshots(processes: Sequence[ProcessStream], folder: Path) -> dict[str, str]:
-    """Each distinct topology and shape instantiated in any process saved once in `folder`
-    (made only when there is one); file name by key `<topology 12>-<shape 8>`."""
-    from graphcert.model import save_snapshot
-
-    files: dict[str, str] = {}
-    for stream in processes:
-        for inst in stream.recording.instantiated:
-            snap = inst.snapshot
-            if snap is None:
-                continue
-            key = f"{snap.topology_hash[:12]}-{snap.shape_hash[:8]}"
-            if key not in files:
-                folder.mkdir(parents=True, exist_ok=True)
-                save_snapshot(folder / f"{key}.json", snap)
-                files[key] = f"{key}.json"
-    return files
-
-
-def name_snapshots(process: ProcessRecorded, files: Mapping[str, str]) -> ProcessRecorded:
-    """The process with each graph row naming its snapshot file."""
-    rows = tuple(replace(g, snapshot_file=files.get(f"{g.topology_hash[:12]}-"
-                                                    f"{(g.shape_hash or '')[:8]}"))
-                 if g.topology_hash else g for g in process.recorded.graphs)
-    return replace(process, recorded=replace(process.recorded, graphs=rows))
-
-
 def cupti_version_of(streams: Sequence[ProcessStream]) -> int:
     """CUPTI's version as the collector saw it, else as this process loads it."""
     for stream in streams:
@@ -189,7 +162,7 @@ def certify(command: Command, finished: Finished, streams: Sequence[ProcessStrea
     `source`: the file that stands for the program in the certificate's workload reference
     (what the gate digests), in place of the script or executable."""
     from graphcert.run import environment
-    from graphcert.run.record import program_identity
+    from graphcert.run.record import name_snapshots, program_identity, write_snapshots
 
     processes = with_command_process(tuple(s.process for s in streams), command, finished)
     version = cupti_version_of(streams)
@@ -203,7 +176,7 @@ def certify(command: Command, finished: Finished, streams: Sequence[ProcessStrea
     about = environment.Subject("record", environment.identity(ref, name, "record"), name)
     path = out_dir / certificate_filename("record", name,
                                           environment.gpu_label(env, options.uuid_names))
-    files = write_snapshots(streams, path.with_suffix(".snapshots"))
+    files = write_snapshots((s.recording for s in streams), path.with_suffix(".snapshots"))
     processes = tuple(name_snapshots(p, files) for p in processes)
     result = make_result(command, finished, processes, version)
     return result, environment.write(result, out_dir, about, env, key=options.signing_key,
@@ -244,5 +217,4 @@ def record_command(argv: Sequence[str], *, out_dir: Path | None, options: Option
 
 
 __all__ = ["CommandRun", "certify", "device_index", "first_gpu", "identity_argv",
-           "make_result", "name_snapshots", "notes_about", "read_streams", "record_command",
-           "write_snapshots"]
+           "make_result", "notes_about", "read_streams", "record_command"]

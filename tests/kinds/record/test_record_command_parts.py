@@ -16,6 +16,7 @@ from graphcert.kinds.record.result import Ended
 from graphcert.model import load_snapshot
 from graphcert.recording import Instantiated, Made, Recording, analyse
 from graphcert.recording.processes import GpuSeen, ProcessEnded, ProcessInfo, ProcessRecorded
+from graphcert.run import record as run_record
 from graphcert.run import record_run
 from graphcert.run.record_command import (
     collector_env,
@@ -148,13 +149,13 @@ def test_one_snapshot_file_per_topology_and_shape_across_processes(tmp_path: Pat
     streams = [_Stream(_process(1, rec=rec1), rec1),
                _Stream(_process(2, rec=rec2), rec2)]
     folder = tmp_path / "record-x.snapshots"
-    written = record_run.write_snapshots(streams, folder)
+    written = run_record.write_snapshots((s.recording for s in streams), folder)
     assert sorted(p.name for p in folder.iterdir()) == sorted(f.name for f in files)
     assert sorted(written.values()) == sorted(f.name for f in files)
-    named = record_run.name_snapshots(streams[1].process, written)
+    named = run_record.name_snapshots(streams[1].process, written)
     assert sorted(g.snapshot_file or "" for g in named.recorded.graphs) == \
         sorted(f.name for f in files)
-    assert record_run.write_snapshots([], tmp_path / "none.snapshots") == {}
+    assert run_record.write_snapshots([], tmp_path / "none.snapshots") == {}
     assert not (tmp_path / "none.snapshots").exists()  # no graph: no folder
 
 
