@@ -4,6 +4,7 @@
  * CUPTI hands a completed buffer over. No per-launch callback. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,10 +80,31 @@ static void CUPTIAPI requested(uint8_t **buffer, size_t *size, size_t *max_recor
     *max_records = 0;
 }
 
+/* The oldest record layouts that hold every field read here. Later versions only append
+ * fields (the offsets of these are the same in every one, checked below where the newest
+ * are known), so the collector builds against any CUPTI 12 or 13 headers a wheel brings and
+ * reads the records of whichever libcupti the process loaded. */
+typedef CUpti_ActivityKernel5 kernel_record;
+typedef CUpti_ActivityGraphTrace graph_trace_record;
+#if CUPTI_API_VERSION >= 130000
+#define SAME_OFFSET(a, b, f) _Static_assert(offsetof(a, f) == offsetof(b, f), #a "." #f)
+SAME_OFFSET(kernel_record, CUpti_ActivityKernel13, start);
+SAME_OFFSET(kernel_record, CUpti_ActivityKernel13, end);
+SAME_OFFSET(kernel_record, CUpti_ActivityKernel13, deviceId);
+SAME_OFFSET(kernel_record, CUpti_ActivityKernel13, correlationId);
+SAME_OFFSET(kernel_record, CUpti_ActivityKernel13, name);
+SAME_OFFSET(kernel_record, CUpti_ActivityKernel13, graphId);
+SAME_OFFSET(graph_trace_record, CUpti_ActivityGraphTrace2, start);
+SAME_OFFSET(graph_trace_record, CUpti_ActivityGraphTrace2, end);
+SAME_OFFSET(graph_trace_record, CUpti_ActivityGraphTrace2, deviceId);
+SAME_OFFSET(graph_trace_record, CUpti_ActivityGraphTrace2, correlationId);
+SAME_OFFSET(graph_trace_record, CUpti_ActivityGraphTrace2, graphId);
+#endif
+
 static void line(jbuf *b, CUpti_Activity *rec) {
     switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: {
-        CUpti_ActivityGraphTrace2 *g = (CUpti_ActivityGraphTrace2 *)rec;
+        graph_trace_record *g = (graph_trace_record *)rec;
         jl_begin(b, "glaunch");
         jl_ku64(b, "graph_id", g->graphId);
         jl_ku64(b, "corr", g->correlationId);
@@ -93,7 +115,7 @@ static void line(jbuf *b, CUpti_Activity *rec) {
     }
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
     case CUPTI_ACTIVITY_KIND_KERNEL: {
-        CUpti_ActivityKernel13 *k = (CUpti_ActivityKernel13 *)rec;
+        kernel_record *k = (kernel_record *)rec;
         uint64_t name = gc_intern(k->name);
         jl_begin(b, "kernel");
         jl_ku64(b, "name", name);
