@@ -56,7 +56,7 @@ def _check_clean_comparison(baseline: str) -> None:
         assert re.fullmatch(r"(\d+) timing\(s\): \1 same|\d+ class\(es\) unchanged against .*"
                             r"|a sweep's fit is shown, not compared .*"
                             r"|\d+ node\(s\) within [\d.]+% of .*"  # a profile's nodes
-                            r"|the same \d+ topologies as .*"  # a record's graphs
+                            r"|the same \d+ topolog(?:y|ies) as .*"  # a record's graphs
                             r"|a plan is gated by max_plan_regret, .*", r["summary"]), r
         assert not [d for d in r["details"] if "unavailable on" in d], r
     table = _gate("reports", "--baseline", baseline)

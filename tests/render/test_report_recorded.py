@@ -154,7 +154,9 @@ def test_contents_link_every_workload_and_certificate_and_every_link_lands(page:
     assert len(ids) == len(set(ids))  # anchors are unique
     assert set(re.findall(r"href='#([^']+)'", page)) <= set(ids)  # and every link lands
     names = {load_certificate(f).workload.name for f in REPORTS.glob("*.json")}
-    assert {f"workload-{n}" for n in names} <= set(links)
+    # a name's anchor keeps letters, digits, _ and - (`serve_torch --workers 2` ->
+    # `workload-serve_torch-workers-2`)
+    assert {re.sub(r"[^A-Za-z0-9_-]+", "-", f"workload-{n}") for n in names} <= set(links)
     assert sum(a.startswith("cert-") for a in links) == len(list(REPORTS.glob("*.json")))
     # the seven built-ins' fixture snapshots and the record example's graphs (reports/
     # record-*.snapshots/)
@@ -214,7 +216,28 @@ def test_the_sweep_is_charted_from_the_runs_its_certificate_names(page: str) -> 
     assert "b (× kernels)" in page
 
 
-def test_one_gpu_is_said_once_above_the_certificate_table(page: str) -> None:
+def test_the_gpu_of_each_certificate_is_said_once_or_in_its_row(page: str) -> None:
+    """reports/ holds certificates of three H200s (the record runs came from a machine of two
+    GPUs): a GPU column names each one's (a page of one GPU: the test below)."""
     table = page.split("<h2 id='certificates'>", 1)[1].split("</table>", 1)[0]
+    uuids = {load_certificate(f).environment.gpu.uuid for f in REPORTS.glob("*.json")}
+    assert len(uuids) == 3 and "every certificate from one GPU" not in table
+    assert "<th>GPU</th>" in table
+    assert all(f"NVIDIA H200 {u.removeprefix('GPU-')[:8]}" in table for u in uuids)
+
+def test_one_gpu_is_said_once_above_the_certificate_table(tmp_path: Path) -> None:
+    """The bench certificates of reports/ all come from one H200."""
+    folder = tmp_path / "benches"
+    folder.mkdir()
+    for f in REPORTS.glob("bench-*.json"):
+        shutil.copy(f, folder / f.name)
+    out = tmp_path / "r.html"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(ROOT)
+        mp.setattr(shutil, "which", lambda name, *a, **k: None)
+        done = CliRunner().invoke(cli, ["report", str(folder), "-o", str(out)])
+    assert done.exit_code == 0, done.output
+    table = out.read_text(encoding="utf-8").split("<h2 id='certificates'>", 1)[1]
+    table = table.split("</table>", 1)[0]
     assert "every certificate from one GPU: NVIDIA H200" in table
     assert "<th>GPU</th>" not in table and table.count("NVIDIA H200") == 1

@@ -34,6 +34,9 @@ from tests._recordfactory import synthetic_process, synthetic_run
 from tests.kinds.record.test_record_synthetic import synthetic_stream
 
 ROOT = Path(__file__).resolve().parents[3]
+# a real GPU recording in the single-process layout (tests/fixtures/README.md), and the real
+# recordings of record -- COMMAND in the layout of processes
+LEGACY = sorted(ROOT.glob("tests/fixtures/record_legacy/*.json"))
 REAL = sorted([*ROOT.glob("reports/record-*.json"), *ROOT.glob("tests/fixtures/record/*.json")])
 WORKER = ("python", "worker.py", "--rank", "1")
 
@@ -215,6 +218,17 @@ def test_views_show_the_processes_and_the_topologies_across_them() -> None:
 
 
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
+def test_recordings_of_processes_read_back_as_they_were_written(path: Path) -> None:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    result = RecordResult.from_json(doc["results"], doc["verdict"])
+    assert not result.legacy and result.collector == "injection"
+    assert all(p.info.pid is not None for p in result.processes)
+    assert result.to_json() == doc["results"]
+    assert result.recorded.overall.kernels == sum(p.recorded.overall.kernels
+                                                   for p in result.processes)
+
+
+@pytest.mark.parametrize("path", LEGACY, ids=lambda p: p.name)
 def test_the_single_process_layout_reads_as_one_process_in_place(path: Path) -> None:
     doc = json.loads(path.read_text(encoding="utf-8"))
     result = RecordResult.from_json(doc["results"], doc["verdict"])
