@@ -11,6 +11,7 @@
 
     python benchmarks/record_overhead.py [--quick] [--repeat 3] [--steps 20000] [--skip a|b]
         [--breakdown]  # (a) again with each part of the collector left off in turn
+        [--flush-ms MS]  # (a) again with the collector's periodic flush every MS ms
 
 The collector is built by graphcert.injection.build.build() (cached after the first call).
 """
@@ -61,11 +62,13 @@ def gpu_name() -> str:
 PARTS = ("graphs", "kernels", "calls", "markers", "callbacks")  # GRAPHCERT_COLLECTOR_OFF's
 
 
-def step_time(steps: int, runs: int, breakdown: bool = False) -> None:
+def step_time(steps: int, runs: int, breakdown: bool = False,
+              flush_ms: int | None = None) -> None:
     """(a): the example's own mean step time, plain against recorded; with `breakdown`,
     recorded again with each part of the collector left off in turn (GRAPHCERT_COLLECTOR_OFF:
     graph launch records, kernel records, launch-call records, NVTX markers, the driver
-    callbacks), so the cost is named by what pays it."""
+    callbacks), so the cost is named by what pays it; with `flush_ms`, recorded again with
+    the collector's periodic flush every `flush_ms` ms (GRAPHCERT_FLUSH_MS; 200 by default)."""
     program = [sys.executable, str(SERVE_TORCH), "--steps", str(steps), "--step-time"]
     recorded = [sys.executable, "-m", "graphcert", "record", "--no-certificate", "--",
                 *program]
@@ -75,6 +78,9 @@ def step_time(steps: int, runs: int, breakdown: bool = False) -> None:
         variants.update((f"without {part}", (recorded, {**os.environ,
                                                          "GRAPHCERT_COLLECTOR_OFF": part}))
                         for part in PARTS)
+    if flush_ms is not None:
+        variants[f"flushed every {flush_ms} ms"] = (
+            recorded, {**os.environ, "GRAPHCERT_FLUSH_MS": str(flush_ms)})
     times: dict[str, list[float]] = {what: [] for what in variants}
     for _ in range(runs):
         for what, (cmd, env) in variants.items():
@@ -88,7 +94,7 @@ def step_time(steps: int, runs: int, breakdown: bool = False) -> None:
     print(f"    plain {plain:.2f} us, recorded {rec:.2f} us, ratio {rec / plain:.4f}; "
           f"within 2%: {'yes' if rec <= plain * 1.02 else 'no'}")
     for what in variants:
-        if what.startswith("without"):
+        if what not in ("plain", "recorded"):
             print(f"    recorded {what}: {med[what]:.2f} us (ratio {med[what] / plain:.4f})")
     print(f"    runs: {', '.join(f'{w} {ts}' for w, ts in times.items())}")
 
@@ -152,12 +158,15 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=None, help="(a)'s runs of each (3)")
     parser.add_argument("--steps", type=int, default=20000, help="(a)'s serving steps")
     parser.add_argument("--skip", choices=("a", "b"), help="leave one part out")
+    parser.add_argument("--flush-ms", type=int, default=None, metavar="MS",
+                        help="(a) again with the collector flushing every MS ms")
     parser.add_argument("--breakdown", action="store_true",
                         help="(a) again with each part of the collector left off in turn")
     args = parser.parse_args()
     print(f"GPU 0: {gpu_name()}")
     if args.skip != "a":
-        step_time(args.steps, args.repeat or (1 if args.quick else 3), args.breakdown)
+        step_time(args.steps, args.repeat or (1 if args.quick else 3), args.breakdown,
+                  args.flush_ms)
     if args.skip != "b":
         start_cost(3 if args.quick else 10)
 

@@ -66,7 +66,7 @@ for step in "$@"; do
     streams) S=$OUT/rec/streams; mkdir -p $S
              timeout 90 python3 -m graphcert record --keep-streams $S/engine_fallback --out $S/engine_fallback -- python3 examples/record/serve_torch.py --engine-process --fallback --steps 300 >> $OUT/record.log 2>&1; rc=$?
              timeout 60 python3 -m graphcert record --keep-streams $S/native_fork --out $S/native_fork --source examples/record/native_server.cu -- examples/record/native_server --fork 2 --fallback --steps 300 >> $OUT/record.log 2>&1 || rc=$?
-             timeout 60 python3 -m graphcert record --keep-streams $S/native_killed --out $S/native_killed --source examples/record/native_server.cu -- examples/record/native_server --fork 2 --kill-self-at 150 --steps 300 >> $OUT/record.log 2>&1; echo "native_killed exit $?" >> $OUT/record.log ;;
+             GRAPHCERT_FLUSH_MS=1 timeout 60 python3 -m graphcert record --keep-streams $S/native_killed --out $S/native_killed --source examples/record/native_server.cu -- examples/record/native_server --fork 2 --kill-self-at 1500 --steps 2000 >> $OUT/record.log 2>&1; echo "native_killed exit $?" >> $OUT/record.log ;;
     overhead) timeout ${OVERHEAD_LIMIT:-400} python3 benchmarks/record_overhead.py ${OVERHEAD_ARGS:-} > $OUT/overhead.log 2>&1; rc=$? ;;
     rtests) timeout ${TIER_LIMIT:-360} python3 -m pytest -q -m gpu tests/gpu/test_injection_gpu.py tests/gpu/test_record_processes_gpu.py tests/gpu/test_record_gpu.py -p no:cacheprovider -rs --timeout 200 > $OUT/rtests.log 2>&1; rc=$? ;;
     py:*) f=${step#py:}; timeout ${PY_LIMIT:-240} python3 $f > $OUT/$(basename $f .py).log 2>&1; rc=$? ;;
