@@ -83,3 +83,8 @@ def test_the_killed_worker_is_marked_and_the_other_kept() -> None:
     killed = [s for pid, s in streams.items() if pid != survivor]
     assert [s.process.info.ended for s in killed] == [ProcessEnded.KILLED]
     assert streams[survivor].process.info.ended is ProcessEnded.EXIT_NOW
+    # what it flushed before the kill at its step 1500 is kept: every graph and some launches
+    (gone,) = killed
+    assert len(gone.process.recorded.graphs) == 7
+    assert 0 < _launches(gone) < 1500
+    assert gone.process.info.exit_code is None  # nobody waited for it
