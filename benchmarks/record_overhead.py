@@ -12,6 +12,7 @@
     python benchmarks/record_overhead.py [--quick] [--repeat 3] [--steps 20000] [--skip a|b]
         [--breakdown]  # (a) again with each part of the collector left off in turn
         [--flush-ms MS]  # (a) again with the collector's periodic flush every MS ms
+        [--off PARTS]  # (a) again with these parts left off together
 
 The collector is built by graphcert.injection.build.build() (cached after the first call).
 """
@@ -63,12 +64,14 @@ PARTS = ("graphs", "kernels", "calls", "markers", "callbacks")  # GRAPHCERT_COLL
 
 
 def step_time(steps: int, runs: int, breakdown: bool = False,
-              flush_ms: int | None = None) -> None:
+              flush_ms: int | None = None, off: str | None = None) -> None:
     """(a): the example's own mean step time, plain against recorded; with `breakdown`,
     recorded again with each part of the collector left off in turn (GRAPHCERT_COLLECTOR_OFF:
     graph launch records, kernel records, launch-call records, NVTX markers, the driver
     callbacks), so the cost is named by what pays it; with `flush_ms`, recorded again with
-    the collector's periodic flush every `flush_ms` ms (GRAPHCERT_FLUSH_MS; 200 by default)."""
+    the collector's periodic flush every `flush_ms` ms (GRAPHCERT_FLUSH_MS; 200 by default);
+    with `off`, recorded again with those parts left off together ("kernels,calls,markers,
+    callbacks": graph launch records alone)."""
     program = [sys.executable, str(SERVE_TORCH), "--steps", str(steps), "--step-time"]
     recorded = [sys.executable, "-m", "graphcert", "record", "--no-certificate", "--",
                 *program]
@@ -81,6 +84,8 @@ def step_time(steps: int, runs: int, breakdown: bool = False,
     if flush_ms is not None:
         variants[f"flushed every {flush_ms} ms"] = (
             recorded, {**os.environ, "GRAPHCERT_FLUSH_MS": str(flush_ms)})
+    if off is not None:
+        variants[f"without {off}"] = (recorded, {**os.environ, "GRAPHCERT_COLLECTOR_OFF": off})
     times: dict[str, list[float]] = {what: [] for what in variants}
     for _ in range(runs):
         for what, (cmd, env) in variants.items():
@@ -160,13 +165,16 @@ def main() -> None:
     parser.add_argument("--skip", choices=("a", "b"), help="leave one part out")
     parser.add_argument("--flush-ms", type=int, default=None, metavar="MS",
                         help="(a) again with the collector flushing every MS ms")
+    parser.add_argument("--off", default=None, metavar="PARTS",
+                        help="(a) again with these parts of the collector left off together "
+                             f"(a comma list of {', '.join(PARTS)})")
     parser.add_argument("--breakdown", action="store_true",
                         help="(a) again with each part of the collector left off in turn")
     args = parser.parse_args()
     print(f"GPU 0: {gpu_name()}")
     if args.skip != "a":
         step_time(args.steps, args.repeat or (1 if args.quick else 3), args.breakdown,
-                  args.flush_ms)
+                  args.flush_ms, args.off)
     if args.skip != "b":
         start_cost(3 if args.quick else 10)
 
