@@ -217,8 +217,8 @@ def profile_graph(graph: object, replay: Callable[[], object], replays: int = 20
 
 def profile(graph: object, replay: Callable[[], object], replays: int = 200, *,
             stream: object = None, name: str = "graph") -> ProfileResult:
-    """`graphcert.profile(g, replay=g.replay)`: the same as profile_graph (issue 31's name for
-    it; the pure analysis lives in graphcert.profiling)."""
+    """`graphcert.profile(g, replay=g.replay)`: the same as profile_graph (a shorter name
+    for it; the pure analysis lives in graphcert.profiling)."""
     return profile_graph(graph, replay, replays, stream=stream, name=name)
 
 

@@ -1,6 +1,6 @@
 """The one gate call `graphcert gate` and `graphcert report` share, so both reach the same
 verdict from the same inputs: the policy, the workloads' source digests, graphcert's method
-digests, the signing key and whether a signature is required (issue 29 item 6)."""
+digests, the signing key and whether a signature is required."""
 
 from __future__ import annotations
 

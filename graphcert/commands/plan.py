@@ -1,5 +1,5 @@
 """`graphcert plan`: the bucket list that serves a traffic mix best within the budgets,
-chosen from the step's measured costs (issue 35)."""
+chosen from the step's measured costs."""
 
 from __future__ import annotations
 

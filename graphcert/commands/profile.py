@@ -1,5 +1,5 @@
 """`graphcert profile`: the device time of every node of a replayed graph, its critical path
-and the gaps between dependent nodes, from CUPTI activity records (issue 31)."""
+and the gaps between dependent nodes, from CUPTI activity records."""
 
 from __future__ import annotations
 

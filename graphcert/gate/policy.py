@@ -35,7 +35,7 @@ class Policy:
     # a plan certificate's committed list may be at most this fraction slower per step than
     # the plan's optimum (0.05: 5%)
     max_plan_regret: float | Mapping[str, float] | None = None
-    # a record certificate's (issue 32): steady-state share of kernel launches made by graphs,
+    # a record certificate's: steady-state share of kernel launches made by graphs,
     # instantiations of one topology, eager kernel launches in steady state
     min_graph_coverage: float | Mapping[str, float] | None = None
     max_instantiations_per_topology: int | Mapping[str, int] | None = None
@@ -44,7 +44,7 @@ class Policy:
     # or the whole path) whose steady-state eager launches are meant: not counted against
     # max_steady_eager_launches nor min_graph_coverage's steady figure
     allow_eager_ranges: tuple[str, ...] | Mapping[str, tuple[str, ...]] = ()
-    # a profile certificate's (issue 31), against its baseline: a node's median, the critical
+    # a profile certificate's, against its baseline: a node's median, the critical
     # path's length, slower by more than this fraction (unset: max_regression)
     max_node_regression: float | Mapping[str, float] | None = None
     max_critical_path_regression: float | Mapping[str, float] | None = None
@@ -105,8 +105,8 @@ def _globs(value: tuple[str, ...] | Mapping[str, tuple[str, ...]]) -> Any:
 
 
 RECORD_KEYS = ("min_graph_coverage", "max_instantiations_per_topology",
-               "max_steady_eager_launches")  # a record certificate's keys (issue 32)
-PROFILE_KEYS = ("max_node_regression", "max_critical_path_regression")  # issue 31
+               "max_steady_eager_launches")  # a record certificate's keys
+PROFILE_KEYS = ("max_node_regression", "max_critical_path_regression")  # a profile's keys
 POLICY_KEYS = ("require", "require_kinds", "min_speedup", "speedup_metric", "max_nodes",
                "max_plan_regret", *RECORD_KEYS, "allow_eager_ranges",
                "allow_topology_change", "allow_cross_gpu_topology", "allow_incomplete",
@@ -243,7 +243,7 @@ def parse_policy(table: object, source: str) -> Policy:
     if unknown:
         longest = max(map(len, POLICY_KEYS))
         # a key far longer than any known one is no typo of one: the list would only make
-        # the line long (issue 31 made the list longer)
+        # the line long (and the list of known keys is long)
         raise PolicyError(f"policy {source}: unknown key {clip_repr(unknown[0])}",
                           hint=f"known keys: {', '.join(POLICY_KEYS)}"
                           if len(str(unknown[0])) <= 2 * longest else

@@ -1,6 +1,6 @@
 """The gate's answer when it cannot judge (exit 2): stale, tampered, unsigned or unreadable
 certificates, a bad policy or signing key. It is a report like any other, so CI's JSON, JUnit
-and markdown still say what was wrong (issue 34 item 5), and it is the one gate call
+and markdown still say what was wrong, and it is the one gate call
 `graphcert gate` and `graphcert report` share. Pure."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What `graphcert record` observed of a running program (issue 32), as pure values, and the
+"""What `graphcert record` observed of a running program, as pure values, and the
 analysis of it: every graph executable made and launched, dispatch coverage (kernels launched
 by graphs against kernels launched one by one, overall and in steady state) and churn (one
 topology instantiated more than once). Pure: no CUDA, no CUPTI; the CUPTI layer

@@ -1,6 +1,6 @@
 """Consoles: data to stdout, messages to stderr.
 
-Colour and layout are separate decisions (issue 34). Colour follows the environment as rich
+Colour and layout are separate decisions. Colour follows the environment as rich
 reads it (FORCE_COLOR, NO_COLOR, TTY_COMPATIBLE, else whether the stream is a terminal).
 Layout follows only whether the stream really is a terminal: on one, output fits its width
 and tables change layout to fit (render/layout.py); piped or redirected, coloured or not,

@@ -1,4 +1,4 @@
-"""Tables that keep every cell's tokens whole at any width (issue 34).
+"""Tables that keep every cell's tokens whole at any width.
 
 `Grid` is a table. When it is too wide for the width it is given, it changes layout rather
 than mangling cells: columns move, one by one, out of the table onto labelled lines under

@@ -1,5 +1,5 @@
 """How numbers read in the terminal views, in one place, so `show`, `diff` and the command
-that made a certificate print the same figure the same way (issue 34).
+that made a certificate print the same figure the same way.
 
 Sizes and capacities (n, a class, a bucket, a swept value) print as a user types them on the
 command line (`--classes 1024`, `--size 1048576`): digits only, so a comma only ever separates

@@ -1,4 +1,4 @@
-"""Text that keeps every token whole at any width (issue 34): paths, hashes, numbers and
+"""Text that keeps every token whole at any width: paths, hashes, numbers and
 names never break across lines and are never cut behind "…"; only free text wraps, at spaces.
 
 - `Prose`: free text, wrapped at spaces (between fields set apart by two spaces first); a

@@ -1,4 +1,4 @@
-"""Two profiles compared node by node (issue 31): nodes lined up by canonical index, each
+"""Two profiles compared node by node: nodes lined up by canonical index, each
 node's median judged with its 95% interval as bench timings are judged with their noise, and
 the critical path. Profiles of different topologies are refused, naming the first node that
 differs. Pure; used by the gate (max_node_regression, max_critical_path_regression) and diff.

@@ -1,4 +1,4 @@
-"""The HTML report's section of a profile certificate (issue 31): per class the figures
+"""The HTML report's section of a profile certificate: per class the figures
 `graphcert show` prints, and a timeline of one replay drawn as inline SVG (no script, no
 external resource): one row per stream-level branch of the DAG, a bar per timed node at its
 median start offset with its median duration, the critical path's bars marked. Pure."""

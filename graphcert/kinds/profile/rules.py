@@ -1,4 +1,4 @@
-"""The gate's rules for a profile certificate (issue 31): against its baseline, each node's
+"""The gate's rules for a profile certificate: against its baseline, each node's
 median (`max_node_regression`) and the critical path (`max_critical_path_regression`), judged
 with their 95% intervals (graphcert.kinds.profile.compare). Either limit unset takes
 `max_regression`. Profiles of different topologies fail, naming the first differing node.

@@ -1,4 +1,4 @@
-"""The terminal view of a profile (issue 31): per class, the top nodes by share (median
+"""The terminal view of a profile: per class, the top nodes by share (median
 [95% interval], min, max, start offset), the critical path, the largest gaps, the untimed
 nodes with their reasons and the tracing overhead. Shared by `graphcert show` and
 `graphcert profile`; `--json` prints `ProfileResult.to_json` instead."""

@@ -1,4 +1,4 @@
-"""The gate's rules over a record certificate (issue 32): steady-state graph coverage, churn
+"""The gate's rules over a record certificate: steady-state graph coverage, churn
 (instantiations per topology), eager launches in steady state, and the topologies that
 appeared or disappeared against a baseline record. Pure.
 

@@ -1,4 +1,4 @@
-"""The views of a record (issue 32): the summary lines (program, coverage overall and in
+"""The views of a record: the summary lines (program, coverage overall and in
 steady state, graph memory), a table per graph executable, the steady-state eager kernels by
 name and by NVTX range, and the churn list; where the run had several processes, a table of
 them (after how the command ended) and the topologies across them (which pids instantiated
