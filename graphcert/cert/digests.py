@@ -88,7 +88,8 @@ METHOD_FILES["record"] = (
     ("pkg", "run/record.py"), ("pkg", "recording/events.py"),
     ("pkg", "recording/analysis.py"), ("pkg", "recording/regions.py"),
     ("pkg", "recording/processes.py"), ("pkg", "recording/streams.py"),
-    ("pkg", "recording/rawsnapshot.py"), ("pkg", "kinds/record/result.py"),
+    ("pkg", "recording/rawsnapshot.py"), ("pkg", "recording/streamfields.py"),
+    ("pkg", "kinds/record/result.py"),
     ("pkg", "kinds/record/codec.py"), ("pkg", "run/record_command.py"),
     ("pkg", "run/record_run.py"),
     # the injection collector: what `record -- COMMAND` hears in every process

@@ -38,6 +38,14 @@ from graphcert.recording.processes import (
     process_recorded,
 )
 from graphcert.recording.rawsnapshot import snapshot_of
+from graphcert.recording.streamfields import (
+    Bad,
+    int_field,
+    int_fields,
+    opt_int_field,
+    opt_str_field,
+    str_field,
+)
 
 STREAM_GLOB = "proc-*-*.jsonl"
 TAKEN = ("made {n} graph(s) but no kernel or graph-launch record reached graphcert: another "
@@ -50,10 +58,6 @@ LOST = ("made {n} graph(s) but no kernel or graph-launch record reached graphcer
 _GLAUNCH = ("graph_id", "corr", "start", "end")
 _KERNEL = ("name", "start", "end", "graph_id", "corr")
 _CALL = ("corr", "tid", "at")
-
-
-class _Bad(ValueError):
-    """A line that is JSON but not a record of the documented form."""
 
 
 @dataclass(frozen=True)
@@ -69,35 +73,6 @@ class ProcessStream:
     collector: str | None
     path: Path
     wall_ns: int | None = None
-
-
-def _int(rec: dict[str, Any], key: str) -> int:
-    value = rec.get(key)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _Bad(key)
-    return value
-
-
-def _ints(rec: dict[str, Any], keys: tuple[str, ...]) -> tuple[int, ...]:
-    """The integer fields `keys` of a record (the hot records': one check for all)."""
-    try:
-        values = tuple(rec[k] for k in keys)
-    except KeyError as exc:
-        raise _Bad(str(exc)) from None
-    if not all(type(v) is int for v in values):  # bool is not an int here
-        raise _Bad(",".join(keys))
-    return values
-
-
-def _opt_int(rec: dict[str, Any], key: str) -> int | None:
-    return None if rec.get(key) is None else _int(rec, key)
-
-
-def _str(rec: dict[str, Any], key: str) -> str:
-    value = rec.get(key)
-    if not isinstance(value, str):
-        raise _Bad(key)
-    return value
 
 
 class _Reader:
@@ -131,10 +106,10 @@ class _Reader:
 
     def line(self, rec: object) -> None:
         if not isinstance(rec, dict) or not isinstance(rec.get("t"), str):
-            raise _Bad("t")
+            raise Bad("t")
         t = rec["t"]
         if self.head is None and t != "process":
-            raise _Bad("process line first")
+            raise Bad("process line first")
         handler = _HANDLERS.get(t)
         if handler is None:
             kind = single_line(t)[:40]
@@ -144,43 +119,41 @@ class _Reader:
 
     def on_process(self, r: dict[str, Any]) -> None:
         if self.head is not None:
-            raise _Bad("a second process line")
+            raise Bad("a second process line")
         argv = r.get("argv")
         if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
-            raise _Bad("argv")
-        _int(r, "pid"), _int(r, "ppid"), _int(r, "at"), _opt_int(r, "wall_ns")
+            raise Bad("argv")
+        int_field(r, "pid"), int_field(r, "ppid"), int_field(r, "at"), opt_int_field(r, "wall_ns")
         self.head, self.t0 = r, r["at"]
 
     def on_device(self, r: dict[str, Any]) -> None:
-        ordinal = _int(r, "ordinal")
-        self.gpus[ordinal] = GpuSeen(ordinal, _str(r, "uuid"), _str(r, "name"))
+        ordinal = int_field(r, "ordinal")  # uuid and name are null where the driver gave none
+        self.gpus[ordinal] = GpuSeen(ordinal, opt_str_field(r, "uuid") or "unknown",
+                                     opt_str_field(r, "name") or "unknown")
 
     def on_error(self, r: dict[str, Any]) -> None:
-        what, result = str(r.get("what")), str(r.get("result"))
-        detail = f" ({r['detail']})" if r.get("detail") else ""
-        if what == "GRAPHCERT_COLLECTOR_OFF":  # a benchmark's breakdown, never a real record
-            self.problems.append(single_line(
-                f"{r.get('detail')} left off by GRAPHCERT_COLLECTOR_OFF: the record is "
-                "incomplete"))
-            return
+        what, result, detail = str(r.get("what")), str(r.get("result")), r.get("detail")
         self.problems.append(single_line(
-            f"CUPTI refused the collector: {what} gave {result}{detail}"
-            if what.startswith("cupti") else f"the collector's {what} gave {result}{detail}"))
+            f"{detail} left off by {what}: the record is incomplete"
+            if what == "GRAPHCERT_COLLECTOR_OFF"  # a benchmark's breakdown, no real record
+            else f"CUPTI refused the collector: {what} gave {result}"
+            + (f" ({detail})" if detail else "") if what.startswith("cupti")
+            else f"the collector's {what} gave {result}" + (f" ({detail})" if detail else "")))
 
     def on_str(self, r: dict[str, Any]) -> None:
-        self.strings[_int(r, "id")] = _str(r, "s")
+        self.strings[int_field(r, "id")] = str_field(r, "s")
 
     def on_capture_begin(self, r: dict[str, Any]) -> None:
-        self.capturing[_int(r, "stream")] = _int(r, "at")
+        self.capturing[int_field(r, "stream")] = int_field(r, "at")
 
     def on_capture_end(self, r: dict[str, Any]) -> None:
-        stream, graph, at = _ints(r, ("stream", "graph", "at"))
+        stream, graph, at = int_fields(r, ("stream", "graph", "at"))
         begin = self.capturing.pop(stream, None)
         self.captured[graph] = None if begin is None else max(0, at - begin)
 
     def on_inst(self, r: dict[str, Any]) -> None:
-        handle, graph, t0, t1 = _int(r, "exec"), _int(r, "graph"), _int(r, "t0"), _int(r, "t1")
-        exec_id, graph_id = _opt_int(r, "exec_id"), _opt_int(r, "graph_id")
+        handle, graph, t0, t1 = (int_field(r, k) for k in ("exec", "graph", "t0", "t1"))
+        exec_id, graph_id = opt_int_field(r, "exec_id"), opt_int_field(r, "graph_id")
         if r.get("snapshot") is not None:
             snapshot, why = snapshot_of(r["snapshot"])
         else:
@@ -197,46 +170,46 @@ class _Reader:
             max(0, t1 - t0), self.captured.get(graph), snapshot, why))
 
     def on_update(self, r: dict[str, Any]) -> None:
-        key = self.keys.get(_int(r, "exec"))
-        code, at, result = _int(r, "code"), _int(r, "at"), _str(r, "result")
+        key = self.keys.get(int_field(r, "exec"))
+        code, at, result = int_field(r, "code"), int_field(r, "at"), str_field(r, "result")
         if key is not None:
             self.updated.append(Updated(key, self.since(at), code == 0, result))
 
     def on_destroy(self, r: dict[str, Any]) -> None:
-        handle, at = _ints(r, ("exec", "at"))
+        handle, at = int_fields(r, ("exec", "at"))
         key = self.keys.pop(handle, None)
         if key is not None:
             self.destroyed.append(Destroyed(key, self.since(at)))
 
     def on_glaunch(self, r: dict[str, Any]) -> None:
-        self.glaunch.append(_ints(r, _GLAUNCH))
+        self.glaunch.append(int_fields(r, _GLAUNCH))
 
     def on_kernel(self, r: dict[str, Any]) -> None:
-        self.kernels.append(_ints(r, _KERNEL))
+        self.kernels.append(int_fields(r, _KERNEL))
 
     def on_call(self, r: dict[str, Any]) -> None:
-        self.calls.append(LaunchCall(*_ints(r, _CALL)))
+        self.calls.append(LaunchCall(*int_fields(r, _CALL)))
 
     def on_marker(self, r: dict[str, Any]) -> None:
         try:
             edge = MarkerEdge(r.get("edge"))
         except ValueError:
-            raise _Bad("edge") from None
-        self.markers.append((_int(r, "id"), edge, _opt_int(r, "name") or 0, _int(r, "tid"),
-                             _int(r, "at")))
+            raise Bad("edge") from None
+        self.markers.append((int_field(r, "id"), edge, opt_int_field(r, "name") or 0,
+                             int_field(r, "tid"), int_field(r, "at")))
 
     def on_dropped(self, r: dict[str, Any]) -> None:
-        self.dropped += _int(r, "n")
+        self.dropped += int_field(r, "n")
 
     def on_graphmem(self, r: dict[str, Any]) -> None:
-        self.memory[_int(r, "ordinal")] = GraphMemory(
-            _int(r, "used_current"), _int(r, "used_high"), _int(r, "reserved_current"),
-            _int(r, "reserved_high"))
+        self.memory[int_field(r, "ordinal")] = GraphMemory(
+            *(int_field(r, k) for k in ("used_current", "used_high", "reserved_current",
+                                        "reserved_high")))
 
     def on_end(self, r: dict[str, Any]) -> None:
         if r.get("how") not in ("exit", "_exit"):
-            raise _Bad("how")
-        _opt_int(r, "code"), _opt_int(r, "at")
+            raise Bad("how")
+        opt_int_field(r, "code"), opt_int_field(r, "at")
         self.end = r
 
     def name(self, sid: int, missing: set[int]) -> str:
@@ -306,7 +279,7 @@ def _memory(reader: _Reader) -> tuple[tuple[GraphMemory, ...], str | None]:
     return (), "the collector wrote no graph memory at the process's end"
 
 
-# what a line of the wrong form raises (JSONDecodeError and _Bad are ValueErrors; a JSON
+# what a line of the wrong form raises (JSONDecodeError and Bad are ValueErrors; a JSON
 # nested past Python's recursion limit raises RecursionError)
 _UNREADABLE = (ValueError, TypeError, KeyError, RecursionError)
 

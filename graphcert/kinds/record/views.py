@@ -88,8 +88,9 @@ def head_lines(r: RecordResult) -> list[tuple[str, str]]:
         ("program", " ".join(r.program)),
         ("ended", f"{r.ended.value}, exit code {r.exit_code}"
                   + (f" ({r.detail})" if r.detail else "") + f", {r.wall_s:.2f} s"),
-        *((("processes", f"{len(r.processes)}, {ran} launched kernels (recorded "
-                         f"{r.collector})"),) if _many(r) else ())]
+        *((("processes", f"{len(r.processes)}, {ran} launched kernels ("
+                         + ("recorded by the injection collector" if r.collector == "injection"
+                            else f"recorded {r.collector}") + ")"),) if _many(r) else ())]
 
 
 def rest_lines(r: RecordResult) -> list[tuple[str, str]]:
