@@ -5,6 +5,7 @@ nodes with their reasons and the tracing overhead. Shared by `graphcert show` an
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from graphcert.cert.compare import CertificateDiff
@@ -87,6 +88,27 @@ FASTER_TRACED = ("traced reads faster: both figures are events around replays en
                  "back, so the host's launch gaps are in them; read the span for the device time")
 
 
+MIN_RUN = 4  # consecutive node indices shown as a range from this many on
+
+
+def path_text(path: Sequence[int]) -> str:
+    """A critical path for a reader: runs of at least MIN_RUN consecutive node indices (a
+    serial chain's) as `first..last (N nodes)`, the rest one by one (`0 -> 1 -> 3..998 (996
+    nodes) -> 999`); the certificate's JSON keeps every index."""
+    parts: list[str] = []
+    i = 0
+    while i < len(path):
+        j = i
+        while j + 1 < len(path) and path[j + 1] == path[j] + 1:
+            j += 1
+        if j - i + 1 >= MIN_RUN:
+            parts.append(f"{path[i]}..{path[j]} ({j - i + 1:,} nodes)")
+        else:
+            parts.extend(str(n) for n in path[i:j + 1])
+        i = j + 1
+    return " -> ".join(parts)
+
+
 def class_lines(c: ProfiledClass) -> list[tuple[str, str]]:
     """Key/value lines of one class: the replay's figures, the path, the overhead."""
     p = c.profile
@@ -97,8 +119,7 @@ def class_lines(c: ProfiledClass) -> list[tuple[str, str]]:
             ("replay", f"span {ns(p.span_ns)}, node sum {ns(p.sum_ns)}, parallelism "
                        f"{p.parallelism:.2f}, {p.replays} replays ({p.incomplete_replays} "
                        f"incomplete, {p.dropped} records dropped)"),
-            ("critical path", f"{ns(p.critical_path_ns)}: "
-                              + " -> ".join(map(str, p.critical_path))),
+            ("critical path", f"{ns(p.critical_path_ns)}: {path_text(p.critical_path)}"),
             ("overhead", over),
             *((f"untimed {u.index}", f"{u.kind.value}: {u.reason}") for u in p.untimed)]
 
