@@ -18,6 +18,7 @@ from graphcert.gate.policy import Policy
 from graphcert.gate.rules import Loaded, Rule, RuleResult, RuleStatus
 from graphcert.kinds.record.result import RecordResult, who
 from graphcert.recording import Recorded
+from graphcert.recording.regions import OUTSIDE, UNJOINED
 from graphcert.render.names import short_name
 
 SHOWN = 8  # names listed in a rule's details before "... and N more"
@@ -121,7 +122,11 @@ def _allowed(rec: Recorded, globs: Sequence[str]) -> tuple[int, list[str]]:
 
 
 def _matching(region: str, globs: Sequence[str]) -> list[str]:
-    """The globs that match `region` or one of its components."""
+    """The globs that match `region` or one of its components; none for launches made
+    outside every range or whose launch call was not recorded (`*` allows ranges, not
+    those)."""
+    if region in (OUTSIDE, UNJOINED):
+        return []
     parts = [region, *region.split(" > ")]
     return [glob for glob in globs if any(fnmatchcase(part, glob) for part in parts)]
 

@@ -28,7 +28,7 @@ from graphcert.kinds.record.rules import record_rules
 from graphcert.kinds.record.views import process_rows, record_rows, topology_rows
 from graphcert.recording import Recorded, Recording, analyse
 from graphcert.recording.processes import ProcessEnded
-from graphcert.recording.regions import EagerRegion, Regions
+from graphcert.recording.regions import OUTSIDE, UNJOINED, EagerRegion, Regions
 from graphcert.workloads import registry
 from tests._recordfactory import synthetic_process, synthetic_run
 from tests.kinds.record.test_record_synthetic import synthetic_stream
@@ -197,6 +197,14 @@ def test_allow_eager_ranges_leaves_out_launches_in_matching_ranges() -> None:
     table_of = _rules(result, {**table, "allow_eager_ranges": {"other": ["*"],
                                                                "serve": ["decode"]}})
     assert table_of[Rule.STEADY_EAGER].status is RuleStatus.PASS
+
+
+@pytest.mark.parametrize("region", [OUTSIDE, UNJOINED])
+def test_a_glob_of_everything_allows_ranges_not_launches_outside_them(region: str) -> None:
+    result = _tp(worker_eager=3, region=region)
+    got = _rules(result, {"max_steady_eager_launches": 0, "allow_eager_ranges": ["*"]})
+    assert got[Rule.STEADY_EAGER].status is RuleStatus.FAIL
+    assert not any(d.startswith("allowed by") for d in got[Rule.STEADY_EAGER].details)
 
 
 @pytest.mark.parametrize("value", ["selfcheck*", [1], [""], {"serve": "x"}])
