@@ -5,7 +5,9 @@
  * capture; everything per launch comes from activity records (activity.c). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -34,15 +36,28 @@ static int subscribed;
 static unsigned flush_ms = 200;
 static pthread_t flusher;
 static int flusher_running;
-static pthread_mutex_t stop_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t stop_cond = PTHREAD_COND_INITIALIZER;
-static int stop;
+static sem_t wake;              /* posted to wake the flush thread (sem_post: signal-safe) */
+static atomic_int stop;         /* exit: the flush thread returns */
+static atomic_int last_flush;   /* _exit: 1 asks the flush thread for a last flush, 2: done */
 
 uint64_t gc_now(void) {
     uint64_t t = 0;
     cuptiGetTimestamp(&t);
     return t;
 }
+
+/* CUPTI's time at the process line and CLOCK_MONOTONIC's then: at _exit, CUPTI's clock is
+ * extrapolated from them (clock_gettime is async-signal-safe; cuptiGetTimestamp may load
+ * libraries or allocate). */
+static uint64_t started_at, started_mono;
+
+static uint64_t mono_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static uint64_t now_safe(void) { return started_at + (mono_ns() - started_mono); }
 
 void gc_error(const char *what, CUptiResult result, const char *detail) {
     const char *name = NULL;
@@ -192,24 +207,29 @@ static void CUPTIAPI on_event(void *userdata, CUpti_CallbackDomain domain, CUpti
     }
 }
 
-/* The flush thread: every GRAPHCERT_FLUSH_MS, CUPTI's buffers out, then the stream. */
+/* The flush thread: every GRAPHCERT_FLUSH_MS, CUPTI's buffers out, then the stream; on an
+ * _exit's request, one last forced flush and the graphmem lines (this thread may allocate and
+ * take CUPTI's locks; the thread in _exit, maybe in a signal handler, may not). */
 static void *flush_loop(void *arg) {
     (void)arg;
-    pthread_mutex_lock(&stop_lock);
-    while (!stop) {
+    while (!atomic_load(&stop)) {
         struct timespec at;
         clock_gettime(CLOCK_REALTIME, &at);
         at.tv_sec += flush_ms / 1000;
         at.tv_nsec += (long)(flush_ms % 1000) * 1000000L;
         if (at.tv_nsec >= 1000000000L) { at.tv_sec++; at.tv_nsec -= 1000000000L; }
-        pthread_cond_timedwait(&stop_cond, &stop_lock, &at);
-        if (stop) break;
-        pthread_mutex_unlock(&stop_lock);
+        while (sem_timedwait(&wake, &at) != 0 && errno == EINTR) continue;
+        if (atomic_load(&stop)) break;
+        if (atomic_load(&last_flush) == 1) {
+            cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+            gc_graphmem_lines();
+            jo_flush();
+            atomic_store(&last_flush, 2);
+            break;
+        }
         cuptiActivityFlushAll(0);
         jo_flush();
-        pthread_mutex_lock(&stop_lock);
     }
-    pthread_mutex_unlock(&stop_lock);
     return NULL;
 }
 
@@ -218,29 +238,45 @@ static void start_flusher(void) {
     sigfillset(&all);
     /* The program's signals go to the program's threads, never to this one. */
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    flusher_running = pthread_create(&flusher, NULL, flush_loop, NULL) == 0;
+    flusher_running = sem_init(&wake, 0, 0) == 0 && pthread_create(&flusher, NULL, flush_loop, NULL) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* _exit's last lines, async-signal-safe as far as the collector goes (_exit may come from a
+ * signal handler that interrupted malloc, CUPTI or a lock holder): this thread only posts a
+ * semaphore, polls an atomic, sleeps and write(2)s. The last CUPTI flush and the graphmem
+ * lines are asked of the flush thread and waited for at most a second; without a flush
+ * thread, or when it does not answer in time (blocked on a lock the interrupted code holds),
+ * the activity records CUPTI had not handed over are lost, and so are the graphmem lines. */
+static void finish_now(int code) {
+    if (subscribed && flusher_running && !pthread_equal(pthread_self(), flusher)) {
+        atomic_store(&last_flush, 1);
+        sem_post(&wake);
+        for (int ms = 0; ms < 1000 && atomic_load(&last_flush) != 2; ms++) {
+            struct timespec step = {0, 1000000L};
+            nanosleep(&step, NULL);
+        }
+    }
+    jo_end_now((unsigned)code, now_safe());
+}
+
 /* The last lines: once per process, whichever of exit and _exit comes first, from any
- * thread. `code` < 0: exit (no status to give). */
+ * thread. `code` < 0: exit (no status to give); otherwise _exit (finish_now). */
 static void finish(const char *how, int code) {
     /* A vfork child (Python's subprocess, posix_spawn) shares this memory and runs no fork
      * handler; when its exec fails it calls _exit through the hook: not this process. */
     if (getpid() != owner) return;
     if (atomic_exchange(&finished, 1)) return;
-    /* An _exit may come from a signal handler that interrupted a holder of one of the
-     * collector's locks: wait for locks and the flush thread a short while only. */
-    jo_patience(code < 0);
+    if (code >= 0) {
+        finish_now(code);
+        return;
+    }
     if (flusher_running && !pthread_equal(pthread_self(), flusher)) {
-        if (jo_lock(&stop_lock)) {
-            stop = 1;
-            pthread_cond_signal(&stop_cond);
-            pthread_mutex_unlock(&stop_lock);
-        }
+        atomic_store(&stop, 1);
+        sem_post(&wake);
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += code < 0 ? 10 : 1;
+        until.tv_sec += 10;
         if (pthread_timedjoin_np(flusher, NULL, &until) == 0) flusher_running = 0;
     }
     if (subscribed && !flusher_running) { /* a flush thread still busy holds CUPTI's flush */
@@ -252,7 +288,7 @@ static void finish(const char *how, int code) {
     jl_begin(&b, "end");
     jl_kstr(&b, "how", how);
     jl_key(&b, "code");
-    if (code >= 0) jb_i64(&b, code); else jb_puts(&b, "null");
+    jb_puts(&b, "null");
     jl_ku64(&b, "at", gc_now());
     jo_emit(&b);
     jb_free(&b);
@@ -342,7 +378,9 @@ int InitializeInjection(void) {
     jb_init(&b);
     jl_begin(&b, "process");
     gc_process_fields(&b);
-    jl_ku64(&b, "at", gc_now());
+    started_at = gc_now();
+    started_mono = mono_ns();
+    jl_ku64(&b, "at", started_at);
     jl_key(&b, "cupti_version");
     if (cuptiGetVersion(&version) == CUPTI_SUCCESS) jb_u64(&b, version); else jb_puts(&b, "null");
     jl_kstr(&b, "collector", GRAPHCERT_SOURCE_HASH);

@@ -21,20 +21,9 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int fd = -1;
 static atomic_int off = 1; /* 1: no stream (not opened, closed, or inherited by a fork) */
 static jbuf pending;
-static _Thread_local int impatient;
+#define IMPATIENT_NS 200000000L /* how long an _exit waits for the stream's lock */
 
-#define IMPATIENT_NS 200000000L /* how long an _exit waits for a lock */
-
-void jo_patience(int patient) { impatient = !patient; }
-
-int jo_lock(pthread_mutex_t *m) {
-    if (!impatient) return pthread_mutex_lock(m) == 0;
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += IMPATIENT_NS;
-    if (until.tv_nsec >= 1000000000L) { until.tv_sec++; until.tv_nsec -= 1000000000L; }
-    return pthread_mutex_timedlock(m, &until) == 0;
-}
+int jo_lock(pthread_mutex_t *m) { return pthread_mutex_lock(m) == 0; }
 
 void jb_init(jbuf *b) { b->data = NULL; b->len = b->cap = 0; b->failed = 0; }
 
@@ -152,11 +141,21 @@ static void write_all(const char *p, size_t n) {
     }
 }
 
+/* The pid and start ticks stay the same across exec: a process that initialised CUDA and then
+ * exec'd another program that does gets a second file, proc-<pid>-<start>-e1.jsonl (then -e2,
+ * ...), never lines appended to the first program's stream. */
+#define MAX_EXECS 1000
+
 int jo_open(const char *dir, int pid, unsigned long long start) {
     char path[PATH_MAX];
-    int n = snprintf(path, sizeof path, "%s/proc-%d-%llu.jsonl", dir, pid, start);
-    if (n < 0 || (size_t)n >= sizeof path) return -1;
-    fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    for (int exec = 0; exec < MAX_EXECS; exec++) {
+        int n = exec ? snprintf(path, sizeof path, "%s/proc-%d-%llu-e%d.jsonl", dir, pid, start,
+                                exec)
+                     : snprintf(path, sizeof path, "%s/proc-%d-%llu.jsonl", dir, pid, start);
+        if (n < 0 || (size_t)n >= sizeof path) return -1;
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST) break;
+    }
     if (fd < 0) return -1;
     jb_init(&pending);
     atomic_store(&off, 0);
@@ -201,6 +200,54 @@ void jo_close(void) {
     if (!atomic_load(&off)) {
         write_all(pending.data, pending.len);
         pending.len = 0;
+        atomic_store(&off, 1);
+        close(fd);
+        fd = -1;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* v's decimal digits, written to end just before `end` (24 bytes suffice): where they start. */
+static char *decimal(char *end, uint64_t v) {
+    char *p = end;
+    do { *--p = (char)('0' + v % 10); v /= 10; } while (v);
+    return p;
+}
+
+static size_t put(char *at, const char *s, size_t n) {
+    memcpy(at, s, n);
+    return n;
+}
+
+void jo_end_now(unsigned code, uint64_t at) {
+    if (atomic_load(&off)) return;
+    /* The line is built on the stack: no malloc, no stdio. `how` is "_exit", the only way in. */
+    char line[128], digits[24];
+    size_t n = 0;
+    const char *p;
+#define LITERAL(s) put(line + n, s, sizeof s - 1)
+    n += LITERAL("{\"t\":\"end\",\"how\":\"_exit\",\"code\":");
+    p = decimal(digits + sizeof digits, code);
+    n += put(line + n, p, (size_t)(digits + sizeof digits - p));
+    n += LITERAL(",\"at\":");
+    p = decimal(digits + sizeof digits, at);
+    n += put(line + n, p, (size_t)(digits + sizeof digits - p));
+    n += LITERAL("}\n");
+#undef LITERAL
+    /* trylock and nanosleep, not a blocking lock: the holder may be the very thread a signal
+     * handler calling _exit interrupted. No lock within the wait: nothing is written (a
+     * stream without its end line, as a killed process's). */
+    int locked = 0;
+    for (long waited = 0; waited < IMPATIENT_NS; waited += 1000000L) {
+        if (pthread_mutex_trylock(&lock) == 0) { locked = 1; break; }
+        struct timespec ms = {0, 1000000L};
+        nanosleep(&ms, NULL);
+    }
+    if (!locked) { atomic_store(&off, 1); return; }
+    if (!atomic_load(&off)) {
+        write_all(pending.data, pending.len); /* what is buffered: allocated before, not now */
+        pending.len = 0;
+        write_all(line, n);
         atomic_store(&off, 1);
         close(fd);
         fd = -1;

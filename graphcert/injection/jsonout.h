@@ -1,5 +1,6 @@
 /* The per-process JSON-Lines stream: lines are built in a jbuf, then appended whole to the
- * process's buffer (one mutex) and written to proc-<pid>-<start>.jsonl with write(2). */
+ * process's buffer (one mutex) and written to proc-<pid>-<start>.jsonl (proc-<pid>-<start>-e<n>.jsonl after an exec) with
+ * write(2). */
 #ifndef GRAPHCERT_JSONOUT_H
 #define GRAPHCERT_JSONOUT_H
 
@@ -35,14 +36,15 @@ int jo_open(const char *dir, int pid, unsigned long long start);
 void jo_emit(jbuf *b);
 /* Write the process buffer out now. */
 void jo_flush(void);
+/* The `_exit` end: what is buffered, then {"t":"end","how":"_exit","code":code,"at":at}, then
+ * stop, with write(2) only (no malloc, no stdio, no blocking lock): _exit may come from a
+ * signal handler that interrupted malloc or a holder of the stream's lock. */
+void jo_end_now(unsigned code, uint64_t at);
 /* Flush and stop: later lines are dropped (after the end line, or in a forked child). */
 void jo_close(void);
 /* A forked child: never write the parent's buffer or stream (no lock taken). */
 void jo_forget(void);
-/* Take a lock of the collector's; with jo_patience(0) on this thread (an _exit, maybe from a
- * signal handler that interrupted a holder of the lock) wait at most a short while: 0 if the
- * lock was not had, and the line is then dropped rather than the process hung. */
+/* Take a lock of the collector's: 1 when had. */
 int jo_lock(pthread_mutex_t *m);
-void jo_patience(int patient);
 
 #endif

@@ -34,6 +34,7 @@ class ProcessEnded(str, Enum):
     EXIT = "exit"  # exit() or returned from main (the stream's end line, how "exit")
     EXIT_NOW = "_exit"  # _exit(status) (forked workers): the end line carries the status
     KILLED = "killed"  # gone without an end line: SIGKILL, a crash, or another abrupt end
+    EXEC = "exec"  # replaced by exec: a later stream of the same process records the program
     OUTLIVED = "outlived"  # still running when the command's own process had ended
     IN_PLACE = "in-place"  # recorded inside the program (graphcert.record()): see the run
 

@@ -11,6 +11,7 @@ times stay CUPTI's, as the analysis expects.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,9 @@ from graphcert.recording.streamfields import (
 )
 
 STREAM_GLOB = "proc-*-*.jsonl"
+# proc-<pid>-<start ticks>.jsonl, then -e1, -e2, ... for each program the process exec'd
+# that initialised CUDA again (the pid and start ticks stay the same across exec)
+_STREAM_NAME = re.compile(r"proc-(\d+)-(\d+)(?:-e(\d+))?\.jsonl")
 TAKEN = ("made {n} graph(s) but no kernel or graph-launch record reached graphcert: another "
          "CUPTI client (a profiler in the program?) took CUPTI's activity records")
 LOST = ("made {n} graph(s) but no kernel or graph-launch record reached graphcert before it "
@@ -100,6 +104,7 @@ class _Reader:
         self.end: dict[str, Any] | None = None
         self.unreadable = 0
         self.unknown: dict[str, int] = {}
+        self.exec_d = False  # a later stream of this process records the program it exec'd
 
     def since(self, ns: int) -> int:
         return max(0, ns - self.t0)
@@ -252,14 +257,25 @@ def _lines(path: Path) -> tuple[list[bytes], bytes | None]:
     return lines, (torn or None)
 
 
+def _name_key(path: Path) -> tuple[int, int, int]:
+    """(pid, start ticks, exec number) from proc-<pid>-<start>[-e<n>].jsonl; zeros for a
+    name of another form."""
+    found = _STREAM_NAME.fullmatch(path.name)
+    if found is None:
+        return 0, 0, 0
+    pid, start, execs = found.groups()
+    return int(pid), int(start), int(execs or 0)
+
+
 def _pid_of(path: Path) -> int:
-    """The pid the file name gives (proc-<pid>-<start>.jsonl), 0 if it gives none."""
-    parts = path.name.split("-")
-    return int(parts[1]) if len(parts) >= 3 and parts[1].isdigit() else 0
+    """The pid the file name gives, 0 if it gives none."""
+    return _name_key(path)[0]
 
 
-def _ending(reader: _Reader, outlived: bool, exit_code: int | None
+def _ending(reader: _Reader, outlived: bool, exit_code: int | None, exec_d: bool = False
             ) -> tuple[ProcessEnded, int | None]:
+    if reader.end is None and exec_d:
+        return ProcessEnded.EXEC, None
     if reader.end is None:
         return (ProcessEnded.OUTLIVED if outlived else ProcessEnded.KILLED), exit_code
     if reader.end["how"] == "_exit":
@@ -271,6 +287,8 @@ def _ending(reader: _Reader, outlived: bool, exit_code: int | None
 def _memory(reader: _Reader) -> tuple[tuple[GraphMemory, ...], str | None]:
     if reader.memory:
         return tuple(reader.memory[k] for k in sorted(reader.memory)), None
+    if reader.end is None and reader.exec_d:
+        return (), "the process exec'd another program, so its graph memory was not read"
     if reader.end is None:
         return (), ("the stream has no end line (the process was killed, or outlived the "
                     "command), so its graph memory at the end was not read")
@@ -312,7 +330,7 @@ def read_stream(path: str | Path, *, outlived: bool = False, exit_code: int | No
 
 
 def _stream(path: Path, reader: _Reader, outlived: bool, exit_code: int | None,
-            nvtx_unavailable: str | None) -> ProcessStream:
+            nvtx_unavailable: str | None, exec_d: bool = False) -> ProcessStream:
     recording = reader.recording(nvtx_unavailable)
     if reader.unreadable:
         reader.problems.append(f"{reader.unreadable} line(s) of the stream could not be read")
@@ -327,7 +345,7 @@ def _stream(path: Path, reader: _Reader, outlived: bool, exit_code: int | None,
     if head is None:
         reader.problems.insert(0, "the stream has no process line (the process ended before "
                                   "its first flush)")
-    ended, code = _ending(reader, outlived, exit_code)
+    ended, code = _ending(reader, outlived, exit_code, exec_d)
     info = ProcessInfo(
         head["pid"] if head else _pid_of(path), head["ppid"] if head else 0,
         tuple(head["argv"]) if head else (), tuple(reader.gpus[k] for k in sorted(reader.gpus)),
@@ -354,23 +372,32 @@ def read_run(folder: str | Path, *, outlived: frozenset[int] = frozenset(),
         raise InputError(f"{root}: not a run folder (no such directory)",
                          hint="pass the folder graphcert record named in GRAPHCERT_RUN_DIR")
     codes = exit_codes or {}
-    read = [(p, _read(p)) for p in sorted(root.glob(STREAM_GLOB)) if p.is_file()]
-    pids = [r.head["pid"] if r.head else _pid_of(p) for p, r in read]
+    read = [(p, _read(p)) for p in sorted(root.glob(STREAM_GLOB), key=_name_key)
+            if p.is_file()]
+    keys = [_name_key(p) for p, _ in read]
+    pids = [r.head["pid"] if r.head else keys[i][0] for i, (_, r) in enumerate(read)]
     walls = [r.head.get("wall_ns") if r.head else None for _, r in read]
+    # One process is one (pid, start ticks); its programs (exec) in their exec order.
+    starts = [(pids[i], keys[i][1]) for i in range(len(read))]
     order = sorted(range(len(read)), key=lambda i: (
         not isinstance(walls[i], int), walls[i] if isinstance(walls[i], int) else 0, pids[i],
-        read[i][0].name))
-    first: dict[int, int] = {}
+        keys[i], read[i][0].name))
+    first: dict[int, tuple[int, int]] = {}
     last: dict[int, int] = {}
-    for i in order:
-        first.setdefault(pids[i], i)
+    program_last: dict[tuple[int, int], int] = {}
+    for i in sorted(range(len(read)), key=lambda i: (keys[i][1], keys[i][2], order.index(i))):
+        first.setdefault(pids[i], starts[i])
         last[pids[i]] = i
+        program_last[starts[i]] = i
     out = []
     for i in order:
         path, reader = read[i]
         pid = pids[i]
+        exec_d = program_last[starts[i]] != i and keys[i] != (0, 0, 0)
+        reader.exec_d = exec_d
+        known = first[pid] == starts[i] and program_last[starts[i]] == i
         out.append(_stream(path, reader, pid in outlived and last[pid] == i,
-                           codes.get(pid) if first[pid] == i else None, nvtx_unavailable))
+                           codes.get(pid) if known else None, nvtx_unavailable, exec_d))
     return tuple(out)
 
 

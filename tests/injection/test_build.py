@@ -218,7 +218,8 @@ def test_pythons_exit_now_goes_through_the_hook(built: Built, tmp_path: Path,
 # A stand-in for the CUDA driver (synthetic: no CUDA here): loads the collector as the driver
 # would and calls InitializeInjection, then ends as argv[2] says; first, with "fork" or
 # "vfork", a child that ends with _exit(5) (a vfork child shares the parent's memory and runs
-# no fork handler, as when Python's subprocess fails to exec). argv[3] is only recorded.
+# no fork handler, as when Python's subprocess fails to exec); "exec" execs itself to end with
+# "exit" (the same pid and start ticks, CUDA initialised again). argv[3] is only recorded.
 _HOST = r"""
 #include <dlfcn.h>
 #include <stdio.h>
@@ -245,6 +246,7 @@ int main(int argc, char **argv) {
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 5) return 6;
     }
     if (strcmp(argv[2], "_exit") == 0) _exit(9);
+    if (strcmp(argv[2], "exec") == 0) { execl(argv[0], argv[0], argv[1], "exit", (char *)0); return 8; }
     return 0;
 }
 """
@@ -314,3 +316,90 @@ def test_the_subscribing_collector_ends_its_stream_whatever_cupti_says(
     for line in lines[1:-1]:
         if line["t"] == "error":
             assert set(line) == {"t", "what", "result", "detail"} and line["result"]
+
+
+# A SYNTHETIC stand-in for the driver (as _HOST) whose malloc, calloc, realloc and free end
+# the process with status 70 once `forbid` is set: the collector's _exit path must write its
+# end line without them. argv[2]: "_exit" calls _exit(9) directly, "signal" from a signal
+# handler (as a program's SIGTERM handler that calls os._exit does).
+_HOST_NO_MALLOC = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+extern void *__libc_malloc(size_t), *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+static volatile int forbid;
+static void refuse(void) {
+    static const char said[] = "allocation in _exit\n";
+    if (write(2, said, sizeof said - 1) < 0) {}
+    syscall(SYS_exit_group, 70);
+}
+void *malloc(size_t n) { if (forbid) refuse(); return __libc_malloc(n); }
+void *calloc(size_t n, size_t m) { if (forbid) refuse(); return __libc_calloc(n, m); }
+void *realloc(void *p, size_t n) { if (forbid) refuse(); return __libc_realloc(p, n); }
+void free(void *p) { if (forbid && p) refuse(); __libc_free(p); }
+static void handler(int sig) { (void)sig; _exit(9); }
+int main(int argc, char **argv) {
+    (void)argc;
+    void *lib = dlopen(argv[1], RTLD_NOW);
+    if (!lib) { fprintf(stderr, "%s\n", dlerror()); return 3; }
+    int (*init)(void) = (int (*)(void))dlsym(lib, "InitializeInjection");
+    if (init() != 1) return 4;
+    signal(SIGUSR1, handler);
+    forbid = 1;
+    if (strcmp(argv[2], "signal") == 0) raise(SIGUSR1);
+    _exit(9);
+}
+"""
+
+
+@pytest.mark.parametrize("idle", [True, False])
+@pytest.mark.parametrize("how", ["_exit", "signal"])
+def test_the_exit_now_end_line_is_written_without_allocating(
+        built: Built, tmp_path: Path, how: str, idle: bool) -> None:
+    src = tmp_path / "no_malloc.c"
+    src.write_text(_HOST_NO_MALLOC, encoding="utf-8")
+    exe = tmp_path / "no_malloc"
+    subprocess.run([shutil.which("cc") or "gcc", str(src), "-o", str(exe), "-ldl", "-rdynamic"],
+                   check=True)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    env = {**os.environ, "GRAPHCERT_RUN_DIR": str(run_dir), "GRAPHCERT_FLUSH_MS": "5",
+           "LD_PRELOAD": str(built.exit_hook)}
+    env.pop("GRAPHCERT_COLLECTOR_IDLE", None)
+    if idle:
+        env["GRAPHCERT_COLLECTOR_IDLE"] = "1"
+    done = subprocess.run([str(exe), str(built.collector), how], capture_output=True, env=env,
+                          check=False, timeout=60)
+    assert (done.returncode, done.stderr) == (9, b"")
+    (stream,) = run_dir.iterdir()
+    lines = [json.loads(line) for line in stream.read_text(encoding="utf-8").splitlines()]
+    assert lines[0]["t"] == "process"
+    end = lines[-1]
+    assert set(end) == {"t", "how", "code", "at"} and isinstance(end["at"], int)
+    assert {k: end[k] for k in ("t", "how", "code")} == {"t": "end", "how": "_exit", "code": 9}
+
+
+def test_an_exec_after_cuda_writes_a_second_stream_of_the_same_pid(built: Built,
+                                                                   tmp_path: Path) -> None:
+    exe = _compile_program(tmp_path, "driver_stand_in", _HOST)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    env = {**os.environ, "GRAPHCERT_RUN_DIR": str(run_dir), "GRAPHCERT_COLLECTOR_IDLE": "1",
+           "LD_PRELOAD": str(built.exit_hook)}
+    done = subprocess.run([str(exe), str(built.collector), "exec"], capture_output=True,
+                          env=env, check=False)
+    assert (done.returncode, done.stderr) == (0, b"")
+    first, second = sorted(run_dir.iterdir(), key=lambda p: len(p.name))
+    assert second.name == first.name.removesuffix(".jsonl") + "-e1.jsonl"
+    before = [json.loads(x) for x in first.read_text(encoding="utf-8").splitlines()]
+    after = [json.loads(x) for x in second.read_text(encoding="utf-8").splitlines()]
+    # The first program's stream ends at the exec (no end line); the second is whole.
+    assert [x["t"] for x in before] == ["process"] and before[0]["argv"][2] == "exec"
+    assert [x["t"] for x in after] == ["process", "end"] and after[0]["argv"][2] == "exit"
+    assert before[0]["pid"] == after[0]["pid"]

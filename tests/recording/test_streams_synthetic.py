@@ -229,6 +229,31 @@ def test_read_run_orders_and_applies_what_the_runner_knows(tmp_path: Path) -> No
     assert all(s.recording.nvtx_unavailable == "synthetic: NVTX not routed" for s in got)
 
 
+def _exec_d(s: SyntheticStream, run: Path, n: int) -> None:
+    """Write `s` as the collector names the stream of a process's n-th exec'd program."""
+    path = s.write(run.parent / f"exec{n}")
+    path.rename(run / f"{path.stem}-e{n}.jsonl")
+
+
+def test_streams_of_one_process_across_exec_are_its_programs_in_exec_order(tmp_path: Path
+                                                                          ) -> None:
+    # SYNTHETIC: pid 10 exec'd three times, each program initialising CUDA (the same pid and
+    # start ticks: the collector adds -e<n>); the same wall clock, so the names order them.
+    run = tmp_path / "run"
+    run.mkdir()
+    SyntheticStream(pid=10, wall_ns=100, argv=("p0",)).kernel("k", 1, 2).write(run)
+    _exec_d(SyntheticStream(pid=10, wall_ns=100, argv=("p10",)).end(), run, 10)
+    _exec_d(SyntheticStream(pid=10, wall_ns=100, argv=("p1",)).kernel("k", 1, 2), run, 1)
+    _exec_d(SyntheticStream(pid=10, wall_ns=100, argv=("p2",)), run, 2)
+    got = read_run(run, exit_codes={10: 3})
+    assert [s.process.info.argv for s in got] == [("p0",), ("p1",), ("p2",), ("p10",)]
+    assert [(s.process.info.pid, s.process.info.ended, s.process.info.exit_code)
+            for s in got] == [(10, ProcessEnded.EXEC, None), (10, ProcessEnded.EXEC, None),
+                              (10, ProcessEnded.EXEC, None), (10, ProcessEnded.EXIT, 3)]
+    assert "exec'd" in (got[0].process.memory_reason or "")
+    assert all(s.process.info.problems == () for s in got)
+
+
 def test_read_run_of_an_empty_or_missing_folder(tmp_path: Path) -> None:
     assert read_run(tmp_path) == ()
     with pytest.raises(InputError, match="not a run folder"):
