@@ -60,6 +60,7 @@ LOST = ("made {n} graph(s) but no kernel or graph-launch record reached graphcer
 
 
 _GLAUNCH = ("graph_id", "corr", "start", "end")
+_GRAPHMEM = ("used_current", "used_high", "reserved_current", "reserved_high")
 _KERNEL = ("name", "start", "end", "graph_id", "corr")
 _CALL = ("corr", "tid", "at")
 
@@ -101,6 +102,7 @@ class _Reader:
         self.markers: list[tuple[int, MarkerEdge, int, int, int]] = []
         self.dropped = 0
         self.memory: dict[int, GraphMemory] = {}
+        self.memory_unread: list[int] = []  # ordinals whose graphmem line held nulls
         self.end: dict[str, Any] | None = None
         self.unreadable = 0
         self.unknown: dict[str, int] = {}
@@ -207,9 +209,13 @@ class _Reader:
         self.dropped += int_field(r, "n")
 
     def on_graphmem(self, r: dict[str, Any]) -> None:
-        self.memory[int_field(r, "ordinal")] = GraphMemory(
-            *(int_field(r, k) for k in ("used_current", "used_high", "reserved_current",
-                                        "reserved_high")))
+        ordinal = int_field(r, "ordinal")
+        values = [opt_int_field(r, k) for k in _GRAPHMEM]
+        # null: cuDeviceGetGraphMemAttribute failed for that field (not a bad line)
+        if any(v is None for v in values):
+            self.memory_unread.append(ordinal)
+            return
+        self.memory[ordinal] = GraphMemory(*(int(v or 0) for v in values))
 
     def on_end(self, r: dict[str, Any]) -> None:
         if r.get("how") not in ("exit", "_exit"):
@@ -285,6 +291,12 @@ def _ending(reader: _Reader, outlived: bool, exit_code: int | None, exec_d: bool
 
 
 def _memory(reader: _Reader) -> tuple[tuple[GraphMemory, ...], str | None]:
+    unread = sorted(set(reader.memory_unread) - set(reader.memory))
+    if unread:
+        which = ", ".join(str(o) for o in unread)
+        return (tuple(reader.memory[k] for k in sorted(reader.memory)),
+                f"the driver did not give the graph memory of device(s) {which} "
+                "(cuDeviceGetGraphMemAttribute failed), so it was not read")
     if reader.memory:
         return tuple(reader.memory[k] for k in sorted(reader.memory)), None
     if reader.end is None and reader.exec_d:

@@ -33,9 +33,11 @@ RUN_DIR_ENV = "GRAPHCERT_RUN_DIR"  # where the collector writes one stream per p
 NVTX_ENV = "NVTX_INJECTION64_PATH"  # NVTX's tool: libcupti, so MARKER records hear ranges
 PRELOAD_ENV = "LD_PRELOAD"  # the exit hook: a process ending with _exit flushes first
 NOT_FOUND, NOT_EXECUTABLE = ExitStatus.COMMAND_NOT_FOUND, ExitStatus.COMMAND_NOT_EXECUTABLE
-STREAM_NAME = re.compile(r"proc-(\d+)-(\d+)\.jsonl")
+STREAM_NAME = re.compile(r"proc-(\d+)-(\d+)(?:-e\d+)?\.jsonl")  # -e<n>: after an exec
 POLL_S = 0.05
-FORWARDED = (signal.SIGINT, signal.SIGTERM)
+# The command runs in its own session: a closed terminal (SIGHUP) or Ctrl-\ (SIGQUIT) that
+# reached graphcert alone would end it and leave the command's tree running.
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
 class CommandNotFound(GraphcertError):
@@ -155,8 +157,8 @@ def ended_by(returncode: int, forwarded: Sequence[int]) -> tuple[int, Ended, str
 
 
 class Forwarder:
-    """SIGINT and SIGTERM passed on to the command's process group, each noted; one that
-    came before the command had a pid is passed on as soon as it has one."""
+    """SIGINT, SIGTERM, SIGHUP and SIGQUIT passed on to the command's process group, each
+    noted; one that came before the command had a pid is passed on as soon as it has one."""
 
     def __init__(self) -> None:
         self.pid: int | None = None
@@ -184,7 +186,7 @@ class Forwarder:
 
 @contextmanager
 def forwarding(forward: Forwarder) -> Iterator[None]:
-    """While the body runs (main thread), SIGINT and SIGTERM go to `forward`; every Ctrl-C
+    """While the body runs (main thread), the FORWARDED signals go to `forward`; every Ctrl-C
     forwards again. The command runs in its own session, so the terminal's Ctrl-C reaches
     graphcert only."""
     try:
@@ -252,7 +254,7 @@ def run_command(command: Command, env: Mapping[str, str], *, run_dir: Path | Non
                 grace: float = 0.0) -> Finished:
     """Start the command in its own session (stdin, stdout, stderr inherited), wait for its
     process, then (with `run_dir`) up to `grace` seconds for the other processes that wrote
-    streams there; SIGINT and SIGTERM go to its process group all the while."""
+    streams there; the FORWARDED signals go to its process group all the while."""
     forward = Forwarder()
     with forwarding(forward):
         start = time.perf_counter()

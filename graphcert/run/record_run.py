@@ -145,11 +145,22 @@ def identity_argv(given: Sequence[str]) -> tuple[str, ...]:
     return args
 
 
+def cuda_scale(api_version: int) -> int:
+    """cuptiGetVersion's CUPTI_API_VERSION (13.4 update 1: 130401) on the scale the
+    certificate's cupti_version has held since graphcert.record() and `profile` (CUDA's:
+    13.4 -> 13040, graphcert.cupti.library.version); 0 for a number of another form (the
+    CUPTI of CUDA 12 numbered its API 18, 20, ...)."""
+    if api_version < 100000:
+        return 0
+    return api_version // 10000 * 1000 + api_version // 100 % 100 * 10
+
+
 def cupti_version_of(streams: Sequence[ProcessStream]) -> int:
-    """CUPTI's version as the collector saw it, else as this process loads it."""
+    """CUPTI's version as the collector saw it, else as this process loads it; CUDA's scale
+    either way (13.4 -> 13040)."""
     for stream in streams:
-        if stream.cupti_version:
-            return int(stream.cupti_version)
+        if stream.cupti_version and (version := cuda_scale(int(stream.cupti_version))):
+            return version
     from graphcert.cupti.record import cupti_version
 
     return cupti_version()
@@ -216,5 +227,5 @@ def record_command(argv: Sequence[str], *, out_dir: Path | None, options: Option
     return CommandRun(result, cert, run_dir if keep_streams is not None else None, notes)
 
 
-__all__ = ["CommandRun", "certify", "device_index", "first_gpu", "identity_argv",
+__all__ = ["CommandRun", "certify", "cuda_scale", "cupti_version_of", "device_index", "first_gpu", "identity_argv",
            "make_result", "notes_about", "read_streams", "record_command"]

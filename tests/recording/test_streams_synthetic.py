@@ -171,6 +171,27 @@ def test_exit_now_carries_its_code(tmp_path: Path) -> None:
     assert read_stream(exited, outlived=True).process.info.ended is ProcessEnded.EXIT
 
 
+def test_graph_memory_the_driver_did_not_give_is_not_read_with_a_reason(tmp_path: Path
+                                                                        ) -> None:
+    # SYNTHETIC: the collector writes null where cuDeviceGetGraphMemAttribute fails
+    s = SyntheticStream().device(0).device(1)
+    s.add("graphmem", ordinal=0, used_current=1, used_high=2, reserved_current=3,
+          reserved_high=4)
+    s.add("graphmem", ordinal=1, used_current=None, used_high=None, reserved_current=None,
+          reserved_high=None)
+    got = read_stream(s.end().write(tmp_path)).process
+    assert got.info.problems == ()  # not an unreadable line
+    assert got.graph_memory == (GraphMemory(1, 2, 3, 4),)
+    assert got.memory_reason is not None and "device(s) 1" in got.memory_reason
+    assert "not read" in got.memory_reason
+    alone = SyntheticStream().device(0)
+    alone.add("graphmem", ordinal=0, used_current=5, used_high=None, reserved_current=None,
+              reserved_high=None)
+    only = read_stream(alone.end().write(tmp_path / "b")).process
+    assert (only.graph_memory, only.info.problems) == ((), ())
+    assert only.memory_reason is not None and "device(s) 0" in only.memory_reason
+
+
 def test_cupti_refused_and_taken(tmp_path: Path) -> None:
     s = SyntheticStream()
     s.add("error", what="cuptiSubscribe", result="CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED",

@@ -264,6 +264,20 @@ def test_sigterm_to_graphcert_goes_to_the_command(fakes: Any, tmp_path: Path) ->
     assert result.exit_code == 143 and fakes.calls[-1]["finished"].ended is Ended.TERMINATED
 
 
+@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGQUIT])
+def test_sighup_and_sigquit_to_graphcert_go_to_the_command(fakes: Any, tmp_path: Path,
+                                                          signum: int) -> None:
+    """A closed terminal (SIGHUP) or Ctrl-\\ (SIGQUIT) reaches graphcert only (the command
+    runs in its own session): passed on, the command ends by it, not left running."""
+    ready = tmp_path / "ready"
+    app = script(tmp_path, f"stream()\nopen({str(ready)!r}, 'w').close()\ntime.sleep(60)\n")
+    _signal_when(ready, signum)
+    result = _record("--no-certificate", "--", str(app))
+    finished = fakes.calls[-1]["finished"]
+    assert result.exit_code == 128 + signum, result.output
+    assert finished.forwarded == (signum,) and finished.signal_name == signal.Signals(signum).name
+
+
 def test_ctrl_c_while_waiting_for_stragglers_goes_to_them(fakes: Any, tmp_path: Path
                                                           ) -> None:
     """The command's own process is gone; its child (same process group) still runs."""
@@ -291,7 +305,7 @@ def test_the_api_returns_the_run(fakes: Any, tmp_path: Path) -> None:
     app = script(tmp_path, "stream()\n")
     done = record_run.record_command([str(app)], out_dir=None, options=Options())
     assert done.certificate is None and done.streams is None and done.notes == ()
-    assert done.result.exit_code == 0 and fakes.calls[-1]["cupti_version"] == 130001
+    assert done.result.exit_code == 0 and fakes.calls[-1]["cupti_version"] == 13000
 
 
 WRAPPER = """\

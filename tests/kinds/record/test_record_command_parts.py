@@ -88,6 +88,25 @@ def test_a_stream_is_alive_only_for_its_own_process_not_a_reused_pid(tmp_path: P
     (tmp_path / f"proc-{me}-{mine + 1}.jsonl").touch()  # an earlier process with this pid
     assert streams_alive(tmp_path) == frozenset({me})
     assert streams_alive(tmp_path, skip=me) == frozenset()
+    (tmp_path / f"proc-{me}-{mine}.jsonl").unlink()
+    (tmp_path / f"proc-{me}-{mine}-e1.jsonl").touch()  # the program this process exec'd
+    assert streams_alive(tmp_path) == frozenset({me})
+
+
+@pytest.mark.parametrize(("api", "cuda"), [(130401, 13040), (130000, 13000), (131002, 13100),
+                                           (20, 0)])
+def test_cupti_s_api_number_reads_on_the_certificate_s_cuda_scale(api: int, cuda: int) -> None:
+    assert record_run.cuda_scale(api) == cuda
+
+
+def test_the_certificate_s_cupti_version_has_one_scale_from_a_stream_or_the_wheel(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import graphcert.cupti.record as cupti_record
+
+    monkeypatch.setattr(cupti_record, "cupti_version", lambda: 13040)  # the wheel: 13.4
+    process = _process(1)
+    assert record_run.cupti_version_of([_Stream(process, Recording())]) == 13000  # 130001
+    assert record_run.cupti_version_of([]) == 13040
 
 
 def test_a_finished_process_is_not_waited_for(tmp_path: Path) -> None:
