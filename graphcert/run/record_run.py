@@ -87,10 +87,12 @@ def who(process: ProcessRecorded) -> str:
     return f"pid {process.info.pid}: {line[:80]}{'…' if len(line) > 80 else ''}"
 
 
-def notes_about(processes: Sequence[ProcessRecorded], command_pid: int) -> tuple[str, ...]:
-    """One line per thing to know about the run's processes: those that outlived the
-    command (together), each killed one (no end line), each one whose CUPTI was refused or
-    taken or whose stream had unreadable lines."""
+def notes_about(processes: Sequence[ProcessRecorded], command_pid: int,
+                command_signal: str | None = None) -> tuple[str, ...]:
+    """One line per thing to know about the run's processes (with_command_process's: the
+    command's own among them, stream or none): those that outlived the command (together),
+    each killed one (no end line; the command's own by `command_signal` when the runner saw
+    it), each one whose CUPTI was refused or taken or whose stream had unreadable lines."""
     lines = []
     out = [p for p in processes if p.info.ended is ProcessEnded.OUTLIVED]
     if out:
@@ -101,9 +103,12 @@ def notes_about(processes: Sequence[ProcessRecorded], command_pid: int) -> tuple
                      f"{'their' if n > 1 else 'its'} last flush")
     for p in processes:
         if p.info.ended is ProcessEnded.KILLED:
-            how = ("the command itself, " if p.info.pid == command_pid else "")
-            lines.append(f"{who(p)} was killed ({how}no end in its stream: SIGKILL or a "
-                         "crash); its record ends at its last flush")
+            if p.info.pid == command_pid and command_signal:
+                how = f"the command itself, by {command_signal}"
+            else:
+                how = ("the command itself, " if p.info.pid == command_pid else "") + \
+                    "no end in its stream: SIGKILL or a crash"
+            lines.append(f"{who(p)} was killed ({how}); its record ends at its last flush")
         for problem in p.info.problems:
             lines.append(f"{who(p)}: {problem}")
     return tuple(f"graphcert record: {line}" for line in lines)
@@ -145,6 +150,13 @@ def identity_argv(given: Sequence[str]) -> tuple[str, ...]:
     return args
 
 
+def with_source(program: Sequence[str], source: Path) -> tuple[str, ...]:
+    """The program with `source` in place of what names it: the script or executable, or
+    the module of `-m pkg` (both words), its arguments kept."""
+    module = len(program) > 1 and program[0] == "-m"
+    return (str(source), *(program[2:] if module else program[1:]))
+
+
 def cuda_scale(api_version: int) -> int:
     """cuptiGetVersion's CUPTI_API_VERSION (13.4 update 1: 130401) on the scale the
     certificate's cupti_version has held since graphcert.record() and `profile` (CUDA's:
@@ -182,7 +194,7 @@ def certify(command: Command, finished: Finished, streams: Sequence[ProcessStrea
     env = environment.environment(device_index(first_gpu(processes), device), options.git)
     program = identity_argv(command.given)
     if source is not None:
-        program = (str(source), *program[1:])
+        program = with_source(program, source)
     ref, name = program_identity(program)
     about = environment.Subject("record", environment.identity(ref, name, "record"), name)
     path = out_dir / certificate_filename("record", name,
@@ -218,7 +230,9 @@ def record_command(argv: Sequence[str], *, out_dir: Path | None, options: Option
         streams = read_streams(run_dir, outlived=finished.outlived,
                                exit_codes={finished.pid: finished.exit_code},
                                nvtx_unavailable=nvtx_unavailable)
-        notes = notes_about([s.process for s in streams], finished.pid)
+        processes = with_command_process(tuple(s.process for s in streams), command,
+                                         finished)
+        notes = notes_about(processes, finished.pid, finished.signal_name)
         result, cert = certify(command, finished, streams, out_dir=out_dir,
                                options=options, device=device, source=source)
     finally:
@@ -227,5 +241,5 @@ def record_command(argv: Sequence[str], *, out_dir: Path | None, options: Option
     return CommandRun(result, cert, run_dir if keep_streams is not None else None, notes)
 
 
-__all__ = ["CommandRun", "certify", "cuda_scale", "cupti_version_of", "device_index", "first_gpu", "identity_argv",
-           "make_result", "notes_about", "read_streams", "record_command"]
+__all__ = ["CommandRun", "certify", "cuda_scale", "cupti_version_of", "device_index",
+           "first_gpu", "identity_argv", "make_result", "notes_about", "read_streams", "record_command", "with_source"]

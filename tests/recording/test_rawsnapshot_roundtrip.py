@@ -215,3 +215,25 @@ def test_parameter_values_and_cuts() -> None:
 def test_malformed_snapshots_are_a_reason(bad: object) -> None:
     got, why = snapshot_of(bad)
     assert got is None and why is not None and why.startswith("the collector's snapshot")
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    """SYNTHETIC: an empty node inside `depth` child graphs."""
+    doc: dict[str, Any] = {"nodes": [{"type": 5}], "edges": []}  # CU_GRAPH_NODE_TYPE_EMPTY
+    for _ in range(depth):
+        doc = {"nodes": [{"type": 4, "child": doc}], "edges": []}
+    return doc
+
+
+def test_graphs_nested_as_deep_as_the_collector_reads_are_read() -> None:
+    snapshot, why = snapshot_of(_nested(40))  # the collector reads down to 64
+    assert why is None and snapshot is not None
+    deepest = snapshot
+    for _ in range(40):
+        (node,) = deepest.nodes
+        assert node.kind is NodeKind.GRAPH
+        (deepest,) = node.children
+    assert [n.kind for n in deepest.nodes] == [NodeKind.EMPTY]
+    assert snapshot_of(_nested(64))[1] is None
+    refused = snapshot_of(_nested(65))[1]
+    assert refused is not None and "more than 64 deep" in refused

@@ -199,10 +199,31 @@ def test_notes_name_outlived_killed_and_refused_processes() -> None:
         "graphcert record: pid 7: server: CUPTI refused: cuptiSubscribe")
 
 
+def test_the_command_s_own_process_without_a_stream_gets_its_note_with_its_signal() -> None:
+    from graphcert.run.record_command import Command, Finished
+
+    command = Command(("server",), ("/bin/server",), "/bin/server")  # SYNTHETIC command
+    finished = Finished(40, 139, Ended.KILLED, 1.0, (), "SIGSEGV")
+    processes = record_run.with_command_process((_process(41),), command, finished)
+    assert record_run.notes_about(processes, 40, finished.signal_name) == (
+        "graphcert record: pid 40: /bin/server was killed (the command itself, by SIGSEGV); "
+        "its record ends at its last flush",)
+    unknown = record_run.notes_about(processes, 40)
+    assert "the command itself, no end in its stream: SIGKILL or a crash" in unknown[0]
+
+
 def test_the_identity_drops_the_interpreter() -> None:
     assert record_run.identity_argv(("python3", "app.py", "--x")) == ("app.py", "--x")
     assert record_run.identity_argv(("/usr/bin/python3.12", "-m", "pkg")) == ("-m", "pkg")
     assert record_run.identity_argv(("vllm", "serve")) == ("vllm", "serve")
+
+
+def test_source_stands_for_the_script_or_the_whole_module_part() -> None:
+    src = Path("/src/server.py")  # SYNTHETIC path
+    assert record_run.with_source(("app.py", "--x"), src) == ("/src/server.py", "--x")
+    assert record_run.with_source(("-m", "pkg.serve", "--x"), src) == ("/src/server.py", "--x")
+    assert run_record.program_identity(record_run.with_source(("-m", "pkg", "--x"), src)) == (
+        "/src/server.py:__main__[args=--x]", "server --x")
 
 
 def test_a_signal_before_the_command_has_a_pid_is_sent_once_it_has_one() -> None:
