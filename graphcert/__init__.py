@@ -247,4 +247,4 @@ def record(out: PathLike | None = None, *, device: int = 0) -> RecordSession:
         ensure_writable_dir(folder)
     program = [sys.argv[0] or "python"] if sys.argv else ["python"]
     return RecordSession(program, out_dir=folder, options=Options.from_environ(os.environ),
-                         device=device, auto_finish=True)
+                         device=device)

@@ -1,5 +1,5 @@
-"""torch.compile(mode="reduce-overhead") of a small MLP, recorded (issue 32): PyTorch's
-CUDA-graph trees capture and instantiate the graphs themselves; `graphcert record` sees them
+"""torch.compile(mode="reduce-overhead") of a small MLP, recorded: PyTorch's CUDA-graph
+trees capture and instantiate the graphs themselves; `graphcert record` sees them
 without a change to this file.
 
     graphcert record -- python examples/record/compile_torch.py

@@ -1,6 +1,6 @@
-"""A small decode server loop for `graphcert record` (issue 32): a PyTorch model, a stream of
-requests whose batch sizes come from a fixed seed, one CUDA graph per vLLM-style bucket,
-each batch padded up to its bucket and replayed.
+"""A small decode server loop for `graphcert record`: a PyTorch model, a stream of requests
+whose batch sizes come from a fixed seed, one CUDA graph per vLLM-style bucket, each batch
+padded up to its bucket and replayed.
 
     graphcert record -- python examples/record/serve_torch.py
     graphcert record -- python examples/record/serve_torch.py --fallback      # one bucket eager

@@ -153,8 +153,13 @@ def find_compiler() -> list[str]:
     """The C compiler command: $CC (may carry flags), else cc, gcc or clang on PATH."""
     chosen = os.environ.get("CC", "").strip()
     if chosen:
-        words = shlex.split(chosen)
-        if shutil.which(words[0]):
+        try:
+            words = shlex.split(chosen)
+        except ValueError as exc:  # an unbalanced quote
+            raise CollectorUnavailable(f"CC={chosen} cannot be read as a command ({exc})",
+                                       hint="balance its quotes, or set CC to the compiler "
+                                            "alone") from None
+        if words and shutil.which(words[0]):
             return words
         raise CollectorUnavailable(f"CC={chosen} is not a C compiler on this machine",
                                    hint="install gcc or set CC")

@@ -51,13 +51,13 @@ REDELIVER_S = 0.002  # a signal that landed in a CUPTI callback is sent again th
 
 @contextlib.contextmanager
 def _signals_raise() -> Iterator[None]:
-    """While the body runs (main thread only), SIGINT raises KeyboardInterrupt in the
-    program. A signal whose handler runs inside one of
-    graphcert's CUPTI callbacks (every graph launch runs one, in the program's thread) is
-    not raised there: cupti-python would swallow the exception and the program would run
-    on. The callbacks are silenced and the signal is sent to the main thread again a moment
-    later, so it lands in the program's own code (a 2,000-step serve loop under record
-    never exited on SIGINT/SIGTERM on an H100 while it was only sent again)."""
+    """While the body of graphcert.record() runs (main thread only), SIGINT raises
+    KeyboardInterrupt in the program. A SIGINT whose handler runs inside one of graphcert's
+    CUPTI callbacks (every graph launch runs one, in the program's thread) is not raised
+    there: cupti-python would swallow the exception and the program would run on. The
+    callbacks are silenced and the signal is sent to the main thread again a moment later,
+    so it lands in the program's own code (a 2,000-step serve loop recorded in place never
+    stopped on an H100 while the signal was only sent again)."""
     from graphcert.cupti.callbacks import in_callback, silence
 
     main = threading.main_thread().ident
@@ -130,13 +130,13 @@ def about_cupti(detail: str | None) -> bool:
 
 
 def check_cupti_failure(ran: Ran) -> None:
-    """CuptiUnavailable when the program failed in CUPTI: graphcert record holds CUPTI's one
-    subscriber, so a profiler the program starts itself (torch.profiler) may fail."""
+    """CuptiUnavailable when the program failed in CUPTI: graphcert.record() holds CUPTI's
+    one subscriber, so a profiler the program starts itself (torch.profiler) may fail."""
     from graphcert.cupti.library import CuptiUnavailable
 
     if ran.ended is Ended.EXCEPTION and about_cupti(ran.detail):
         raise CuptiUnavailable(
-            f"the program failed in CUPTI, which graphcert record holds ({ran.detail})",
+            f"the program failed in CUPTI, which graphcert.record() holds ({ran.detail})",
             hint="record the program without its own profiler (torch.profiler, Nsight) running")
 
 
@@ -251,15 +251,14 @@ class GraphRecorder(Protocol):
 
 
 class RecordSession:
-    """The recorder around a body of code: `graphcert.record()` and `graphcert record`.
-    On exit (however the body ends) the recording is analysed into `result`."""
+    """The recorder around the body of a `with graphcert.record():` block. On exit (however
+    the body ends) the recording is analysed into `result` and, with `out_dir`, certified."""
 
     def __init__(self, program: Sequence[str], *, out_dir: Path | None = None,
-                 options: Options | None = None, device: int = 0, auto_finish: bool = False,
+                 options: Options | None = None, device: int = 0,
                  recorder: GraphRecorder | None = None) -> None:
         self.program = tuple(program)
         self._out_dir, self._options, self._device = out_dir, options, device
-        self._auto = auto_finish  # the context manager: finish on exit, however it ended
         if recorder is None:  # tests pass a fake with the same methods
             from graphcert.cupti.record import Recorder
 
@@ -272,9 +271,9 @@ class RecordSession:
         self.errors: tuple[str, ...] = ()
 
     def __enter__(self) -> RecordSession:
-        # graphcert.record() in a program that leaves Ctrl-C to Python: the same handler,
-        # deferred out of CUPTI callbacks (the program's own handler is left alone)
-        if self._auto and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        # A program that leaves Ctrl-C to Python: the same handler, deferred out of CUPTI
+        # callbacks (the program's own handler is left alone)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             self._signals.enter_context(_signals_raise())
         try:
             self._recorder.__enter__()
@@ -288,8 +287,6 @@ class RecordSession:
                  tb: TracebackType | None) -> None:
         self._signals.close()
         self._recorder.close()
-        if not self._auto:
-            return
         wall = time.perf_counter() - self._start
         if et is None:
             ran = Ran(0, Ended.EXIT, None, wall)

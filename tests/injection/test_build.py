@@ -121,6 +121,17 @@ def test_no_compiler_is_one_line_naming_the_fix(cache: Path, tmp_path: Path,
     assert not (cache / "collector").exists()
 
 
+def test_cc_with_an_unbalanced_quote_is_one_line_naming_cc(cache: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    monkeypatch.setenv("CC", "gcc -DX='unclosed")
+    with pytest.raises(CollectorUnavailable) as caught:
+        build()
+    assert caught.value.exit_code == 2
+    line = caught.value.one_line()
+    assert "CC=gcc -DX='unclosed" in line and "quote" in line and "\n" not in line
+
+
 def test_no_cuda_h_is_one_line_naming_the_fix(cache: Path, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CUDA_HOME", str(tmp_path / "no-toolkit"))

@@ -50,7 +50,7 @@ def test_a_program_that_never_touches_cuda_is_incomplete_with_a_certificate(
     (tmp_path / "app.py").write_text("# SYNTHETIC program\n", encoding="utf-8")
     out = tmp_path / "reports"
     out.mkdir()
-    done = run_record.RecordSession(("app.py",), out_dir=out, auto_finish=True,
+    done = run_record.RecordSession(("app.py",), out_dir=out,
                                     recorder=FakeRecorder())
     with done:
         print("hello")
@@ -125,7 +125,7 @@ def test_a_body_whose_own_profiler_fails_in_cupti_is_one_line_without_a_certific
 
     out = tmp_path / "reports"
     out.mkdir()
-    session = run_record.RecordSession(("app.py",), out_dir=out, auto_finish=True,
+    session = run_record.RecordSession(("app.py",), out_dir=out,
                                        recorder=FakeRecorder())
     with pytest.raises(CuptiUnavailable, match="the program failed in CUPTI"):
         with session:
@@ -139,7 +139,7 @@ def test_the_context_manager_defers_ctrl_c_out_of_callbacks_and_restores_the_han
     from graphcert.cupti import callbacks
 
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    session = run_record.RecordSession(("block",), auto_finish=True, recorder=FakeRecorder())
+    session = run_record.RecordSession(("block",), recorder=FakeRecorder())
     reached: list[str] = []
     with pytest.raises(KeyboardInterrupt):
         with session:
