@@ -59,6 +59,7 @@ def coverage_block(r: Recorded) -> JSONObject:
 
 
 def recorded_from_json(doc: Doc) -> Recorded:
+    """A process's (or the single-process layout's) figures back from recorded_to_json's."""
     cov = as_doc(doc, "coverage")
     steady = as_opt_doc(cov, "steady")
     return Recorded(
@@ -76,11 +77,13 @@ def recorded_from_json(doc: Doc) -> Recorded:
 
 
 def memory_to_json(m: GraphMemory) -> JSONObject:
+    """One GPU's graph memory at a process's end, in bytes."""
     return {"used_current": m.used_current, "used_high": m.used_high,
             "reserved_current": m.reserved_current, "reserved_high": m.reserved_high}
 
 
 def memory_from_json(doc: Doc) -> GraphMemory:
+    """One GPU's graph memory back from memory_to_json's."""
     return GraphMemory(as_int(doc, "used_current"), as_int(doc, "used_high"),
                        as_int(doc, "reserved_current"), as_int(doc, "reserved_high"))
 
@@ -98,6 +101,7 @@ def process_to_json(p: ProcessRecorded) -> JSONObject:
 
 
 def process_from_json(doc: Doc) -> ProcessRecorded:
+    """One process of the run back from process_to_json's."""
     info = ProcessInfo(as_int(doc, "pid"), as_int(doc, "ppid"), tuple(as_strs(doc, "argv")),
                        tuple(GpuSeen(as_int(g, "ordinal"), as_str(g, "uuid"), as_str(g, "name"))
                              for g in as_docs(doc, "gpus")),
@@ -135,6 +139,7 @@ def legacy_to_json(p: ProcessRecorded) -> JSONObject:
 
 
 def regions_to_json(r: Regions) -> JSONObject:
+    """The NVTX attribution of eager kernels: ranges seen, why none, and each region."""
     return {"ranges": r.ranges, "unavailable": r.unavailable,
             "regions": [{"region": g.region, "count": g.count, "total_ns": g.total_ns}
                         for g in r.groups]}

@@ -92,12 +92,6 @@ class RecordResult:
         """Read from the single-process layout (its process's pid is not known)."""
         return len(self.processes) == 1 and self.processes[0].info.pid is None
 
-    @property
-    def graph_memory(self) -> GraphMemory | None:
-        """The command's first process's graph memory on its first GPU (None: not read)."""
-        first = self.processes[0].graph_memory if self.processes else ()
-        return first[0] if first else None
-
     @staticmethod
     def judge(exit_code: int, ended: Ended, processes: Sequence[ProcessRecorded],
               detail: str | None = None) -> Verdict:
@@ -172,6 +166,9 @@ class RecordResult:
         if "processes" in doc:
             processes = tuple(process_from_json(p) for p in as_docs(doc, "processes"))
             collector = as_str(doc, "collector")
+            if collector not in COLLECTORS:
+                raise ValueError(f"'collector': expected one of {', '.join(COLLECTORS)}, got "
+                                 f"{collector[:40]!r}")
         else:
             processes, collector = (legacy_process(doc, program),), "in-place"
         exit_code, ended = as_int(doc, "exit_code"), Ended(as_str(doc, "ended"))

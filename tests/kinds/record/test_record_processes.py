@@ -256,3 +256,9 @@ def test_a_mutated_process_list_is_refused_by_the_schema() -> None:
     bad["digest"] = compute_digest(bad)
     with pytest.raises(Exception, match="vanished|processes"):
         check_document(bad, "record.json")
+
+
+def test_a_collector_graphcert_does_not_know_is_refused_like_any_bad_field() -> None:
+    doc = {**_tp().to_json(), "collector": "nsys"}  # SYNTHETIC: no such collector
+    with pytest.raises(ValueError, match="'collector': expected one of injection, in-place"):
+        RecordResult.from_json(doc)
