@@ -25,7 +25,7 @@ from graphcert.model import (
 from graphcert.model.params import MAX_VALUE_BYTES, PARAM_POINTERS, PARAM_VALUES, encode_param
 from graphcert.model.snapshot import RawEdge
 
-MAX_DEPTH = 64  # as the collector's (graphread.c): child graphs and bodies nested deeper are refused
+MAX_DEPTH = 64  # the collector's (graphread.c): child graphs and bodies nested deeper: refused
 
 # CUstreamBatchMemOpType (cuda.h), named as graphcert.cuda.snapshot names them
 MEM_OPS = {1: "wait_value_32", 2: "write_value_32", 3: "flush_remote_writes",

@@ -1,10 +1,25 @@
 """The typed fields of one stream record (docs/record-streams.md): each read checks its type,
 and a record that is JSON but not of the documented form raises Bad (the reader counts its
-line as unreadable). Pure."""
+line as unreadable); and what a stream's file name says. Pure."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+
+# proc-<pid>-<start ticks>.jsonl, then -e1, -e2, ... for each program the process exec'd
+# that initialised CUDA again (the pid and start ticks stay the same across exec)
+STREAM_NAME = re.compile(r"proc-(\d+)-(\d+)(?:-e(\d+))?\.jsonl")
+
+
+def stream_name_key(name: str) -> tuple[int, int, int]:
+    """(pid, start ticks, exec number) from proc-<pid>-<start>[-e<n>].jsonl; zeros for a
+    name of another form."""
+    found = STREAM_NAME.fullmatch(name)
+    if found is None:
+        return 0, 0, 0
+    pid, start, execs = found.groups()
+    return int(pid), int(start), int(execs or 0)
 
 
 class Bad(ValueError):
@@ -48,4 +63,5 @@ def opt_str_field(rec: Mapping[str, object], key: str) -> str | None:
     return None if rec.get(key) is None else str_field(rec, key)
 
 
-__all__ = ["Bad", "int_field", "int_fields", "opt_int_field", "opt_str_field", "str_field"]
+__all__ = ["STREAM_NAME", "Bad", "int_field", "int_fields", "opt_int_field", "opt_str_field",
+           "str_field", "stream_name_key"]

@@ -11,7 +11,6 @@ times stay CUPTI's, as the analysis expects.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,12 +45,10 @@ from graphcert.recording.streamfields import (
     opt_int_field,
     opt_str_field,
     str_field,
+    stream_name_key,
 )
 
 STREAM_GLOB = "proc-*-*.jsonl"
-# proc-<pid>-<start ticks>.jsonl, then -e1, -e2, ... for each program the process exec'd
-# that initialised CUDA again (the pid and start ticks stay the same across exec)
-_STREAM_NAME = re.compile(r"proc-(\d+)-(\d+)(?:-e(\d+))?\.jsonl")
 TAKEN = ("made {n} graph(s) but no kernel or graph-launch record reached graphcert: another "
          "CUPTI client (a profiler in the program?) took CUPTI's activity records")
 LOST = ("made {n} graph(s) but no kernel or graph-launch record reached graphcert before it "
@@ -263,24 +260,14 @@ def _lines(path: Path) -> tuple[list[bytes], bytes | None]:
     return lines, (torn or None)
 
 
-def _name_key(path: Path) -> tuple[int, int, int]:
-    """(pid, start ticks, exec number) from proc-<pid>-<start>[-e<n>].jsonl; zeros for a
-    name of another form."""
-    found = _STREAM_NAME.fullmatch(path.name)
-    if found is None:
-        return 0, 0, 0
-    pid, start, execs = found.groups()
-    return int(pid), int(start), int(execs or 0)
-
-
 def _pid_of(path: Path) -> int:
     """The pid the file name gives, 0 if it gives none."""
-    return _name_key(path)[0]
+    return stream_name_key(path.name)[0]
 
 
-def _ending(reader: _Reader, outlived: bool, exit_code: int | None, exec_d: bool = False
+def _ending(reader: _Reader, outlived: bool, exit_code: int | None
             ) -> tuple[ProcessEnded, int | None]:
-    if reader.end is None and exec_d:
+    if reader.end is None and reader.exec_d:
         return ProcessEnded.EXEC, None
     if reader.end is None:
         return (ProcessEnded.OUTLIVED if outlived else ProcessEnded.KILLED), exit_code
@@ -291,14 +278,13 @@ def _ending(reader: _Reader, outlived: bool, exit_code: int | None, exec_d: bool
 
 
 def _memory(reader: _Reader) -> tuple[tuple[GraphMemory, ...], str | None]:
-    unread = sorted(set(reader.memory_unread) - set(reader.memory))
-    if unread:
-        which = ", ".join(str(o) for o in unread)
-        return (tuple(reader.memory[k] for k in sorted(reader.memory)),
-                f"the driver did not give the graph memory of device(s) {which} "
-                "(cuDeviceGetGraphMemAttribute failed), so it was not read")
+    read = tuple(reader.memory[k] for k in sorted(reader.memory))
+    if unread := sorted(set(reader.memory_unread) - set(reader.memory)):
+        return read, (f"the driver did not give the graph memory of device(s) "
+                      f"{', '.join(map(str, unread))} (cuDeviceGetGraphMemAttribute failed), "
+                      "so it was not read")
     if reader.memory:
-        return tuple(reader.memory[k] for k in sorted(reader.memory)), None
+        return read, None
     if reader.end is None and reader.exec_d:
         return (), "the process exec'd another program, so its graph memory was not read"
     if reader.end is None:
@@ -342,7 +328,7 @@ def read_stream(path: str | Path, *, outlived: bool = False, exit_code: int | No
 
 
 def _stream(path: Path, reader: _Reader, outlived: bool, exit_code: int | None,
-            nvtx_unavailable: str | None, exec_d: bool = False) -> ProcessStream:
+            nvtx_unavailable: str | None) -> ProcessStream:
     recording = reader.recording(nvtx_unavailable)
     if reader.unreadable:
         reader.problems.append(f"{reader.unreadable} line(s) of the stream could not be read")
@@ -357,7 +343,7 @@ def _stream(path: Path, reader: _Reader, outlived: bool, exit_code: int | None,
     if head is None:
         reader.problems.insert(0, "the stream has no process line (the process ended before "
                                   "its first flush)")
-    ended, code = _ending(reader, outlived, exit_code, exec_d)
+    ended, code = _ending(reader, outlived, exit_code)
     info = ProcessInfo(
         head["pid"] if head else _pid_of(path), head["ppid"] if head else 0,
         tuple(head["argv"]) if head else (), tuple(reader.gpus[k] for k in sorted(reader.gpus)),
@@ -378,38 +364,34 @@ def read_run(folder: str | Path, *, outlived: frozenset[int] = frozenset(),
     """Every process stream of a run folder, in order of their process lines' wall clock.
     `outlived`: pids found alive after the command ended (the latest stream of a pid: a pid
     is reused only once its process is gone); `exit_codes`: exit codes the runner knows by
-    pid (the earliest stream of a pid: the command's own process comes first)."""
+    pid (the earliest process of a pid, the command's own, in its last program: the streams
+    of one process, proc-<pid>-<start>[-e<n>], are the programs it exec'd, in order)."""
     root = Path(folder)
     if not root.is_dir():
         raise InputError(f"{root}: not a run folder (no such directory)",
                          hint="pass the folder graphcert record named in GRAPHCERT_RUN_DIR")
     codes = exit_codes or {}
-    read = [(p, _read(p)) for p in sorted(root.glob(STREAM_GLOB), key=_name_key)
-            if p.is_file()]
-    keys = [_name_key(p) for p, _ in read]
+    read = [(p, _read(p)) for p in root.glob(STREAM_GLOB) if p.is_file()]
+    keys = [stream_name_key(p.name) for p, _ in read]
     pids = [r.head["pid"] if r.head else keys[i][0] for i, (_, r) in enumerate(read)]
     walls = [r.head.get("wall_ns") if r.head else None for _, r in read]
-    # One process is one (pid, start ticks); its programs (exec) in their exec order.
-    starts = [(pids[i], keys[i][1]) for i in range(len(read))]
+    process = [(pids[i], keys[i][1]) for i in range(len(read))]  # (pid, start ticks)
     order = sorted(range(len(read)), key=lambda i: (
         not isinstance(walls[i], int), walls[i] if isinstance(walls[i], int) else 0, pids[i],
         keys[i], read[i][0].name))
-    first: dict[int, tuple[int, int]] = {}
-    last: dict[int, int] = {}
-    program_last: dict[tuple[int, int], int] = {}
-    for i in sorted(range(len(read)), key=lambda i: (keys[i][1], keys[i][2], order.index(i))):
-        first.setdefault(pids[i], starts[i])
-        last[pids[i]] = i
-        program_last[starts[i]] = i
+    first: dict[int, tuple[int, int]] = {}  # pid -> its earliest process
+    last: dict[int, int] = {}  # pid -> its latest stream
+    program: dict[tuple[int, int], int] = {}  # process -> the stream of its last program
+    for i in sorted(range(len(read)), key=lambda i: (keys[i][1:], order.index(i))):
+        first.setdefault(pids[i], process[i])
+        last[pids[i]] = program[process[i]] = i
     out = []
     for i in order:
-        path, reader = read[i]
-        pid = pids[i]
-        exec_d = program_last[starts[i]] != i and keys[i] != (0, 0, 0)
-        reader.exec_d = exec_d
-        known = first[pid] == starts[i] and program_last[starts[i]] == i
+        (path, reader), pid = read[i], pids[i]
+        reader.exec_d = program[process[i]] != i and keys[i] != (0, 0, 0)
+        known = first[pid] == process[i] and program[process[i]] == i
         out.append(_stream(path, reader, pid in outlived and last[pid] == i,
-                           codes.get(pid) if known else None, nvtx_unavailable, exec_d))
+                           codes.get(pid) if known else None, nvtx_unavailable))
     return tuple(out)
 
 

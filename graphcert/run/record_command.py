@@ -11,7 +11,6 @@ graphcert's: a signal that ended it is 128 + the signal's number.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -27,13 +26,13 @@ from typing import Protocol
 
 from graphcert.errors import ExitStatus, GraphcertError, InputError, clip
 from graphcert.kinds.record.result import Ended
+from graphcert.recording.streamfields import STREAM_NAME
 
 COLLECTOR_ENV = "CUDA_INJECTION64_PATH"  # the driver loads it in every process it initialises
 RUN_DIR_ENV = "GRAPHCERT_RUN_DIR"  # where the collector writes one stream per process
 NVTX_ENV = "NVTX_INJECTION64_PATH"  # NVTX's tool: libcupti, so MARKER records hear ranges
 PRELOAD_ENV = "LD_PRELOAD"  # the exit hook: a process ending with _exit flushes first
 NOT_FOUND, NOT_EXECUTABLE = ExitStatus.COMMAND_NOT_FOUND, ExitStatus.COMMAND_NOT_EXECUTABLE
-STREAM_NAME = re.compile(r"proc-(\d+)-(\d+)(?:-e\d+)?\.jsonl")  # -e<n>: after an exec
 POLL_S = 0.05
 # The command runs in its own session: a closed terminal (SIGHUP) or Ctrl-\ (SIGQUIT) that
 # reached graphcert alone would end it and leave the command's tree running.
@@ -230,7 +229,7 @@ def streams_alive(run_dir: Path, *, skip: int | None = None) -> frozenset[int]:
     time as the stream's name (a reused pid is another process)."""
     alive = set()
     for path in run_dir.glob("proc-*.jsonl"):
-        m = STREAM_NAME.fullmatch(path.name)
+        m = STREAM_NAME.fullmatch(path.name)  # proc-<pid>-<start>[-e<n>].jsonl
         if m is None or int(m[1]) == skip:
             continue
         if start_time(int(m[1])) == int(m[2]):

@@ -242,4 +242,5 @@ def record_command(argv: Sequence[str], *, out_dir: Path | None, options: Option
 
 
 __all__ = ["CommandRun", "certify", "cuda_scale", "cupti_version_of", "device_index",
-           "first_gpu", "identity_argv", "make_result", "notes_about", "read_streams", "record_command", "with_source"]
+           "first_gpu", "identity_argv", "make_result", "notes_about", "read_streams",
+           "record_command", "with_source"]
