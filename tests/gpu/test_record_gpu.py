@@ -1,4 +1,4 @@
-"""graphcert record on a GPU (issue 32): examples/record/serve_torch.py recorded in a child
+"""graphcert record on a GPU: examples/record/serve_torch.py recorded in a child
 process (CUPTI allows one subscriber per process), one test per flag, gated with
 examples/record/policy.toml; a program that runs torch.profiler itself; Ctrl-C and SIGTERM
 mid-run. Each child is `python -m graphcert record ...` from the repository root."""
@@ -124,7 +124,7 @@ with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
 print("recorded under the profiler")
 """
 
-# The other order (issue 32's CLI case): graphcert record holds CUPTI and the program starts
+# The other order (the CLI case): graphcert record holds CUPTI and the program starts
 # the profiler: on an H100 the profiler then records no CUDA event while graphcert's
 # recording stays whole (tools/probes/record_probe.py): docs/commands.md says so.
 PROFILED_INSIDE = """
