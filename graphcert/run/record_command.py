@@ -22,11 +22,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from graphcert.errors import ExitStatus, GraphcertError, InputError, clip
 from graphcert.kinds.record.result import Ended
 from graphcert.recording.streamfields import STREAM_NAME
+
+if TYPE_CHECKING:
+    from graphcert.injection.build import Built
 
 COLLECTOR_ENV = "CUDA_INJECTION64_PATH"  # the driver loads it in every process it initialises
 RUN_DIR_ENV = "GRAPHCERT_RUN_DIR"  # where the collector writes one stream per process
@@ -284,23 +287,9 @@ def make_run_dir(keep: Path | None) -> Path:
     return Path(tempfile.mkdtemp(prefix="run-", dir=keep)).resolve()
 
 
-class Built(Protocol):
-    """What the runner uses of graphcert.injection.build.Built."""
-
-    @property
-    def collector(self) -> Path: ...
-
-    @property
-    def exit_hook(self) -> Path: ...
-
-    @property
-    def libcupti(self) -> Path: ...
-
-
 def build_collector() -> Built:
     """The collector, its exit hook and libcupti (graphcert.injection.build, cached);
     CollectorUnavailable (exit 2, one line) when it cannot be built."""
     from graphcert.injection.build import build
 
-    built: Built = build()
-    return built
+    return build()
