@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,6 +31,7 @@ from graphcert.run.profile_trace import (
     read_graph,
     trace,
 )
+from graphcert.run.profile_whatif import attribute
 
 if TYPE_CHECKING:
     from graphcert.cuda.context import RunContext
@@ -51,8 +52,11 @@ def harness_settings(settings: ProfileSettings) -> BenchSettings:
 
 def profile_class(read: ReadGraph, launch: Callable[[], None], harness: Harness,
                   settings: ProfileSettings, *, label: str, size: int) -> ProfiledClass:
-    """One class's profile: its graph `read`, replayed by `launch` on `harness`'s stream."""
-    return trace(read, launch, harness, settings, label=label, size=size)
+    """One class's profile: its graph `read`, replayed by `launch` on `harness`'s stream,
+    then what each node's absence would save a replay (graphcert.run.profile_whatif)."""
+    traced = trace(read, launch, harness, settings, label=label, size=size)
+    what_if, reason = attribute(read, harness, traced.profile, settings)
+    return replace(traced, what_if=what_if, what_if_reason=reason)
 
 
 def profile_built_in(ctx: RunContext, ref: str, workload: NativeWorkload, sizes: Sequence[int],

@@ -26,6 +26,9 @@ from graphcert.cupti.library import load as load_cupti
 from graphcert.cupti.nodes import node_id
 from graphcert.errors import InputError
 from graphcert.kinds.profile.result import ProfiledClass, ReplayOverhead
+from graphcert.kinds.profile.whatif import DEFAULT_BUDGET_S as WHATIF_BUDGET_S
+from graphcert.kinds.profile.whatif import DEFAULT_NODES as WHATIF_NODES
+from graphcert.kinds.profile.whatif import DEFAULT_PAIRS as WHATIF_PAIRS
 from graphcert.model import GraphSnapshot
 from graphcert.profiling import ActivityRecord, ProfileGraph, analyse, graph_of, join
 from graphcert.run.harness import Harness, HeldSample, QueueUnavailable
@@ -56,9 +59,27 @@ class ProfileSettings:
 
     replays: int = DEFAULT_REPLAYS
     flush_l2: bool = True
+    # what-if attribution (graphcert.run.profile_whatif): nodes attributed per class (0: off),
+    # (enabled, disabled) pairs of held replays per node, wall seconds per class
+    what_if: int = WHATIF_NODES
+    what_if_pairs: int = WHATIF_PAIRS
+    what_if_budget_s: float = WHATIF_BUDGET_S
 
     def __post_init__(self) -> None:
         check_replays(self.replays)
+        for name, hint in (("what_if", "nodes attributed per class, 0 for none"),
+                           ("what_if_pairs", "pairs of replays per node, at least 1")):
+            value = getattr(self, name)
+            least = 1 if name == "what_if_pairs" else 0
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise InputError(f"{name}={value!r} is not a whole number >= {least}",
+                                 hint=f"pass {name} as an int ({hint})")
+        budget = self.what_if_budget_s
+        if (isinstance(budget, bool) or not isinstance(budget, (int, float))
+                or not 0 < budget < float("inf")):
+            raise InputError(f"what_if_budget_s={budget!r} is not a positive number of seconds",
+                             hint=f"pass the wall seconds what-if may take per class, above 0 "
+                                  f"(default {WHATIF_BUDGET_S:g})")
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from graphcert.jsontypes import (
     as_str,
 )
 from graphcert.kinds.profile.overhead import HELD, TOUCH_FACTOR, ReplayOverhead
+from graphcert.kinds.profile.whatif import WhatIf
 from graphcert.profiling import Profile
 
 MAX_INCOMPLETE_FRACTION = 0.05  # of replays with records: more missing a node is incomplete
@@ -54,6 +55,10 @@ class ProfiledClass:
     profile: Profile
     overhead: ReplayOverhead | None
     overhead_reason: str | None = None
+    # what a replay saves without each node (None: not run, with `what_if_reason`; both None:
+    # a certificate from before what-if attribution)
+    what_if: WhatIf | None = None
+    what_if_reason: str | None = None
 
     def __post_init__(self) -> None:
         if self.overhead is None and not self.overhead_reason:
@@ -61,18 +66,27 @@ class ProfiledClass:
                              hint="measure the overhead, or say why it was not measured")
 
     def to_json(self) -> JSONObject:
-        return {"label": self.label, "size": self.size, "topology_hash": self.topology_hash,
-                "profile": self.profile.to_json(),
-                "overhead": self.overhead.to_json() if self.overhead is not None else None,
-                "overhead_reason": self.overhead_reason}
+        doc: JSONObject = {
+            "label": self.label, "size": self.size, "topology_hash": self.topology_hash,
+            "profile": self.profile.to_json(),
+            "overhead": self.overhead.to_json() if self.overhead is not None else None,
+            "overhead_reason": self.overhead_reason}
+        # a new class has one or the other; neither: a certificate from before what-if, kept
+        # as it was written
+        if self.what_if is not None or self.what_if_reason is not None:
+            doc["what_if"] = self.what_if.to_json() if self.what_if is not None else None
+            doc["what_if_reason"] = self.what_if_reason
+        return doc
 
     @classmethod
     def from_json(cls, doc: Doc) -> ProfiledClass:
-        over = as_opt_doc(doc, "overhead")
+        over, what_if = as_opt_doc(doc, "overhead"), as_opt_doc(doc, "what_if")
         return cls(as_str(doc, "label"), as_int(doc, "size"), as_str(doc, "topology_hash"),
                    Profile.from_json(as_doc(doc, "profile")),
                    ReplayOverhead.from_json(over) if over is not None else None,
-                   as_opt_str(doc, "overhead_reason"))
+                   as_opt_str(doc, "overhead_reason"),
+                   WhatIf.from_json(what_if) if what_if is not None else None,
+                   as_opt_str(doc, "what_if_reason"))
 
 
 @dataclass(frozen=True)
