@@ -11,8 +11,10 @@ compared. Prints one line per workload and class: untraced and traced median rep
 time, their ratio with its interval and whether it is within the bound, the extra device
 time per traced record (a kernel, copy or set run: tracing costs about a fixed time per
 traced kernel, so the ratio is large for graphs of short kernels), the traced span (first
-kernel start to last end), how many nodes tracing distorts by over 10%, and the host's time
-in one launch call untraced and traced. Nothing is written.
+kernel start to last end), how many nodes tracing distorts by over 10%, the host's time in
+one launch call untraced and traced, and what-if's baseline (a replay of an executable of its
+own, after tracing: where it reads near the untraced time, tracing's cost did not outlast
+it). Nothing is written.
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ def main() -> int:
     worst, failed = 0.0, 0
     settings = ProfileSettings(args.replays, flush_l2=not args.no_flush_l2)
     print(f"{'workload':<44} {'class':>8} {'untraced us':>12} {'traced us':>10} {'ratio':>7} "
-          f"{'[95%]':>15} {'ns/record':>10} {'span us':>9} {'touched':>9} {'host us':>15}")
+          f"{'[95%]':>15} {'ns/record':>10} {'span us':>9} {'touched':>9} {'host us':>15} "
+          f"{'what-if base':>12}")
     for ref in args.workloads:
         sizes = [8] if ref.endswith(":DECODE") else [args.size]
         try:
@@ -72,9 +75,12 @@ def main() -> int:
             touched = f"{len(o.touched(p))}/{len(p.nodes)}"
             host = (f"{o.host_untraced_ns / 1e3:.1f}->{o.host_traced_ns / 1e3:.1f}"
                     if o.host_untraced_ns is not None and o.host_traced_ns is not None else "-")
+            # what-if's own executable, timed after tracing: near untraced unless CUPTI's
+            # cost outlasts it
+            base = f"{cls.what_if.baseline_ns / 1e3:.2f}" if cls.what_if is not None else "-"
             print(f"{ref:<44} {cls.label:>8} {o.untraced_ns / 1e3:>12.2f} "
                   f"{o.traced_ns / 1e3:>10.2f} {o.ratio:>7.4f} {band:>15} {per} "
-                  f"{p.span_ns / 1e3:>9.2f} {touched:>9} {host:>15} {mark}")
+                  f"{p.span_ns / 1e3:>9.2f} {touched:>9} {host:>15} {base:>12} {mark}")
     print(f"worst ratio {worst:.4f} (bound {BOUND}); {failed} workload(s) without a figure")
     return 0 if worst <= BOUND and not failed else 1
 
