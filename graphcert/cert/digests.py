@@ -47,7 +47,8 @@ METHOD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
                  ("pkg", "kinds/topology/steps.py"), ("pkg", "buckets.py"),
                  ("pkg", "model/canonical.py"), ("pkg", "model/twins.py"),
                  ("pkg", "model/kinds.py")),
-    "bench": (("pkg", "run/bench.py"), ("pkg", "run/harness.py"), ("pkg", "placements.py"),
+    "bench": (("pkg", "run/bench.py"), ("pkg", "run/harness.py"),
+              ("pkg", "run/benchsettings.py"), ("pkg", "placements.py"),
               ("pkg", "run/fresh.py"), ("pkg", "kinds/bench/result.py"),
               ("pkg", "cert/results/figures.py"), ("pkg", "cert/results/measure.py"),
               ("pkg", "stats.py"),
@@ -76,9 +77,12 @@ METHOD_FILES["plan"] = (
     *(("pkg", f"plan/{name}.py") for name in
       ("__init__", "costs", "engines", "evaluate", "optimise", "traffic")),
     ("pkg", "kinds/plan/result.py"), ("pkg", "run/plan.py"))
-# A profile is CUPTI's records of a replayed graph joined to its nodes.
+# A profile is CUPTI's records of a replayed graph joined to its nodes, its replays timed
+# on bench's harness (the one device time of a replay).
 METHOD_FILES["profile"] = (
-    ("pkg", "run/profile.py"), ("pkg", "kinds/profile/result.py"), ("pkg", "orderstats.py"),
+    ("pkg", "run/profile.py"), ("pkg", "run/profile_trace.py"), ("pkg", "run/harness.py"),
+    ("pkg", "run/benchsettings.py"), ("pkg", "kinds/profile/result.py"),
+    ("pkg", "kinds/profile/overhead.py"), ("pkg", "orderstats.py"),
     *(("pkg", f"{d}/{p.name}") for d in ("profiling", "cupti")
       for p in sorted((PACKAGE_DIR / d).glob("*.py"))))
 # A record is a program observed through CUPTI's callbacks and kernel records, in place or

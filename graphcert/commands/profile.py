@@ -32,13 +32,17 @@ if TYPE_CHECKING:
               "(1,2,4,8 or vllm:MAX / sglang:MAX).")
 @click.option("--replays", type=Bounded(int, 1, 100_000), default=200, show_default=True,
               help="Traced replays per class (and as many untraced, for the overhead).")
+@click.option("--flush-l2/--no-flush-l2", default=True, show_default=True,
+              help="Clear L2 before each replay, as bench's device figure does (the one "
+                   "device time of a replay; --no-flush-l2: L2 warm from the last replay).")
 @certificate_options("Where the profile certificates go.",
                      "Profile without writing certificates.")
 @single_device_option
 @signing_key_option
 @json_option
 def command(workloads: tuple[str, ...], size: str | None, classes: str | None, replays: int,
-            out_dir: Path, no_certificate: bool, device: int | None, as_json: bool) -> None:
+            flush_l2: bool, out_dir: Path, no_certificate: bool, device: int | None,
+            as_json: bool) -> None:
     """Replay each of WORKLOADS' graphs REPLAYS times with CUPTI tracing and report, per
     node in canonical order, its median, min and max device time and start offset; the
     replay's span, the critical path, parallelism, the gaps on dependent edges, and the
@@ -57,7 +61,7 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None, r
 
     from graphcert.kinds.profile.views import profile_view
     from graphcert.render.console import print_json
-    from graphcert.run.profile import ProfiledRun, profile_workloads
+    from graphcert.run.profile import ProfiledRun, ProfileSettings, profile_workloads
 
     out, err = invocation().out, invocation().err
 
@@ -69,7 +73,8 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None, r
         if run.certificate is not None:
             err.print(f"certificate: {run.certificate}", markup=False, highlight=False)
 
-    done = profile_workloads(workloads, sizes, replays, device=index,
+    settings = ProfileSettings(replays, flush_l2)
+    done = profile_workloads(workloads, sizes, settings, device=index,
                              out_dir=None if no_certificate else out_dir, options=options,
                              on_result=show)
     if as_json:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from graphcert.kinds.profile.result import ProfiledClass
     from graphcert.kinds.topology.result import AnyClass, VerifyResult
     from graphcert.run.harness import BenchSettings
+    from graphcert.run.profile_trace import ProfileSettings
 
 
 @dataclass(frozen=True)
@@ -86,13 +87,13 @@ class StepRunnable:
 
         return capture_step(self.step, self.ref, sizes, capacity_of, device=device)
 
-    def profile(self, ctx: RunContext | None, sizes: Sequence[int], replays: int, *,
-                capacity_of: Callable[[int], int], device: int) -> list[ProfiledClass]:
+    def profile(self, ctx: RunContext | None, sizes: Sequence[int], settings: ProfileSettings,
+                *, capacity_of: Callable[[int], int], device: int) -> list[ProfiledClass]:
         """run/profile.py's profile_step: captured by its framework at each size's bucket,
         replayed with the framework's own launch on its stream."""
         from graphcert.run.profile import profile_step
 
-        return profile_step(self.step, self.ref, sizes, replays, device=device,
+        return profile_step(self.step, self.ref, sizes, settings, device=device,
                             capacity_of=capacity_of)
 
     def plan_target(self) -> Step:

@@ -10,7 +10,7 @@ import contextlib
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -18,9 +18,9 @@ from graphcert.cert.results.figures import Ended, Unavailable, WayTimings
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.memory import DeviceBuffer
 from graphcert.cuda.stream import BlockingKernel, Event, Stream
-from graphcert.jsontypes import Doc, JSONObject, as_doc, to_float, to_int
 from graphcert.placements import Sampled
-from graphcert.stats import Stopper, StopRule
+from graphcert.run.benchsettings import BenchSettings
+from graphcert.stats import Stopper
 
 Enqueue = Callable[[Stream], None]
 # Launches on a second stream that move the context into its several-streams state (below).
@@ -33,33 +33,12 @@ SETTLED_FLAG = "_graphcert_settled"
 
 
 @dataclass(frozen=True)
-class BenchSettings:
-    rule: StopRule = field(default_factory=StopRule)
-    flush_l2: bool = True  # nvbench's default; see the --flush-l2 option
-    blocker_timeout_s: float = 5.0
-    max_queued_ops: int = 256  # host loops enqueue at most this many ops between syncs
-    placements: int = 8  # buffer placements per size (the figure is their median)
-    # Each placement after the first in a new primary context (RunContext.renew): the stream
-    # path's device time moves with the context as much as between processes.
-    new_contexts: bool = True
-    settle: bool = True  # False: time the context's fresh single-stream state (a child)
-    hot: bool = True  # also the hot figure (back to back, L2 warm)
-    context: str = "settled"  # settled | fresh | both (run.jobs starts a child for fresh)
+class HeldSample:
+    """One held launch (Harness.held_sample): seconds between its events on the device, and
+    the host's seconds in the launch call."""
 
-    def to_json(self) -> JSONObject:
-        """Every setting, as a worker's job carries them (graphcert.run.fresh.BenchJob)."""
-        return {"rule": self.rule.to_json(), "flush_l2": self.flush_l2,
-                "blocker_timeout_s": self.blocker_timeout_s,
-                "max_queued_ops": self.max_queued_ops, "placements": self.placements,
-                "new_contexts": self.new_contexts, "settle": self.settle, "hot": self.hot,
-                "context": self.context}
-
-    @classmethod
-    def from_json(cls, doc: Doc) -> BenchSettings:
-        return cls(StopRule.from_json(as_doc(doc, "rule")), bool(doc["flush_l2"]),
-                   to_float(doc, "blocker_timeout_s"), to_int(doc, "max_queued_ops"),
-                   to_int(doc, "placements"), bool(doc["new_contexts"]), bool(doc["settle"]),
-                   bool(doc["hot"]), str(doc["context"]))
+    device_s: float
+    host_s: float
 
 
 class QueueUnavailable(Exception):
@@ -232,18 +211,37 @@ class Harness:
                 f"the queued figure is unavailable")
         return start.elapsed_s(end)
 
-    def device_samples(self, enqueue: Enqueue, ops: int) -> Sampled:
-        """GPU time alone, nvbench's cold measurement: each sample is (event, sequence,
-        event) queued behind its own blocking kernel, then released, L2 cleared before.
-        One sample per hold: batching samples behind one hold lets each sequence overlap the
-        previous one's tail and reads up to a third low against nvbench. A blocker timeout
-        (a full launch queue) raises QueueUnavailable."""
+    def held_sample(self, enqueue: Enqueue, ops: int) -> HeldSample:
+        """One sample of graphcert's device time of a launch, the one definition bench's
+        cold device figure and profile share: (event, enqueue, event) queued behind its own
+        blocking kernel, then released, L2 cleared before where the settings flush it; the
+        seconds between the events and the host's seconds in the enqueue call. Queued behind
+        the blocker, the device never waits for the host, so a slow launch call (one CUPTI
+        traces, say) stays out of the device figure. A blocker timeout (a full launch
+        queue) raises QueueUnavailable."""
         s = self.stream
         ((start, end),) = self._event_pairs(1)
+        self._flush_l2()
+        host: list[float] = []
 
+        def body() -> None:
+            t0 = time.perf_counter()
+            enqueue(s)
+            host.append(time.perf_counter() - t0)
+
+        device = self._held(s, start, end, body, ops + 2)
+        return HeldSample(device, host[0])
+
+    def held_samples(self, enqueue: Enqueue, ops: int, count: int) -> list[HeldSample]:
+        """`count` held_sample()s in a row (a fixed number, no stopping rule)."""
+        return [self.held_sample(enqueue, ops) for _ in range(count)]
+
+    def device_samples(self, enqueue: Enqueue, ops: int) -> Sampled:
+        """GPU time alone, nvbench's cold measurement: held_sample()s until the stop rule
+        ends them. One sample per hold: batching samples behind one hold lets each sequence
+        overlap the previous one's tail and reads up to a third low against nvbench."""
         def one_round() -> list[float]:
-            self._flush_l2()
-            return [self._held(s, start, end, lambda: enqueue(s), ops + 2)]
+            return [self.held_sample(enqueue, ops).device_s]
 
         return self._collect(one_round, host_clock=False)
 
@@ -387,3 +385,7 @@ class Harness:
         self._flush = None
         if stream is not None:
             stream.destroy()
+
+
+__all__ = ["HOT_MAX_BATCH", "SETTLED_FLAG", "SETTLE_LAUNCHES", "BenchSettings", "Enqueue",
+           "Harness", "HeldSample", "QueueUnavailable"]

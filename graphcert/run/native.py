@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from graphcert.kinds.profile.result import ProfiledClass
     from graphcert.kinds.topology.result import AnyClass, VerifyResult
     from graphcert.run.harness import BenchSettings
+    from graphcert.run.profile_trace import ProfileSettings
 
 
 def _opened(ctx: RunContext | None, ref: str) -> RunContext:
@@ -123,14 +124,14 @@ class NativeRunnable:
                                          hint="use a smaller --size or --classes range")
             yield from capture_sizes(session, list(sizes), mode, capacity_of)
 
-    def profile(self, ctx: RunContext | None, sizes: Sequence[int], replays: int, *,
-                capacity_of: Callable[[int], int], device: int) -> list[ProfiledClass]:
+    def profile(self, ctx: RunContext | None, sizes: Sequence[int], settings: ProfileSettings,
+                *, capacity_of: Callable[[int], int], device: int) -> list[ProfiledClass]:
         """run/profile.py's profile of a graphcert workload, its graph captured per class as
         verify and bench capture it."""
         from graphcert.run.profile import profile_built_in
 
         return profile_built_in(_opened(ctx, self.ref), self.ref, self.workload, sizes,
-                                replays, capacity_of=capacity_of)
+                                settings, capacity_of=capacity_of)
 
     def plan_target(self) -> Step:
         """Refused: `graphcert plan` measures framework steps only."""

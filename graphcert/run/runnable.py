@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from graphcert.kinds.profile.result import ProfiledClass
     from graphcert.kinds.topology.result import AnyClass, VerifyResult
     from graphcert.run.harness import BenchSettings
+    from graphcert.run.profile_trace import ProfileSettings
     from graphcert.workloads.loaded import LoadedWorkload
 
 Progress = Callable[..., None]  # on_progress(units, description=...), as the commands pass it
@@ -89,9 +90,9 @@ class Runnable(Protocol):
         a capacity that cannot fit is refused before anything is captured."""
         ...
 
-    def profile(self, ctx: RunContext | None, sizes: Sequence[int], replays: int, *,
-                capacity_of: Callable[[int], int], device: int) -> list[ProfiledClass]:
-        """Capture it at each size's capacity and replay it `replays` times under CUPTI."""
+    def profile(self, ctx: RunContext | None, sizes: Sequence[int], settings: ProfileSettings,
+                *, capacity_of: Callable[[int], int], device: int) -> list[ProfiledClass]:
+        """Capture it at each size's capacity and profile it as `settings` say."""
         ...
 
     def plan_target(self) -> Step:

@@ -55,10 +55,18 @@ def framework_harness(adapter: Adapter, settings: BenchSettings, device: int
                       ) -> tuple[StepHarness, Callable[[], None]]:
     """graphcert's harness on the framework's stream in the device's primary context, and
     what closes it (the harness, then graphcert's hold on the context)."""
+    return stream_harness(adapter.stream_address(), settings, device)
+
+
+def stream_harness(address: int, settings: BenchSettings, device: int
+                   ) -> tuple[Harness, Callable[[], None]]:
+    """graphcert's harness on a stream someone else owns (its CUstream address) in the
+    device's primary context, unsettled, one placement; and what closes it (the harness,
+    then graphcert's hold on the context)."""
     ctx = RunContext.open(device)
     try:
         h = Harness(ctx, replace(settings, settle=False, placements=1),
-                    stream=StreamRef(adapter.stream_address()))
+                    stream=StreamRef(address))
     except BaseException:
         ctx.close()
         raise

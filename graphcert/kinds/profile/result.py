@@ -1,4 +1,4 @@
-"""The profile result (issue 31): per class or bucket, the device time of every node of a
+"""The profile result: per class or bucket, the device time of every node of a
 replayed graph (graphcert.profiling.Profile), the tracing overhead measured beside it, and the
 topology it belongs to. Written as a `profile` certificate the gate reads
 (`max_node_regression`, `max_critical_path_regression`). Pure: no CUDA, no CUPTI.
@@ -28,57 +28,17 @@ from graphcert.jsontypes import (
     JSONObject,
     as_doc,
     as_docs,
-    as_float,
     as_int,
     as_opt_doc,
     as_opt_float,
     as_opt_str,
     as_str,
 )
+from graphcert.kinds.profile.overhead import HELD, TOUCH_FACTOR, ReplayOverhead
 from graphcert.profiling import Profile
 
 MAX_INCOMPLETE_FRACTION = 0.05  # of replays with records: more missing a node is incomplete
-OVERHEAD_NOTE = 1.01  # traced / untraced replay time above this is noted (issue 31's bound)
-
-
-@dataclass(frozen=True)
-class ReplayOverhead:
-    """Tracing overhead measured in the same run: median device time of one whole replay
-    (CUDA events around cuGraphLaunch on the replay stream) with CUPTI activity on and off."""
-
-    traced_ns: float
-    untraced_ns: float
-    samples: int  # replays timed each way
-    # activity records CUPTI made per traced replay (None: not counted). Tracing costs about a
-    # fixed device time per traced kernel (measured on an H100), so the ratio depends on the
-    # graph; the extra per record is the figure that carries over.
-    records_per_replay: float | None = None
-
-    @property
-    def ratio(self) -> float:
-        """traced / untraced (1.0 where the untraced time is not positive)."""
-        return self.traced_ns / self.untraced_ns if self.untraced_ns > 0 else 1.0
-
-    @property
-    def extra_ns_per_record(self) -> float | None:
-        """(traced - untraced) / records per replay; None where records were not counted."""
-        if not self.records_per_replay:
-            return None
-        return (self.traced_ns - self.untraced_ns) / self.records_per_replay
-
-    def to_json(self) -> JSONObject:
-        doc: JSONObject = {"traced_ns": self.traced_ns, "untraced_ns": self.untraced_ns,
-                               "samples": self.samples, "ratio": self.ratio}
-        if self.records_per_replay is not None:
-            doc["records_per_replay"] = self.records_per_replay
-            if self.extra_ns_per_record is not None:
-                doc["extra_ns_per_record"] = self.extra_ns_per_record
-        return doc
-
-    @classmethod
-    def from_json(cls, doc: Doc) -> ReplayOverhead:
-        return cls(as_float(doc, "traced_ns"), as_float(doc, "untraced_ns"),
-                   as_int(doc, "samples"), as_opt_float(doc, "records_per_replay"))
+OVERHEAD_NOTE = 1.01  # traced / untraced replay time above this is noted
 
 
 @dataclass(frozen=True)
@@ -125,6 +85,8 @@ class ProfileResult:
     classes: tuple[ProfiledClass, ...]
     cupti_version: int  # cupti.get_version()
     wall_s: float | None = None  # the run's wall time
+    # L2 cleared before each held replay (None: a certificate from before held replays)
+    flush_l2: bool | None = None
 
     @property
     def verdict(self) -> Verdict:
@@ -170,7 +132,9 @@ class ProfileResult:
         out: list[str] = []
         for c in self.classes:
             p = c.profile
-            if c.overhead is not None and c.overhead.ratio > OVERHEAD_NOTE:
+            if c.overhead is not None and c.overhead.method == HELD:
+                out.extend(_held_notes(c.label, c.overhead, p))
+            elif c.overhead is not None and c.overhead.ratio > OVERHEAD_NOTE:
                 extra = c.overhead.extra_ns_per_record
                 per = f", {extra:,.0f} ns per traced record" if extra is not None else ""
                 out.append(f"{c.label}: tracing overhead {c.overhead.ratio:.3f}x (above "
@@ -188,6 +152,8 @@ class ProfileResult:
                                "notes": list(self.notes)}
         if self.wall_s is not None:
             doc["wall_s"] = self.wall_s
+        if self.flush_l2 is not None:
+            doc["flush_l2"] = self.flush_l2
         return doc
 
     @classmethod
@@ -198,10 +164,51 @@ class ProfileResult:
         try:
             return cls(as_str(results, "workload"), as_int(results, "replays"),
                        tuple(ProfiledClass.from_json(c) for c in as_docs(results, "classes")),
-                       as_int(results, "cupti_version"), as_opt_float(results, "wall_s"))
+                       as_int(results, "cupti_version"), as_opt_float(results, "wall_s"),
+                       _opt_bool(results.get("flush_l2")))
         except KeyError as exc:
             raise InputError(f"profile results lack {exc.args[0]!r}",
                              hint="pass a document ProfileResult.to_json wrote") from None
         except (TypeError, ValueError) as exc:
             raise InputError(f"profile results have a bad value: {exc}",
                              hint="pass a document ProfileResult.to_json wrote") from None
+
+
+def _held_notes(label: str, o: ReplayOverhead, p: Profile) -> list[str]:
+    """The notes of an overhead timed on the device clock alone (held launches): a stretch
+    above OVERHEAD_NOTE naming the nodes it distorts most, or a traced replay that reads
+    faster beyond both figures' noise."""
+    low_high = o.ratio_interval
+    within = f" [{low_high[0]:.3f}, {low_high[1]:.3f}]" if low_high is not None else ""
+    if o.faster_traced():
+        return [f"{label}: traced replays read faster than untraced ({o.ratio:.3f}x{within} on "
+                f"the device clock): something other than tracing moved between the two "
+                f"loops (clocks, L2, another process on the GPU); profile it again"]
+    if o.ratio <= OVERHEAD_NOTE:
+        return []
+    extra = o.extra_ns_per_record
+    per = f", {extra:+,.0f} ns per traced record" if extra is not None else ""
+    touched = o.touched(p)
+    which = (f"; {len(touched)} of {len(p.nodes)} timed nodes last under {TOUCH_FACTOR}x that "
+             f"and read more than {1 / TOUCH_FACTOR:.0%} slow traced ({_indices(touched)})"
+             if touched else "; no node lasts under "
+             f"{TOUCH_FACTOR}x that: node times read within {1 / TOUCH_FACTOR:.0%} of untraced")
+    return [f"{label}: tracing stretched a replay {o.ratio:.3f}x{within} on the device clock "
+            f"(above {OVERHEAD_NOTE}x{per}){which}"]
+
+
+def _indices(indices: Sequence[int], shown: int = 8) -> str:
+    """"node 0, 3, 5 and 12 more": the first `shown` indices and how many others."""
+    head = ", ".join(str(i) for i in indices[:shown])
+    rest = len(indices) - shown
+    return f"node {head}" + (f" and {rest:,} more" if rest > 0 else "")
+
+
+def _opt_bool(value: object) -> bool | None:
+    if value is not None and not isinstance(value, bool):
+        raise TypeError(f"flush_l2 {value!r} is not true, false or null")
+    return value
+
+
+__all__ = ["MAX_INCOMPLETE_FRACTION", "OVERHEAD_NOTE", "ProfiledClass", "ProfileResult",
+           "ReplayOverhead"]

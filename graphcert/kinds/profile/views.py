@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 from graphcert.cert.compare import CertificateDiff
 from graphcert.cert.kind import KindResult
 from graphcert.errors import clip
-from graphcert.kinds.profile.result import ProfiledClass, ProfileResult, ReplayOverhead
+from graphcert.kinds.profile.overhead import HELD, ReplayOverhead
+from graphcert.kinds.profile.result import ProfiledClass, ProfileResult
 from graphcert.profiling import NodeFigures
 from graphcert.render.certview import CHANGE_STYLE
 from graphcert.render.layout import Column, Grid
@@ -70,20 +71,30 @@ def gap_rows(c: ProfiledClass, top: int = TOP_GAPS) -> list[tuple[str, ...]]:
 
 
 def overhead_text(o: ReplayOverhead) -> str:
-    """The overhead line: the ratio, both medians and, where counted, what tracing adds per
-    traced record (a kernel, copy or set run)."""
+    """The overhead line: the ratio (with its interval where held), both medians, what
+    tracing adds per traced record (a kernel, copy or set run) where counted, and the host's
+    launch-call times apart."""
     extra = o.extra_ns_per_record
     per = (f", {extra:+,.0f} ns per traced record ({o.records_per_replay:,.4g} a replay)"
            if extra is not None and o.records_per_replay is not None else "")
-    text = (f"{o.ratio:.3f}x (traced {ns(o.traced_ns)}, untraced {ns(o.untraced_ns)}"
-            f"{per}, {o.samples} replays each)")
-    return text + (f"; {FASTER_TRACED}" if o.ratio < 1 else "")
+    if o.method != HELD:
+        text = (f"{o.ratio:.3f}x (traced {ns(o.traced_ns)}, untraced {ns(o.untraced_ns)}"
+                f"{per}, {o.samples} replays each)")
+        return text + (f"; {FASTER_TRACED}" if o.ratio < 1 else "")
+    span = o.ratio_interval
+    within = f" [{span[0]:.3f}, {span[1]:.3f}]" if span is not None else ""
+    host = (f"; host launch call {ns(o.host_untraced_ns)} untraced, {ns(o.host_traced_ns)} "
+            f"traced" if o.host_untraced_ns is not None and o.host_traced_ns is not None
+            else "")
+    return (f"{o.ratio:.3f}x{within} on the device clock (held launches: traced "
+            f"{ns(o.traced_ns)}, untraced {ns(o.untraced_ns)}{per}, {o.samples} replays "
+            f"each){host}")
 
 
-# Why a traced replay can read faster than an untraced one: each figure is CUDA events around
-# replays enqueued back to back, so it holds the host's launch gaps as well as the device's
-# work, and the two runs' launch gaps differ (an untraced replay can start later behind a
-# slower launch); the device-clock span of the traced replays is the figure to read then.
+# Why a traced replay could read faster than an untraced one in certificates timed back to
+# back: each figure is CUDA events around replays enqueued back to back, so it holds the
+# host's launch gaps as well as the device's work, and the two runs' launch gaps differ (an
+# untraced replay can start later behind a slower launch). Held launches leave them out.
 FASTER_TRACED = ("traced reads faster: both figures are events around replays enqueued back to "
                  "back, so the host's launch gaps are in them; read the span for the device time")
 
@@ -131,7 +142,8 @@ def profile_view(ref: str, result: ProfileResult) -> list[RenderableType]:
 
     out: list[RenderableType] = [Pairs([
         ("workload", clip(ref)),
-        ("replays", f"{result.replays} per class, CUPTI {result.cupti_version}")])]
+        ("replays", f"{result.replays} per class, CUPTI {result.cupti_version}"
+                    + _l2(result.flush_l2))])]
     for c in result.classes:
         out.append(Pairs(class_lines(c)))
         shown = min(TOP_NODES, len(c.profile.nodes))
@@ -141,6 +153,12 @@ def profile_view(ref: str, result: ProfileResult) -> list[RenderableType]:
             out.append(Grid(_GAP_COLUMNS, gap_rows(c), title="largest gaps on dependent edges"))
     out += [Text(f"note: {n}") for n in result.notes]
     return out
+
+
+def _l2(flush_l2: bool | None) -> str:
+    if flush_l2 is None:
+        return ""
+    return ", L2 cleared before each replay" if flush_l2 else ", L2 warm"
 
 
 def show_view(ref: str, result: KindResult) -> list[RenderableType]:

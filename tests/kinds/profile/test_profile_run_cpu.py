@@ -15,6 +15,8 @@ from graphcert.cli import cli
 from graphcert.errors import InputError
 from graphcert.model import NodeKind, RawGraph, RawNode, snapshot_from_raw
 from graphcert.run import profile as run_profile
+from graphcert.run import profile_trace
+from graphcert.run.harness import HeldSample, QueueUnavailable
 from tests import _fakecupti as fc
 from tests._modelgraphs import fork, kern, memset
 from tests._oneline import one_line
@@ -27,13 +29,36 @@ class FakeStream:
         pass
 
 
-def _read(raw: RawGraph) -> run_profile.ReadGraph:
+class FakeHarness:
+    """Held replays with synthetic timings: each held_samples() call takes the next list of
+    (device ns, host ns) and launches once per sample, as the harness would."""
+
+    def __init__(self, timings: list[list[tuple[float, float]]],
+                 unavailable: str | None = None) -> None:
+        self.stream = FakeStream()
+        self._timings = iter(timings)
+        self._unavailable = unavailable
+
+    def held_samples(self, enqueue: Callable[[Any], None], ops: int,
+                     count: int) -> list[HeldSample]:
+        if self._unavailable is not None:
+            raise QueueUnavailable(self._unavailable)
+        got = next(self._timings)
+        assert len(got) == count
+        out = []
+        for device_ns, host_ns in got:
+            enqueue(self.stream)
+            out.append(HeldSample(device_ns * 1e-9, host_ns * 1e-9))
+        return out
+
+
+def _read(raw: RawGraph) -> profile_trace.ReadGraph:
     snapshot = snapshot_from_raw(raw)
     ids = [(1 << 32) | (50 + i) for i in range(snapshot.node_count)]
-    return run_profile.ReadGraph(snapshot, graphcert.profiling.graph_of(snapshot, ids))
+    return profile_trace.ReadGraph(snapshot, graphcert.profiling.graph_of(snapshot, ids))
 
 
-def _replayer(fake: fc.FakeCupti, read: run_profile.ReadGraph,
+def _replayer(fake: fc.FakeCupti, read: profile_trace.ReadGraph,
               gap: int = 100) -> Callable[[], None]:
     """A launch that, while tracing is on, leaves one record per timed node scheduled as soon
     as its predecessors end (+gap), as a replay on the device would."""
@@ -63,9 +88,8 @@ def _replayer(fake: fc.FakeCupti, read: run_profile.ReadGraph,
 
 def test_trace_joins_analyses_and_measures_overhead(monkeypatch: pytest.MonkeyPatch) -> None:
     with fc.installed(monkeypatch) as fake:
-        timings = iter([[1000.0, 1100.0, 900.0], [1010.0, 1200.0, 950.0]])  # untraced, traced
-        monkeypatch.setattr(run_profile, "time_replays",
-                            lambda launch, stream, count: [launch() or t for t in next(timings)])
+        harness = FakeHarness([[(1000.0, 3000.0), (1100.0, 3100.0), (900.0, 2900.0)],  # untraced
+                               [(1010.0, 9000.0), (1200.0, 9100.0), (950.0, 8900.0)]])  # traced
         read = _read(fork())
         fake.pending.append(fc.kernel("eager", 1, 2, graph_id=0, node=0))  # not of the graph
         replay = _replayer(fake, read)
@@ -77,8 +101,9 @@ def test_trace_joins_analyses_and_measures_overhead(monkeypatch: pytest.MonkeyPa
                 fake.pending += [fc.kernel("body", 5, 6, node=(11 << 32) | kernel.node_id,
                                            corr=77) for _ in range(3)]
 
-        cls = run_profile.trace(read, with_body, FakeStream(),  # type: ignore[arg-type]
-                                3, label="c8", size=8, warmup=2)
+        cls = profile_trace.trace(read, with_body, harness,  # type: ignore[arg-type]
+                                  profile_trace.ProfileSettings(3), label="c8", size=8,
+                                  warmup=2)
     p = cls.profile
     assert (cls.label, cls.size, cls.topology_hash) == ("c8", 8, read.snapshot.topology_hash)
     assert p.replays == 3 and p.dropped == 0 and p.incomplete_replays == 0
@@ -87,18 +112,36 @@ def test_trace_joins_analyses_and_measures_overhead(monkeypatch: pytest.MonkeyPa
     assert [n.index for n in p.nodes] == timed
     assert [u.kind for u in p.untimed] == [NodeKind.GRAPH]
     assert p.critical_path_ns <= p.sum_ns
-    assert cls.overhead is not None
-    assert (cls.overhead.untraced_ns, cls.overhead.traced_ns) == (1000.0, 1010.0)
-    assert cls.overhead.samples == 3
+    o = cls.overhead
+    assert o is not None and o.method == "held"
+    assert (o.untraced_ns, o.traced_ns) == pytest.approx((1000.0, 1010.0))
+    assert (o.host_untraced_ns, o.host_traced_ns) == pytest.approx((3000.0, 9000.0))
+    assert o.samples == 3
+    assert o.untraced_interval == pytest.approx((900.0, 1100.0))  # 3 samples: min and max
     # every record of the graph's launches counts (the body's too): the extra per record
-    assert cls.overhead.records_per_replay == len(timed) + 3
-    assert cls.overhead.extra_ns_per_record == 10.0 / (len(timed) + 3)
+    assert o.records_per_replay == len(timed) + 3
+    assert o.extra_ns_per_record == pytest.approx(10.0 / (len(timed) + 3))
+
+
+def test_trace_without_held_launches_times_back_to_back(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    """A launch that waits on the host holds the blocker to its timeout: the profile is
+    still made (replays back to back) and the overhead is None with the harness's reason."""
+    with fc.installed(monkeypatch) as fake:
+        read = _read(RawGraph((memset(0), kern(1, "k_a")), ((0, 1),)))
+        replay = _replayer(fake, read)
+        monkeypatch.setattr(profile_trace, "time_replays",
+                            lambda launch, stream, count: [launch() or 1.0 for _ in range(count)])
+        cls = profile_trace.trace(read, replay,  # type: ignore[arg-type]
+                                  FakeHarness([], unavailable="the blocking kernel timed out"),
+                                  profile_trace.ProfileSettings(4), label="c1", size=1,
+                                  warmup=0)
+    assert cls.overhead is None and cls.overhead_reason == "the blocking kernel timed out"
+    assert cls.profile.replays == 4
 
 
 def test_trace_reports_dropped_records(monkeypatch: pytest.MonkeyPatch) -> None:
     with fc.installed(monkeypatch) as fake:
-        monkeypatch.setattr(run_profile, "time_replays",
-                            lambda launch, stream, count: [launch() or 1.0 for _ in range(count)])
         read = _read(RawGraph((memset(0), kern(1, "k_a")), ((0, 1),)))
         replay = _replayer(fake, read)
 
@@ -106,8 +149,10 @@ def test_trace_reports_dropped_records(monkeypatch: pytest.MonkeyPatch) -> None:
             replay()
             fake.dropped += 2 if fake.enabled else 0
 
-        cls = run_profile.trace(read, dropping, FakeStream(), 4, label="c1",  # type: ignore[arg-type]
-                                size=1, warmup=0)
+        harness = FakeHarness([[(1.0, 1.0)] * 4, [(1.0, 1.0)] * 4])
+        cls = profile_trace.trace(read, dropping, harness,  # type: ignore[arg-type]
+                                  profile_trace.ProfileSettings(4), label="c1", size=1,
+                                  warmup=0)
     assert cls.profile.dropped == 8 and cls.profile.replays == 4
 
 
@@ -121,7 +166,7 @@ def test_graph_with_no_timed_node_is_refused() -> None:
 @pytest.mark.parametrize("replays", [0, -1, True, 2.5, 100_001])
 def test_bad_replays_refused(replays: object) -> None:
     with pytest.raises(InputError, match="replays"):
-        run_profile.check_replays(replays)
+        profile_trace.check_replays(replays)
 
 
 def test_api_refuses_before_gpu_work() -> None:
@@ -164,9 +209,9 @@ def test_instance_of_prefers_the_top_level_graph() -> None:
 
     top = [rec(2, n, c) for c in range(4) for n in (0, 1)]
     body = [rec(3, n, c) for c in range(4) for n in (0, 1) for _ in range(3)]
-    assert run_profile.instance_of(body + top, g) == 2
-    assert run_profile.instance_of([rec(3, 0, 1)] + top, g) == 2  # covers fewer nodes
-    assert run_profile.instance_of([], g) is None
+    assert profile_trace.instance_of(body + top, g) == 2
+    assert profile_trace.instance_of([rec(3, 0, 1)] + top, g) == 2  # covers fewer nodes
+    assert profile_trace.instance_of([], g) is None
     joined = graphcert.profiling.join(body + top, g, graph_instance=2)
     assert joined.duplicates == 0 and len(joined.unmatched) == len(body)
 

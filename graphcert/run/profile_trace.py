@@ -1,0 +1,157 @@
+"""One class of `graphcert profile` on the GPU: its graph read (snapshot, each canonical node's
+CUPTI id and node handle), and the traced replays.
+
+Every replay is timed the one way graphcert times a replay's device (Harness.held_sample,
+bench's device figure): CUDA events around one launch queued behind a blocking kernel, L2
+cleared before it unless the settings say not, so the device never waits for the host and a
+launch call that tracing slows stays out of the device figures. In one process, on the
+replay stream: WARMUP replays, `replays` held replays with tracing off, then `replays` with
+CUPTI's kernel, memcpy and memset activity on; the traced replays' records are the profile,
+the two loops' device times the overhead (with the host's launch-call times apart).
+Untraced first: CUPTI, once enabled, may keep hooks in the driver after it is disabled. A
+launch that waits on the host holds the blocking kernel to its timeout: the replays are then
+timed back to back (`time_replays`) and the overhead is None with that reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from graphcert.cuda.graph import Graph
+from graphcert.cuda.snapshot import read_snapshot_indexed
+from graphcert.cuda.stream import Event, Stream
+from graphcert.cupti.activity import Activity
+from graphcert.cupti.library import load as load_cupti
+from graphcert.cupti.nodes import node_id
+from graphcert.errors import InputError
+from graphcert.kinds.profile.result import ProfiledClass, ReplayOverhead
+from graphcert.model import GraphSnapshot
+from graphcert.profiling import ActivityRecord, ProfileGraph, analyse, graph_of, join
+from graphcert.run.harness import Harness, HeldSample, QueueUnavailable
+
+DEFAULT_REPLAYS = 200
+MAX_REPLAYS = 100_000
+WARMUP = 10  # untimed replays first: the first launches of an instantiated graph are slower
+
+
+def check_replays(replays: object) -> int:
+    """`replays` as a count of replays to trace (>= 1); InputError naming the fix otherwise."""
+    if isinstance(replays, bool) or not isinstance(replays, int):
+        raise InputError(f"replays={replays!r} is not a whole number",
+                         hint=f"pass replays as an int from 1 to {MAX_REPLAYS:,} "
+                              f"(default {DEFAULT_REPLAYS})")
+    if not 1 <= replays <= MAX_REPLAYS:
+        raise InputError(f"replays={replays:,} leaves nothing to profile" if replays < 1 else
+                         f"replays={replays:,} is more than {MAX_REPLAYS:,}",
+                         hint=f"replay the graph 1 to {MAX_REPLAYS:,} times "
+                              f"(default {DEFAULT_REPLAYS})")
+    return replays
+
+
+@dataclass(frozen=True)
+class ProfileSettings:
+    """How `graphcert profile` replays each class: traced replays (and as many untraced),
+    L2 cleared before each held replay (bench's default) or not."""
+
+    replays: int = DEFAULT_REPLAYS
+    flush_l2: bool = True
+
+    def __post_init__(self) -> None:
+        check_replays(self.replays)
+
+
+@dataclass(frozen=True)
+class ReadGraph:
+    """A graph read for profiling: its snapshot, the profiled graph (nodes with ids), the
+    graph itself and {template node handle as int: canonical index}."""
+
+    snapshot: GraphSnapshot
+    graph: ProfileGraph
+    source: Graph | None = None
+    positions: Mapping[int, int] = field(default_factory=dict)
+
+
+def read_graph(graph: Graph, meta: dict[str, object] | None = None) -> ReadGraph:
+    """The snapshot of `graph` and each canonical node's CUPTI id. A graph with no kernel,
+    memcpy or memset node is an InputError (nothing to time)."""
+    snapshot, positions = read_snapshot_indexed(graph, meta)
+    ids = [0] * snapshot.node_count
+    for handle, index in positions.items():
+        ids[index] = node_id(handle)
+    return ReadGraph(snapshot, graph_of(snapshot, ids), graph, positions)
+
+
+def time_replays(launch: Callable[[], None], stream: Stream, count: int) -> list[float]:
+    """Device nanoseconds of each of `count` replays enqueued back to back, a CUDA event
+    before and after each, read once all are done (the fallback where held launches cannot
+    be timed: the host's launch gaps are in these)."""
+    events = [(Event(), Event()) for _ in range(count)]
+    try:
+        for before, after in events:
+            before.record(stream)
+            launch()
+            after.record(stream)
+        events[-1][1].synchronize()
+        return [before.elapsed_s(after) * 1e9 for before, after in events]
+    finally:
+        for pair in events:
+            for event in pair:
+                event.destroy()
+
+
+def held_replays(harness: Harness, launch: Callable[[], None], ops: int, count: int
+                 ) -> list[HeldSample]:
+    """`count` held replays of `launch` (Harness.held_sample)."""
+    return harness.held_samples(lambda _stream: launch(), ops, count)
+
+
+def trace(read: ReadGraph, launch: Callable[[], None], harness: Harness,
+          settings: ProfileSettings, *, label: str, size: int,
+          warmup: int = WARMUP) -> ProfiledClass:
+    """Replay `launch` untraced then traced, held, `settings.replays` times each (see the
+    module's docstring) and analyse the traced replays' records."""
+    replays, stream = settings.replays, harness.stream
+    load_cupti()  # CUPTI missing: one line before any replay
+    for _ in range(warmup):
+        launch()
+    stream.synchronize()
+    ops = read.snapshot.node_count
+    reason: str | None = None
+    try:
+        untraced = held_replays(harness, launch, ops, replays)
+    except QueueUnavailable as exc:
+        stream.synchronize()
+        reason, untraced = str(exc), []
+    with Activity() as activity:
+        traced = held_replays(harness, launch, ops, replays) if reason is None else []
+        if reason is not None:
+            time_replays(launch, stream, replays)
+        stream.synchronize()
+    records = [r.activity() for r in activity.records if r.in_graph]
+    profile = analyse(join(records, read.graph, dropped=activity.dropped,
+                           graph_instance=instance_of(records, read.graph)))
+    overhead = None if reason is not None else ReplayOverhead.held(
+        [s.device_s * 1e9 for s in traced], [s.device_s * 1e9 for s in untraced],
+        [s.host_s * 1e9 for s in traced], [s.host_s * 1e9 for s in untraced],
+        len(records) / replays)
+    return ProfiledClass(label, size, read.snapshot.topology_hash, profile, overhead, reason)
+
+
+def instance_of(records: Sequence[ActivityRecord], graph: ProfileGraph) -> int | None:
+    """The graph instance (high 32 bits of graph_node_id) of the profiled graph's own nodes.
+
+    The low 32 bits number a node within its graph (0, 1, ...: DEVICE_FACTS.md), so records of
+    a child graph's or a conditional body's nodes can carry a top-level node's low bits. The
+    instance whose records cover the most timed nodes (right kind) wins; on a tie the one with
+    fewer records (a WHILE body runs once per iteration, the top level once per replay)."""
+    kinds = {n.node_id: n.kind for n in graph.nodes if n.timed}
+    covered: dict[int, set[int]] = {}
+    counts: dict[int, int] = {}
+    for rec in records:
+        counts[rec.graph_instance] = counts.get(rec.graph_instance, 0) + 1
+        if kinds.get(rec.node_id) == rec.kind:
+            covered.setdefault(rec.graph_instance, set()).add(rec.node_id)
+    if not covered:
+        return None
+    return max(covered, key=lambda h: (len(covered[h]), -counts[h], -h))
