@@ -13,7 +13,8 @@ from typing import Any
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.graph import capture
 from graphcert.cuda.stream import Event, Stream, StreamRef
-from graphcert.run.harness import BenchSettings, Harness, QueueUnavailable
+from graphcert.run.benchsettings import BenchSettings
+from graphcert.run.harness import Harness, QueueUnavailable
 
 Enqueue = Callable[[Stream], None]
 WARMUP = 10
@@ -110,24 +111,10 @@ def back_to_back(enqueue: Enqueue, stream: Stream, count: int) -> list[float]:
 
 
 def held(h: Harness, enqueue: Enqueue, count: int) -> tuple[list[float], list[float]]:
-    """(device seconds, host seconds of the launch call) of `count` held launches: the
-    harness's held_sample where it has one (the lead's public method), else its _held."""
-    if hasattr(h, "held_samples"):
-        got = h.held_samples(enqueue, 1, count)
-        return [x.device_s for x in got], [x.host_s for x in got]
-    dev: list[float] = []
-    host: list[float] = []
-    ((start, end),) = h._event_pairs(1)
-    for _ in range(count):
-        h._flush_l2()
-
-        def body() -> None:
-            t0 = time.perf_counter()
-            enqueue(h.stream)
-            host.append(time.perf_counter() - t0)
-
-        dev.append(h._held(h.stream, start, end, body, 3))
-    return dev, host
+    """(device seconds, host seconds of the launch call) of `count` held launches
+    (Harness.held_samples: bench's and profile's one definition of a replay's device time)."""
+    got = h.held_samples(enqueue, 1, count)
+    return [x.device_s for x in got], [x.host_s for x in got]
 
 
 def hot(h: Harness, enqueue: Enqueue, batch: int, count: int) -> list[float]:

@@ -6,13 +6,15 @@ could use, side by side, to tell why `profile` and `bench` disagree.
 
 Rows per workload (chain[kernels=N] captured at size 1, any other built-in at bench's default
 size 1<<16; with --torch, examples/steps/torch_decode.py:DECODE at buckets 1 and 8):
-  1  back-to-back events, fresh context (never settled), L2 warm (profile's untraced method)
+  1  back-to-back events, fresh context (never settled), L2 warm (profile's method until it
+     timed held replays)
   2  the same after the harness settled the context (h1: 1 against 2)
   3  held: events around one launch queued behind the blocking kernel, settled, L2 warm
      (3r: again after rows 4-5; 3n: the graph instantiated again and first launched after
      the context settled; 3s: on the stream rows 1-2 used; 3k: first thing in the
      kernel-trace child, where the graph's first launch came after settling)
-  4  held, L2 flushed (bench's cold device figure)
+  4  held, L2 flushed (bench's cold device figure; profile's held replays by default, row 3
+     with --no-flush-l2)
   5  hot: K launches between two events behind one blocker, per launch (bench's K, and K=10)
   6  GRAPH_TRACE span (device start..end of each launch record), the graph instantiated after
      GRAPH_TRACE was enabled, replays held
