@@ -1,7 +1,8 @@
 """The GPU half of benchmarks/replay_methods.py: one job in one (child) process, its samples
 returned as a JSON-able dict. Jobs: "plain" (every untraced row, then GRAPH_TRACE's, which
-turns CUPTI on last), "kernel" (kernel tracing's rows, after an untraced held baseline) and
-"flush" (the L2 flush experiment, no CUPTI)."""
+turns CUPTI on last), "kernel" (kernel tracing's rows, after an untraced held baseline),
+"flush" (the L2 flush experiment, no CUPTI) and "order" (a sequence of launch methods and
+context changes in one process, to see which step moves a graph's device time)."""
 
 from __future__ import annotations
 
@@ -277,6 +278,34 @@ def flush_job(ctx: RunContext, replays: int, node_counts: tuple[int, ...]
     return out
 
 
+def order_job(ctx: RunContext, subject: Subject, order: str, replays: int
+              ) -> list[tuple[str, list[float]]]:
+    """The steps of `order` (ORDER_STEPS' letters) in turn, in this process; each timing
+    step's samples (B, b, H; the others give none). H and b before any N or U open an
+    unsettled harness first."""
+    out: list[tuple[str, list[float]]] = []
+    opened: list[Harness] = []
+    enqueue = subject.enqueue
+    try:
+        for step in order:
+            if step in "NU" or (step in "Hb" and not opened):
+                opened.append(Harness(ctx, BenchSettings(flush_l2=False, placements=1,
+                                                         settle=step == "N"),
+                                      stream=subject.harness_stream))
+            if step == "R":
+                enqueue = subject.rebuild()
+            elif step == "B":
+                out.append((step, back_to_back(enqueue, subject.b2b, replays)))
+            elif step == "b":
+                out.append((step, back_to_back(enqueue, opened[-1].stream, replays)))
+            elif step == "H":
+                out.append((step, held(opened[-1], enqueue, replays)[0]))
+    finally:
+        for h in reversed(opened):
+            h.close()
+    return out
+
+
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
     """One job (see the module's docstring) in this process; what it measured."""
     kind, replays, device = str(job["job"]), int(job["replays"]), int(job.get("device", 0))
@@ -293,6 +322,9 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         if adapter is None:
             subject = built_in(ctx, str(job["workload"]), int(job["size"]))
         try:
+            if kind == "order":
+                return {"label": subject.label, "order": order_job(
+                    ctx, subject, str(job["order"]), replays)}
             rows = (plain_job if kind == "plain" else kernel_job)(ctx, subject, replays)
         finally:
             subject.close()

@@ -34,6 +34,12 @@ REFERENCE = "3"
 RATIO_TO_REFERENCE = frozenset({"1", "2", "3r", "3n", "3s", "3k", "4", "5", "5b", "6", "7", "8",
                                 "9"})
 
+# The steps of an --orders sequence (benchmarks/_replay_gpu.py order_job runs them).
+ORDER_STEPS = {"B": "back-to-back on the graph's own stream", "b": "back-to-back on the "
+               "harness's stream", "H": "held on the harness's stream", "N": "open a "
+               "harness, settling the context", "U": "open a harness, not settling",
+               "R": "instantiate the graph again (later steps launch the new one)"}
+
 
 @dataclass(frozen=True)
 class Figure:

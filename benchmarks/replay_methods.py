@@ -3,6 +3,7 @@ could use, side by side, to tell why `profile` and `bench` disagree.
 
     python3 benchmarks/replay_methods.py [--workloads chain[kernels=1000],chain,scan,converge]
                                          [--torch] [--replays 200] [--json FILE]
+                                         [--orders BNBHBb,NBHBb,BUHBb]
 
 Rows per workload (chain[kernels=N] captured at size 1, any other built-in at bench's default
 size 1<<16; with --torch, examples/steps/torch_decode.py:DECODE at buckets 1 and 8):
@@ -26,6 +27,13 @@ size 1<<16; with --torch, examples/steps/torch_decode.py:DECODE at buckets 1 and
 Every row but 10 prints its ratio to row 3. Then the L2 flush experiment (h3): graphs of
 gc_empty (touches no memory) and of chain's store kernels at 16 and 1000 nodes, held, L2 warm
 and flushed alternately, and the flush's extra per node.
+
+--orders runs sequences of steps on the first workload, each in a fresh process, and prints
+each timing step's median: B back-to-back on the graph's own stream, b back-to-back on the
+harness's stream, H held, N open a harness that settles the context, U one that does not, R
+instantiate the graph again. On an H200, chain[kernels=1000]: B N B H B b read 598, 598, 774,
+775, 775 µs; N B H B b 597 throughout; B U H B b 597-598 throughout: a graph first launched
+before the context settled ran slower after it once launched from another stream.
 
 Process layout (so no untraced row runs after CUPTI was enabled in its process): every subject
 runs in two child processes, one after the other. The first ("plain") takes rows 1-5, 3r, 3n,
@@ -53,6 +61,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 
 from _replay_table import (  # noqa: E402  (after the path set-up above)
+    ORDER_STEPS,
     Figure,
     FlushCase,
     figure_json,
@@ -115,6 +124,15 @@ def with_ratio(fig: Figure, base: Figure, key: str) -> Figure:
     return replace(fig, note=note)
 
 
+def order_line(order: str, got: dict[str, Any]) -> str:
+    """One --orders sequence: each timing step's median (µs), in the order run."""
+    if "error" in got:
+        return f"order {order}: failed: {got['error']}"
+    steps = " ".join(f"{step}:{Figure.of(samples).median_s * 1e6:,.1f}"
+                     for step, samples in got["order"])
+    return f"order {order} on {got['label']}: {steps}"
+
+
 def flush_table(got: dict[str, Any]) -> list[str]:
     if "error" in got:
         return [f"L2 flush experiment failed: {got['error']}"]
@@ -132,6 +150,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replays", type=int, default=200, help="samples a row")
     parser.add_argument("--device", type=int, default=0)
     parser.add_argument("--no-flush-experiment", action="store_true")
+    parser.add_argument("--orders", default="",
+                        help="comma-separated step sequences (letters: "
+                             + "; ".join(f"{k} {v}" for k, v in ORDER_STEPS.items())
+                             + "), each run in a fresh process on the first workload, "
+                               "e.g. BNBH,NBH,BUH")
     parser.add_argument("--json", type=Path, default=None, help="write every result here")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -161,6 +184,16 @@ def main(argv: list[str] | None = None) -> int:
         results["subjects"][label] = {"plain": plain, "kernel": kernel}
         print("\n".join(subject_table(label, plain, kernel)), flush=True)
         print()
+    first = jobs[0][1] if jobs else None
+    for order in (o.strip() for o in args.orders.split(",") if o.strip()):
+        if first is None or not set(order) <= set(ORDER_STEPS):
+            print(f"--orders {order!r}: use the letters {''.join(ORDER_STEPS)}, with a "
+                  f"workload to run them on")
+            continue
+        got = run_child({**first, "job": "order", "order": order, "replays": args.replays,
+                         "device": args.device})
+        results.setdefault("orders", {})[order] = got
+        print(order_line(order, got))
     if not args.no_flush_experiment:
         flush = run_child({"job": "flush", "replays": args.replays, "device": args.device,
                            "nodes": list(FLUSH_NODES)})

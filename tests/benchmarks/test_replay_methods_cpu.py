@@ -20,7 +20,13 @@ from _replay_table import (  # noqa: E402  (the benchmarks folder is not a packa
     format_rows,
     launch_spans,
 )
-from replay_methods import flush_table, main, size_of, subject_table  # noqa: E402
+from replay_methods import (  # noqa: E402
+    flush_table,
+    main,
+    order_line,
+    size_of,
+    subject_table,
+)
 
 
 def test_figure_median_interval_and_count() -> None:
@@ -113,3 +119,16 @@ def test_too_few_replays_is_one_line(capsys: pytest.CaptureFixture[str]) -> None
     assert main(["--replays", "5"]) == 2
     out = capsys.readouterr().out.strip()
     assert out.count("\n") == 0 and "--replays 5" in out
+
+
+def test_order_line_gives_each_timing_step_in_turn() -> None:
+    got = {"label": "synthetic", "order": [["B", [598e-6] * 5], ["H", [774e-6] * 5]]}
+    assert order_line("BNH", got) == "order BNH on synthetic: B:598.0 H:774.0"
+    assert order_line("BNH", {"error": "exit 1: x"}) == "order BNH: failed: exit 1: x"
+
+
+def test_an_order_with_unknown_steps_is_refused_in_one_line(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--workloads", "", "--orders", "BXZ", "--no-flush-experiment"]) == 0
+    out = capsys.readouterr().out
+    assert "--orders 'BXZ': use the letters" in out
