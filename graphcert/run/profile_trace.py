@@ -86,6 +86,8 @@ def time_replays(launch: Callable[[], None], stream: Stream, count: int) -> list
     """Device nanoseconds of each of `count` replays enqueued back to back, a CUDA event
     before and after each, read once all are done (the fallback where held launches cannot
     be timed: the host's launch gaps are in these)."""
+    if count <= 0:
+        return []
     events = [(Event(), Event()) for _ in range(count)]
     try:
         for before, after in events:
@@ -101,31 +103,44 @@ def time_replays(launch: Callable[[], None], stream: Stream, count: int) -> list
 
 
 def held_replays(harness: Harness, launch: Callable[[], None], ops: int, count: int
-                 ) -> list[HeldSample]:
-    """`count` held replays of `launch` (Harness.held_sample)."""
-    return harness.held_samples(lambda _stream: launch(), ops, count)
+                 ) -> tuple[list[HeldSample], str | None]:
+    """Up to `count` held replays of `launch` (Harness.held_sample), and None; or, where the
+    blocking kernel timed out (the launch waited on the device), those timed before it and
+    why. The replay that timed out ran all the same."""
+    done: list[HeldSample] = []
+    for _ in range(count):
+        try:
+            done.append(harness.held_sample(lambda _stream: launch(), ops))
+        except QueueUnavailable as exc:
+            harness.stream.synchronize()
+            return done, str(exc)
+    return done, None
 
 
 def trace(read: ReadGraph, launch: Callable[[], None], harness: Harness,
           settings: ProfileSettings, *, label: str, size: int,
           warmup: int = WARMUP) -> ProfiledClass:
     """Replay `launch` untraced then traced, held, `settings.replays` times each (see the
-    module's docstring) and analyse the traced replays' records."""
+    module's docstring) and analyse the traced replays' records. A loop whose launches
+    cannot be held is finished back to back, and the overhead is None with the reason."""
     replays, stream = settings.replays, harness.stream
     load_cupti()  # CUPTI missing: one line before any replay
     for _ in range(warmup):
         launch()
     stream.synchronize()
     ops = read.snapshot.node_count
-    reason: str | None = None
-    try:
-        untraced = held_replays(harness, launch, ops, replays)
-    except QueueUnavailable as exc:
-        stream.synchronize()
-        reason, untraced = str(exc), []
+    untraced, reason = held_replays(harness, launch, ops, replays)
+    if reason is not None:
+        reason = f"untraced replays could not be held behind the blocking kernel: {reason}"
+    traced: list[HeldSample] = []
     with Activity() as activity:
-        traced = held_replays(harness, launch, ops, replays) if reason is None else []
-        if reason is not None:
+        if reason is None:
+            traced, why = held_replays(harness, launch, ops, replays)
+            if why is not None:
+                reason = (f"with CUPTI tracing on, the replays could not be held behind the "
+                          f"blocking kernel, so they were timed back to back: {why}")
+                time_replays(launch, stream, replays - len(traced) - 1)
+        else:
             time_replays(launch, stream, replays)
         stream.synchronize()
     records = [r.activity() for r in activity.records if r.in_graph]

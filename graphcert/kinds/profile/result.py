@@ -7,12 +7,14 @@ The verdict (`ProfileResult.judge`):
 - nothing fails here: a graph with no timed node, replays=0 or CUPTI unavailable are refused
   before a result exists (graphcert.profiling.ProfileGraph, the run side); regressions are the
   gate's, against a baseline;
-- incomplete (figures exist but something was lost): a class without its overhead figure;
-  records CUPTI dropped (full buffers); more than MAX_INCOMPLETE_FRACTION of the replays that
-  left records lacking a node's record; fewer replays with records than were asked for;
+- incomplete (figures exist but something was lost): records CUPTI dropped (full buffers);
+  more than MAX_INCOMPLETE_FRACTION of the replays that left records lacking a node's record;
+  fewer replays with records than were asked for;
 - notes, never a fail (`ProfileResult.notes`): tracing overhead above OVERHEAD_NOTE (the
-  figures still hold, they are only slower by that much), records that joined no node, and
-  duplicate records.
+  figures still hold, they are only slower by that much), an overhead not measured and why
+  (a graph whose launches wait on the device while CUPTI traces cannot be held behind the
+  blocking kernel: its node figures are whole, its device-clock overhead is not known),
+  records that joined no node, and duplicate records.
 """
 
 from __future__ import annotations
@@ -114,8 +116,6 @@ class ProfileResult:
         for c in classes:
             p = c.profile
             seen = p.replays + p.incomplete_replays
-            if c.overhead is None:
-                missing.append(f"{c.label}: tracing overhead not measured ({c.overhead_reason})")
             if p.dropped:
                 missing.append(f"{c.label}: CUPTI dropped {p.dropped} record(s) (buffers full)")
             if seen and p.incomplete_replays > MAX_INCOMPLETE_FRACTION * seen:
@@ -132,9 +132,11 @@ class ProfileResult:
         out: list[str] = []
         for c in self.classes:
             p = c.profile
-            if c.overhead is not None and c.overhead.method == HELD:
+            if c.overhead is None:
+                out.append(f"{c.label}: tracing overhead not measured: {c.overhead_reason}")
+            elif c.overhead.method == HELD:
                 out.extend(_held_notes(c.label, c.overhead, p))
-            elif c.overhead is not None and c.overhead.ratio > OVERHEAD_NOTE:
+            elif c.overhead.ratio > OVERHEAD_NOTE:
                 extra = c.overhead.extra_ns_per_record
                 per = f", {extra:,.0f} ns per traced record" if extra is not None else ""
                 out.append(f"{c.label}: tracing overhead {c.overhead.ratio:.3f}x (above "
