@@ -31,9 +31,10 @@ and flushed alternately, and the flush's extra per node.
 --orders runs sequences of steps on the first workload, each in a fresh process, and prints
 each timing step's median: B back-to-back on the graph's own stream, b back-to-back on the
 harness's stream, H held, N open a harness that settles the context, U one that does not, R
-instantiate the graph again. On an H200, chain[kernels=1000]: B N B H B b read 598, 598, 774,
-775, 775 µs; N B H B b 597 throughout; B U H B b 597-598 throughout: a graph first launched
-before the context settled ran slower after it once launched from another stream.
+instantiate the graph again. On an H200, chain[kernels=1000] (one process per sequence):
+B N B H b read 598, 598, 774, 775 µs; N B H B b 598, 597, 598, 598; B U H B b 598, 597, 598,
+598: a graph first launched before the context settled ran slower after it once launched
+from another stream (10 launches before settling were enough).
 
 Process layout (so no untraced row runs after CUPTI was enabled in its process): every subject
 runs in two child processes, one after the other. The first ("plain") takes rows 1-5, 3r, 3n,
