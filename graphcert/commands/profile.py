@@ -35,19 +35,23 @@ if TYPE_CHECKING:
 @click.option("--flush-l2/--no-flush-l2", default=True, show_default=True,
               help="Clear L2 before each replay, as bench's device figure does (the one "
                    "device time of a replay; --no-flush-l2: L2 warm from the last replay).")
+@click.option("--span", is_flag=True,
+              help="Span mode: each replay's device time from one GRAPH_TRACE record a "
+                   "launch, no per-node tracing (cheap enough to gate in CI), and its "
+                   "distortion on the device clock; no node table.")
 @certificate_options("Where the profile certificates go.",
                      "Profile without writing certificates.")
 @single_device_option
 @signing_key_option
 @json_option
 def command(workloads: tuple[str, ...], size: str | None, classes: str | None, replays: int,
-            flush_l2: bool, out_dir: Path, no_certificate: bool, device: int | None,
-            as_json: bool) -> None:
+            flush_l2: bool, span: bool, out_dir: Path, no_certificate: bool,
+            device: int | None, as_json: bool) -> None:
     """Replay each of WORKLOADS' graphs REPLAYS times with CUPTI tracing and report, per
     node in canonical order, its median, min and max device time and start offset; the
     replay's span, the critical path, parallelism, the gaps on dependent edges, and the
-    tracing overhead. Exits 1 if a verdict is incomplete (dropped records, missing
-    overhead)."""
+    tracing overhead; with --span, per class the replay span and its distortion only.
+    Exits 1 if a verdict is incomplete (dropped records, missing overhead or records)."""
     from graphcert.buckets import parse_buckets, parse_size
     from graphcert.errors import InputError
 
@@ -73,7 +77,7 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None, r
         if run.certificate is not None:
             err.print(f"certificate: {run.certificate}", markup=False, highlight=False)
 
-    settings = ProfileSettings(replays, flush_l2)
+    settings = ProfileSettings(replays, flush_l2, span)
     done = profile_workloads(workloads, sizes, settings, device=index,
                              out_dir=None if no_certificate else out_dir, options=options,
                              on_result=show)

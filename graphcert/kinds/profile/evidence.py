@@ -6,7 +6,8 @@ figures the certificate stores: the sum of node medians, each node's share, para
 over span), the critical path and its length (from the recorded edges and node medians); the
 nodes and untimed nodes cover the graph's indices once each; each node's figures are ordered
 (min <= low <= median <= high <= max); the overhead's ratio, the notes and the verdict are
-what `ProfileResult` gives.
+what `ProfileResult` gives. In span mode each class has a span and no per-node figures
+(a per-node profile: the reverse), and its stored distortion is traced / untraced.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from graphcert.cert.evidence import RANK, Doc
 from graphcert.cert.kind import KindResult
 from graphcert.errors import InputError
 from graphcert.kinds.profile.result import ProfiledClass, ProfileResult
+from graphcert.kinds.profile.span import SPAN_MODE
 from graphcert.profiling import Profile, longest_path
 
 REL = 1e-9  # float rounding between the way graphcert summed a figure and this
@@ -38,6 +40,10 @@ def contradictions(results: Doc, verdict: Doc, result: KindResult) -> list[str]:
 def _contradictions(results: Doc, verdict: Doc, result: ProfileResult) -> Iterator[str]:
     for i, (cls, doc) in enumerate(zip(result.classes, results["classes"], strict=True)):
         yield from _class(f"results.classes[{i}]", cls, doc)
+    for i, cls in enumerate(result.classes):
+        if cls.span_mode != (result.mode == SPAN_MODE):
+            yield (f"results.classes[{i}] is {'a span' if cls.span_mode else 'a per-node'} "
+                   f"class in a {result.mode}-mode profile")
     labels = [c.label for c in result.classes]
     if len(set(labels)) != len(labels):
         yield f"results.classes: a label repeats ({labels})"
@@ -63,7 +69,15 @@ def _class(where: str, cls: ProfiledClass, doc: Doc) -> Iterator[str]:
                 stored is not None and extra is not None and not _close(float(stored), extra)):
             yield (f"{where}.overhead.extra_ns_per_record is {stored} but (traced - untraced) "
                    f"/ records_per_replay is {extra}")
-    yield from derived_contradictions(f"{where}.profile", cls.profile)
+    if cls.span is not None and not _close(float(doc["span"]["distortion"]),
+                                           cls.span.distortion):
+        yield (f"{where}.span.distortion is {doc['span']['distortion']:.6g} but traced / "
+               f"untraced is {cls.span.distortion:.6g}")
+    if cls.span is not None and not (cls.span.low_ns <= cls.span.median_ns
+                                     <= cls.span.high_ns):
+        yield f"{where}.span: low_ns <= median_ns <= high_ns does not hold"
+    if cls.profile is not None:
+        yield from derived_contradictions(f"{where}.profile", cls.profile)
 
 
 def derived_contradictions(where: str, p: Profile) -> Iterator[str]:
