@@ -202,7 +202,8 @@ def profile_graph(graph: object, replay: Callable[[], object], replays: int = 20
     on `stream` (a CUstream address, a torch.cuda.Stream or an object with __cuda_stream__;
     None: the legacy default stream). It is replayed `replays` times untraced and as many
     traced (CUPTI); the result holds per node the median, min and max device time and start
-    offset, the critical path, the gaps and the tracing overhead. `graphcert.profile(...)`
+    offset, the critical path, the gaps and the tracing overhead, then what a replay saves
+    without each of its 16 longest nodes (`what_if`, untraced). `graphcert.profile(...)`
     is the same call. InputError for bad arguments or a graph with no kernel, copy
     or set node; CuptiUnavailable (one line) where CUPTI cannot trace."""
     from graphcert.apicheck import callable_arg, int_arg, text_arg

@@ -27,7 +27,7 @@ def synthetic_span(scale: float = 1.0, *, jitter: float = 10.0, distortion: floa
 def synthetic_span_class(label: str = "n=256", span: ReplaySpan | None = None, *,
                          topology: str = "fork", reason: str | None = None) -> ProfiledClass:
     return ProfiledClass(label, 256, synthetic_hash(f"topology {topology}"), None, None,
-                         reason, span if span is not None or reason else synthetic_span())
+                         reason, span=span if span is not None or reason else synthetic_span())
 
 
 def synthetic_span_result(*classes: ProfiledClass) -> ProfileResult:

@@ -7,7 +7,8 @@
 # profile (issue 31), plan:skewed and plan:wide (issue 35, with the model check), record
 # (issue 32: the example's good run, torch.compile's and the planted ones),
 # fidelity:K (against nvbench at K kernels), native (the native loop over 8 placements),
-# repeat (two processes), tier1 and tier2 (the GPU tier in two halves), py:FILE (python3 FILE, its output in $OUT/FILE's name.log), archive (the certificates so far into $OUT/rec.tgz), tier. Logs and the certificates' archive go under $OUT.
+# repeat (two processes), methods, pvb, poverhead, native1 and ptests (the profile's replay
+# times and tracing cost), tier1 and tier2 (the GPU tier in two halves), py:FILE (python3 FILE, its output in $OUT/FILE's name.log), archive (the certificates so far into $OUT/rec.tgz), tier. Logs and the certificates' archive go under $OUT.
 #   COMMIT=$(git rev-parse HEAD) bash tools/device_run.sh verify steps bench:chain sweep tier
 set -u
 # The device's .git is the session's first commit, not this tree's: certificates name the
@@ -69,6 +70,14 @@ for step in "$@"; do
              GRAPHCERT_FLUSH_MS=1 timeout 60 python3 -m graphcert record --keep-streams $S/native_killed --out $S/native_killed --source examples/record/native_server.cu -- examples/record/native_server --fork 2 --kill-self-at 1500 --steps 2000 >> $OUT/record.log 2>&1; echo "native_killed exit $?" >> $OUT/record.log ;;
     overhead) timeout ${OVERHEAD_LIMIT:-400} python3 benchmarks/record_overhead.py ${OVERHEAD_ARGS:-} > $OUT/overhead.log 2>&1; rc=$? ;;
     rtests) timeout ${TIER_LIMIT:-360} python3 -m pytest -q -m gpu tests/gpu/test_injection_gpu.py tests/gpu/test_record_processes_gpu.py tests/gpu/test_record_gpu.py -p no:cacheprovider -rs --timeout 200 > $OUT/rtests.log 2>&1; rc=$? ;;
+    # the profile's replay-time table (benchmarks/NOTES.md): every way of timing a replay,
+    # profile against bench, tracing's cost, the native loop (settled, fresh, L2 cleared)
+    methods) timeout ${METHODS_LIMIT:-200} python3 benchmarks/replay_methods.py ${METHODS_ARGS:-} > $OUT/methods.log 2>&1; rc=$? ;;
+    pvb) { timeout 120 python3 benchmarks/profile_vs_bench.py; timeout 120 python3 benchmarks/profile_vs_bench.py --no-flush-l2; } > $OUT/pvb.log 2>&1; rc=$? ;;
+    poverhead) timeout ${POVERHEAD_LIMIT:-200} python3 benchmarks/profile_overhead.py ${POVERHEAD_ARGS:-} > $OUT/poverhead.log 2>&1; rc=$? ;;
+    native1) mkdir -p build/native && nvcc -O2 -std=c++17 -arch=sm_90 benchmarks/native_graph_loop.cu -o build/native/native_graph_loop > $OUT/native1.log 2>&1
+             for extra in "" --fresh --flush-l2; do echo "native_graph_loop $extra" >> $OUT/native1.log; timeout 60 build/native/native_graph_loop $extra --nodes 1000,16 --samples 300 >> $OUT/native1.log 2>&1; done; rc=$? ;;
+    ptests) timeout ${TIER_LIMIT:-300} python3 -m pytest -q -m gpu tests/gpu/test_profile*.py -p no:cacheprovider -rs --timeout 200 > $OUT/ptests.log 2>&1; rc=$? ;;
     py:*) f=${step#py:}; timeout ${PY_LIMIT:-240} python3 $f > $OUT/$(basename $f .py).log 2>&1; rc=$? ;;
     archive) tar czf $OUT/rec.tgz -C $OUT rec; rc=$? ;;  # what is recorded so far comes back
     # the tier in two halves, each well inside one call (the whole took over 330 s at 93ab9a1)

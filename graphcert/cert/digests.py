@@ -84,6 +84,7 @@ METHOD_FILES["profile"] = (
     ("pkg", "run/profile_span.py"), ("pkg", "run/benchsettings.py"),
     ("pkg", "kinds/profile/result.py"), ("pkg", "kinds/profile/overhead.py"),
     ("pkg", "kinds/profile/span.py"), ("pkg", "orderstats.py"),
+    ("pkg", "run/profile_whatif.py"), ("pkg", "kinds/profile/whatif.py"),
     *(("pkg", f"{d}/{p.name}") for d in ("profiling", "cupti")
       for p in sorted((PACKAGE_DIR / d).glob("*.py"))))
 # A record is a program observed through CUPTI's callbacks and kernel records, in place or

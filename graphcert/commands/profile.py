@@ -35,6 +35,16 @@ if TYPE_CHECKING:
 @click.option("--flush-l2/--no-flush-l2", default=True, show_default=True,
               help="Clear L2 before each replay, as bench's device figure does (the one "
                    "device time of a replay; --no-flush-l2: L2 warm from the last replay).")
+@click.option("--what-if", "what_if", type=Bounded(int, 0, 100_000), default=16,
+              show_default=True,
+              help="Per class, what a replay saves without each of the K longest kernel, "
+                   "memcpy and memset nodes (each disabled in turn, no tracer on; 0: off).")
+@click.option("--what-if-pairs", type=Bounded(int, 1, 100_000), default=30, show_default=True,
+              help="Pairs of held replays (node enabled, disabled) per attributed node.")
+@click.option("--what-if-budget", type=Bounded(float, 0, 3600, low_open=True, unit="seconds"),
+              default=5.0, show_default=True,
+              help="Wall seconds what-if may take per class; nodes not reached are counted "
+                   "as skipped.")
 @click.option("--span", is_flag=True,
               help="Span mode: each replay's device time from one GRAPH_TRACE record a "
                    "launch, no per-node tracing (cheap enough to gate in CI), and its "
@@ -45,13 +55,15 @@ if TYPE_CHECKING:
 @signing_key_option
 @json_option
 def command(workloads: tuple[str, ...], size: str | None, classes: str | None, replays: int,
-            flush_l2: bool, span: bool, out_dir: Path, no_certificate: bool,
-            device: int | None, as_json: bool) -> None:
+            flush_l2: bool, what_if: int, what_if_pairs: int, what_if_budget: float,
+            span: bool, out_dir: Path, no_certificate: bool, device: int | None,
+            as_json: bool) -> None:
     """Replay each of WORKLOADS' graphs REPLAYS times with CUPTI tracing and report, per
     node in canonical order, its median, min and max device time and start offset; the
     replay's span, the critical path, parallelism, the gaps on dependent edges, and the
-    tracing overhead; with --span, per class the replay span and its distortion only.
-    Exits 1 if a verdict is incomplete (dropped records, missing overhead or records)."""
+    tracing overhead; then what a replay saves without each of the longest nodes (--what-if).
+    With --span, per class the replay span and its distortion only. Exits 1 if a verdict is
+    incomplete (dropped records, missing records)."""
     from graphcert.buckets import parse_buckets, parse_size
     from graphcert.errors import InputError
 
@@ -77,7 +89,8 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None, r
         if run.certificate is not None:
             err.print(f"certificate: {run.certificate}", markup=False, highlight=False)
 
-    settings = ProfileSettings(replays, flush_l2, span)
+    settings = ProfileSettings(replays, flush_l2, what_if, what_if_pairs, float(what_if_budget),
+                               span=span)
     done = profile_workloads(workloads, sizes, settings, device=index,
                              out_dir=None if no_certificate else out_dir, options=options,
                              on_result=show)

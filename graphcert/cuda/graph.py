@@ -171,6 +171,13 @@ class GraphExec(Owned):
         params.extra = 0
         self.set_kernel_params(node, params)  # the driver copies the arguments here
 
+    def set_node_enabled(self, node: int, enabled: bool) -> None:
+        """cuGraphNodeSetEnabled: turn template node `node` (its handle as an int) of the graph
+        this exec was instantiated from into a no-op in this exec, or back; its dependencies
+        stay. The driver refuses every kind but kernel, memcpy and memset nodes."""
+        check(driver.cuGraphNodeSetEnabled(self.handle, driver.CUgraphNode(node), int(enabled)),
+              "cuGraphNodeSetEnabled")
+
     def _free(self, handle: Any) -> None:
         check(driver.cuGraphExecDestroy(handle), "cuGraphExecDestroy")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +32,7 @@ from graphcert.run.profile_trace import (
     read_graph,
     trace,
 )
+from graphcert.run.profile_whatif import attribute
 
 if TYPE_CHECKING:
     from graphcert.cuda.context import RunContext
@@ -52,14 +53,18 @@ def harness_settings(settings: ProfileSettings) -> BenchSettings:
 
 def profile_class(read: ReadGraph, launch: Callable[[], None], harness: Harness,
                   settings: ProfileSettings, *, label: str, size: int) -> ProfiledClass:
-    """One class's profile: its graph `read`, replayed by `launch` on `harness`'s stream; in
-    span mode (settings.span) replay spans of executables of its own instead
-    (graphcert.run.profile_span)."""
+    """One class's profile: its graph `read`, replayed by `launch` on `harness`'s stream,
+    then what each node's absence would save a replay (graphcert.run.profile_whatif); in
+    span mode (settings.span) replay spans of executables of its own instead, no per-node
+    figures and no what-if (graphcert.run.profile_span)."""
     if settings.span:
         from graphcert.run.profile_span import span_class
 
         return span_class(read, harness, settings, label=label, size=size)
-    return trace(read, launch, harness, settings, label=label, size=size)
+    traced = trace(read, launch, harness, settings, label=label, size=size)
+    assert traced.profile is not None  # trace always gives per-node figures
+    what_if, reason = attribute(read, harness, traced.profile, settings)
+    return replace(traced, what_if=what_if, what_if_reason=reason)
 
 
 def profile_built_in(ctx: RunContext, ref: str, workload: NativeWorkload, sizes: Sequence[int],

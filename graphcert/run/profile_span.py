@@ -67,9 +67,9 @@ def span_class(read: ReadGraph, harness: Harness, settings: ProfileSettings, *, 
     if not spans:
         return _without(read, label, size, f"no GRAPH_TRACE record of the {replays} traced "
                         f"replays ({activity.dropped} record(s) dropped)", held=False)
-    return ProfiledClass(label, size, read.snapshot.topology_hash, None, None, None,
-                         ReplaySpan.of(spans, _device_ns(traced), _device_ns(untraced),
-                                       replays, activity.dropped))
+    return ProfiledClass(label, size, read.snapshot.topology_hash, None, None,
+                         span=ReplaySpan.of(spans, _device_ns(traced), _device_ns(untraced),
+                                            replays, activity.dropped))
 
 
 def replay_spans(records: Sequence[GraphLaunchRecord], warm: set[GraphLaunchRecord],

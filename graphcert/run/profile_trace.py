@@ -26,6 +26,9 @@ from graphcert.cupti.library import load as load_cupti
 from graphcert.cupti.nodes import node_id
 from graphcert.errors import InputError
 from graphcert.kinds.profile.result import ProfiledClass, ReplayOverhead
+from graphcert.kinds.profile.whatif import DEFAULT_BUDGET_S as WHATIF_BUDGET_S
+from graphcert.kinds.profile.whatif import DEFAULT_NODES as WHATIF_NODES
+from graphcert.kinds.profile.whatif import DEFAULT_PAIRS as WHATIF_PAIRS
 from graphcert.model import GraphSnapshot
 from graphcert.profiling import ActivityRecord, ProfileGraph, analyse, graph_of, join
 from graphcert.run.harness import Harness, HeldSample, QueueUnavailable
@@ -57,10 +60,28 @@ class ProfileSettings:
 
     replays: int = DEFAULT_REPLAYS
     flush_l2: bool = True
+    # what-if attribution (graphcert.run.profile_whatif): nodes attributed per class (0: off),
+    # (enabled, disabled) pairs of held replays per node, wall seconds per class
+    what_if: int = WHATIF_NODES
+    what_if_pairs: int = WHATIF_PAIRS
+    what_if_budget_s: float = WHATIF_BUDGET_S
     span: bool = False
 
     def __post_init__(self) -> None:
         check_replays(self.replays)
+        for name, hint in (("what_if", "nodes attributed per class, 0 for none"),
+                           ("what_if_pairs", "pairs of replays per node, at least 1")):
+            value = getattr(self, name)
+            least = 1 if name == "what_if_pairs" else 0
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise InputError(f"{name}={value!r} is not a whole number >= {least}",
+                                 hint=f"pass {name} as an int ({hint})")
+        budget = self.what_if_budget_s
+        if (isinstance(budget, bool) or not isinstance(budget, (int, float))
+                or not 0 < budget < float("inf")):
+            raise InputError(f"what_if_budget_s={budget!r} is not a positive number of seconds",
+                             hint=f"pass the wall seconds what-if may take per class, above 0 "
+                                  f"(default {WHATIF_BUDGET_S:g})")
 
 
 @dataclass(frozen=True)
@@ -88,6 +109,8 @@ def time_replays(launch: Callable[[], None], stream: Stream, count: int) -> list
     """Device nanoseconds of each of `count` replays enqueued back to back, a CUDA event
     before and after each, read once all are done (the fallback where held launches cannot
     be timed: the host's launch gaps are in these)."""
+    if count <= 0:
+        return []
     events = [(Event(), Event()) for _ in range(count)]
     try:
         for before, after in events:
@@ -103,31 +126,44 @@ def time_replays(launch: Callable[[], None], stream: Stream, count: int) -> list
 
 
 def held_replays(harness: Harness, launch: Callable[[], None], ops: int, count: int
-                 ) -> list[HeldSample]:
-    """`count` held replays of `launch` (Harness.held_sample)."""
-    return harness.held_samples(lambda _stream: launch(), ops, count)
+                 ) -> tuple[list[HeldSample], str | None]:
+    """Up to `count` held replays of `launch` (Harness.held_sample), and None; or, where the
+    blocking kernel timed out (the launch waited on the device), those timed before it and
+    why. The replay that timed out ran all the same."""
+    done: list[HeldSample] = []
+    for _ in range(count):
+        try:
+            done.append(harness.held_sample(lambda _stream: launch(), ops))
+        except QueueUnavailable as exc:
+            harness.stream.synchronize()
+            return done, str(exc)
+    return done, None
 
 
 def trace(read: ReadGraph, launch: Callable[[], None], harness: Harness,
           settings: ProfileSettings, *, label: str, size: int,
           warmup: int = WARMUP) -> ProfiledClass:
     """Replay `launch` untraced then traced, held, `settings.replays` times each (see the
-    module's docstring) and analyse the traced replays' records."""
+    module's docstring) and analyse the traced replays' records. A loop whose launches
+    cannot be held is finished back to back, and the overhead is None with the reason."""
     replays, stream = settings.replays, harness.stream
     load_cupti()  # CUPTI missing: one line before any replay
     for _ in range(warmup):
         launch()
     stream.synchronize()
     ops = read.snapshot.node_count
-    reason: str | None = None
-    try:
-        untraced = held_replays(harness, launch, ops, replays)
-    except QueueUnavailable as exc:
-        stream.synchronize()
-        reason, untraced = str(exc), []
+    untraced, reason = held_replays(harness, launch, ops, replays)
+    if reason is not None:
+        reason = f"untraced replays could not be held behind the blocking kernel: {reason}"
+    traced: list[HeldSample] = []
     with Activity() as activity:
-        traced = held_replays(harness, launch, ops, replays) if reason is None else []
-        if reason is not None:
+        if reason is None:
+            traced, why = held_replays(harness, launch, ops, replays)
+            if why is not None:
+                reason = (f"with CUPTI tracing on, the replays could not be held behind the "
+                          f"blocking kernel, so they were timed back to back: {why}")
+                time_replays(launch, stream, replays - len(traced) - 1)
+        else:
             time_replays(launch, stream, replays)
         stream.synchronize()
     records = [r.activity() for r in activity.records if r.in_graph]

@@ -123,7 +123,7 @@ def chain(kernels: int) -> None:
     """graphcert's chain workload at `kernels` kernels, its graph as profile captures it."""
     from graphcert.cuda.context import RunContext
     from graphcert.cuda.stream import Stream
-    from graphcert.run.profile import time_replays
+    from graphcert.run.profile_trace import time_replays
     from graphcert.run.session import WorkloadSession
     from graphcert.workloads.registry import load
 

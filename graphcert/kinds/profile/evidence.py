@@ -6,8 +6,9 @@ figures the certificate stores: the sum of node medians, each node's share, para
 over span), the critical path and its length (from the recorded edges and node medians); the
 nodes and untimed nodes cover the graph's indices once each; each node's figures are ordered
 (min <= low <= median <= high <= max); the overhead's ratio, the notes and the verdict are
-what `ProfileResult` gives. In span mode each class has a span and no per-node figures
-(a per-node profile: the reverse), and its stored distortion is traced / untraced.
+what `ProfileResult` gives; a what-if attribution's contributions lie inside their intervals
+and name timed nodes of the profile. In span mode each class has a span and no per-node
+figures (a per-node profile: the reverse), and its stored distortion is traced / untraced.
 """
 
 from __future__ import annotations
@@ -78,6 +79,29 @@ def _class(where: str, cls: ProfiledClass, doc: Doc) -> Iterator[str]:
         yield f"{where}.span: low_ns <= median_ns <= high_ns does not hold"
     if cls.profile is not None:
         yield from derived_contradictions(f"{where}.profile", cls.profile)
+    yield from what_if_contradictions(f"{where}.what_if", cls)
+
+
+def what_if_contradictions(where: str, cls: ProfiledClass) -> Iterator[str]:
+    """A class's what-if attribution against its profile: each contribution inside its
+    interval, each node a timed node of the profile (once), the baseline inside its own."""
+    w = cls.what_if
+    if w is None:
+        return
+    if not w.baseline_low_ns <= w.baseline_ns <= w.baseline_high_ns:
+        yield (f"{where}: the baseline {w.baseline_ns:.6g} ns is outside its interval "
+               f"[{w.baseline_low_ns:.6g}, {w.baseline_high_ns:.6g}]")
+    timed = {n.index for n in cls.profile.nodes} if cls.profile is not None else set()
+    seen: set[int] = set()
+    for n in w.nodes:
+        if not n.low_ns <= n.contribution_ns <= n.high_ns:
+            yield (f"{where}: node {n.index}'s contribution {n.contribution_ns:.6g} ns is "
+                   f"outside its interval [{n.low_ns:.6g}, {n.high_ns:.6g}]")
+        if n.index not in timed:
+            yield f"{where}: node {n.index} is not a timed node of the profile"
+        elif n.index in seen:
+            yield f"{where}: node {n.index} is attributed twice"
+        seen.add(n.index)
 
 
 def derived_contradictions(where: str, p: Profile) -> Iterator[str]:

@@ -7,12 +7,14 @@ The verdict (`ProfileResult.judge`):
 - nothing fails here: a graph with no timed node, replays=0 or CUPTI unavailable are refused
   before a result exists (graphcert.profiling.ProfileGraph, the run side); regressions are the
   gate's, against a baseline;
-- incomplete (figures exist but something was lost): a class without its overhead figure;
-  records CUPTI dropped (full buffers); more than MAX_INCOMPLETE_FRACTION of the replays that
-  left records lacking a node's record; fewer replays with records than were asked for;
+- incomplete (figures exist but something was lost): records CUPTI dropped (full buffers);
+  more than MAX_INCOMPLETE_FRACTION of the replays that left records lacking a node's record;
+  fewer replays with records than were asked for;
 - notes, never a fail (`ProfileResult.notes`): tracing overhead above OVERHEAD_NOTE (the
-  figures still hold, they are only slower by that much), records that joined no node, and
-  duplicate records.
+  figures still hold, they are only slower by that much), an overhead not measured and why
+  (a graph whose launches wait on the device while CUPTI traces cannot be held behind the
+  blocking kernel: its node figures are whole, its device-clock overhead is not known),
+  records that joined no node, and duplicate records.
 
 Span mode (`mode` "span", graphcert.kinds.profile.span): a class has no per-node `profile`
 but a `span`; it is incomplete without one (the reason in `overhead_reason`), with fewer
@@ -40,6 +42,7 @@ from graphcert.jsontypes import (
 )
 from graphcert.kinds.profile.overhead import HELD, TOUCH_FACTOR, ReplayOverhead
 from graphcert.kinds.profile.span import MODES, NODES_MODE, SPAN_MODE, ReplaySpan
+from graphcert.kinds.profile.whatif import WhatIf
 from graphcert.profiling import Profile
 
 MAX_INCOMPLETE_FRACTION = 0.05  # of replays with records: more missing a node is incomplete
@@ -59,6 +62,10 @@ class ProfiledClass:
     profile: Profile | None
     overhead: ReplayOverhead | None
     overhead_reason: str | None = None
+    # what a replay saves without each node (None: not run, with `what_if_reason`; both None:
+    # a certificate from before what-if attribution)
+    what_if: WhatIf | None = None
+    what_if_reason: str | None = None
     span: ReplaySpan | None = None  # span mode's figures
 
     @property
@@ -80,6 +87,11 @@ class ProfiledClass:
             "profile": self.profile.to_json() if self.profile is not None else None,
             "overhead": self.overhead.to_json() if self.overhead is not None else None,
             "overhead_reason": self.overhead_reason}
+        # a new class has one or the other; neither: a certificate from before what-if, kept
+        # as it was written
+        if self.what_if is not None or self.what_if_reason is not None:
+            doc["what_if"] = self.what_if.to_json() if self.what_if is not None else None
+            doc["what_if_reason"] = self.what_if_reason
         if self.span is not None:  # absent: node mode, and certificates from before spans
             doc["span"] = self.span.to_json()
         return doc
@@ -87,10 +99,13 @@ class ProfiledClass:
     @classmethod
     def from_json(cls, doc: Doc) -> ProfiledClass:
         over, prof, span = (as_opt_doc(doc, k) for k in ("overhead", "profile", "span"))
+        what_if = as_opt_doc(doc, "what_if")
         return cls(as_str(doc, "label"), as_int(doc, "size"), as_str(doc, "topology_hash"),
                    Profile.from_json(prof) if prof is not None else None,
                    ReplayOverhead.from_json(over) if over is not None else None,
                    as_opt_str(doc, "overhead_reason"),
+                   WhatIf.from_json(what_if) if what_if is not None else None,
+                   as_opt_str(doc, "what_if_reason"),
                    ReplaySpan.from_json(span) if span is not None else None)
 
 
@@ -144,8 +159,6 @@ class ProfileResult:
                 missing += _span_missing(c)
                 continue
             seen = p.replays + p.incomplete_replays
-            if c.overhead is None:
-                missing.append(f"{c.label}: tracing overhead not measured ({c.overhead_reason})")
             if p.dropped:
                 missing.append(f"{c.label}: CUPTI dropped {p.dropped} record(s) (buffers full)")
             if seen and p.incomplete_replays > MAX_INCOMPLETE_FRACTION * seen:
@@ -165,9 +178,11 @@ class ProfileResult:
             if p is None:
                 out += _span_notes(c.label, c.span)
                 continue
-            if c.overhead is not None and c.overhead.method == HELD:
+            if c.overhead is None:
+                out.append(f"{c.label}: tracing overhead not measured: {c.overhead_reason}")
+            elif c.overhead.method == HELD:
                 out.extend(_held_notes(c.label, c.overhead, p))
-            elif c.overhead is not None and c.overhead.ratio > OVERHEAD_NOTE:
+            elif c.overhead.ratio > OVERHEAD_NOTE:
                 extra = c.overhead.extra_ns_per_record
                 per = f", {extra:,.0f} ns per traced record" if extra is not None else ""
                 out.append(f"{c.label}: tracing overhead {c.overhead.ratio:.3f}x (above "

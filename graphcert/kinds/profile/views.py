@@ -33,6 +33,10 @@ _NODE_COLUMNS = (Column("node", right=True, key=True), Column("kind", key=True),
                  Column("median [95%]", right=True), Column("min", right=True),
                  Column("max", right=True), Column("start", right=True))
 _GAP_COLUMNS = (Column("edge", key=True), Column("gap", right=True), Column("via", wrap=True))
+_WHATIF_COLUMNS = (Column("node", right=True, key=True), Column("kernel", wrap=True),
+                   Column("traced median", right=True),
+                   Column("contribution [95%]", right=True))
+WHATIF_TITLE = "what-if: what a replay saves without each node"
 
 
 def ns(value: float) -> str:
@@ -74,6 +78,35 @@ def gap_rows(c: ProfiledClass, top: int = TOP_GAPS) -> list[tuple[str, ...]]:
     gaps = sorted(c.profile.gaps, key=lambda g: (-g.median_ns, g.from_index, g.to_index))
     return [(f"{g.from_index} -> {g.to_index}", ns(g.median_ns),
              "untimed nodes" if g.through_untimed else "edge") for g in gaps[:top]]
+
+
+def what_if_rows(c: ProfiledClass) -> list[tuple[str, ...]]:
+    """One row per attributed node, as attributed (longest traced first): its kernel's short
+    name, traced median and what a replay saves without it [95% interval]."""
+    if c.what_if is None:
+        return []
+    by_index = {n.index: n for n in c.profile.nodes} if c.profile is not None else {}
+    rows: list[tuple[str, ...]] = []
+    for w in c.what_if.nodes:
+        node = by_index.get(w.index)
+        rows.append((str(w.index), kernel_name(node.name) if node is not None else "-",
+                     ns(node.median_ns) if node is not None else "-",
+                     f"{ns(w.contribution_ns)} [{w.low_ns / 1e3:,.2f}, "
+                     f"{w.high_ns / 1e3:,.2f}]"))
+    return rows
+
+
+def what_if_parts(c: ProfiledClass) -> list[RenderableType]:
+    """The what-if table of a class (with how its nodes were chosen), a line saying why it
+    did not run, or nothing (a certificate from before what-if attribution)."""
+    from rich.text import Text
+
+    w = c.what_if
+    if w is None:
+        return [] if c.what_if_reason is None else [Text(f"what-if: {c.what_if_reason}")]
+    caption = (f"{w.selection}; replay {ns(w.baseline_ns)} [{w.baseline_low_ns / 1e3:,.2f}, "
+               f"{w.baseline_high_ns / 1e3:,.2f}] untraced")
+    return [Grid(_WHATIF_COLUMNS, what_if_rows(c), title=WHATIF_TITLE, caption=caption)]
 
 
 def overhead_text(o: ReplayOverhead) -> str:
@@ -187,6 +220,7 @@ def profile_view(ref: str, result: ProfileResult) -> list[RenderableType]:
         shown = min(TOP_NODES, len(c.profile.nodes))
         out.append(Grid(_NODE_COLUMNS, node_rows(c),
                         title=f"top {shown} of {len(c.profile.nodes)} timed nodes by share"))
+        out += what_if_parts(c)
         if c.profile.gaps:
             out.append(Grid(_GAP_COLUMNS, gap_rows(c), title="largest gaps on dependent edges"))
     out += [Text(f"note: {n}") for n in result.notes]

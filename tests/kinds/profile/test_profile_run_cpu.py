@@ -30,26 +30,23 @@ class FakeStream:
 
 
 class FakeHarness:
-    """Held replays with synthetic timings: each held_samples() call takes the next list of
-    (device ns, host ns) and launches once per sample, as the harness would."""
+    """Held replays with synthetic timings: each held_sample() takes the next (device ns,
+    host ns) and launches once, as the harness would; from call `fail_at` on (0-based) the
+    blocking kernel "times out" (the launch still runs, as on a GPU)."""
 
-    def __init__(self, timings: list[list[tuple[float, float]]],
-                 unavailable: str | None = None) -> None:
+    def __init__(self, timings: list[tuple[float, float]], fail_at: int | None = None) -> None:
         self.stream = FakeStream()
         self._timings = iter(timings)
-        self._unavailable = unavailable
+        self._fail_at = fail_at
+        self.calls = 0
 
-    def held_samples(self, enqueue: Callable[[Any], None], ops: int,
-                     count: int) -> list[HeldSample]:
-        if self._unavailable is not None:
-            raise QueueUnavailable(self._unavailable)
-        got = next(self._timings)
-        assert len(got) == count
-        out = []
-        for device_ns, host_ns in got:
-            enqueue(self.stream)
-            out.append(HeldSample(device_ns * 1e-9, host_ns * 1e-9))
-        return out
+    def held_sample(self, enqueue: Callable[[Any], None], ops: int) -> HeldSample:
+        self.calls += 1
+        enqueue(self.stream)
+        if self._fail_at is not None and self.calls > self._fail_at:
+            raise QueueUnavailable("the blocking kernel timed out")
+        device_ns, host_ns = next(self._timings)
+        return HeldSample(device_ns * 1e-9, host_ns * 1e-9)
 
 
 def _read(raw: RawGraph) -> profile_trace.ReadGraph:
@@ -88,8 +85,8 @@ def _replayer(fake: fc.FakeCupti, read: profile_trace.ReadGraph,
 
 def test_trace_joins_analyses_and_measures_overhead(monkeypatch: pytest.MonkeyPatch) -> None:
     with fc.installed(monkeypatch) as fake:
-        harness = FakeHarness([[(1000.0, 3000.0), (1100.0, 3100.0), (900.0, 2900.0)],  # untraced
-                               [(1010.0, 9000.0), (1200.0, 9100.0), (950.0, 8900.0)]])  # traced
+        harness = FakeHarness([(1000.0, 3000.0), (1100.0, 3100.0), (900.0, 2900.0),  # untraced
+                               (1010.0, 9000.0), (1200.0, 9100.0), (950.0, 8900.0)])  # traced
         read = _read(fork())
         fake.pending.append(fc.kernel("eager", 1, 2, graph_id=0, node=0))  # not of the graph
         replay = _replayer(fake, read)
@@ -123,21 +120,33 @@ def test_trace_joins_analyses_and_measures_overhead(monkeypatch: pytest.MonkeyPa
     assert o.extra_ns_per_record == pytest.approx(10.0 / (len(timed) + 3))
 
 
-def test_trace_without_held_launches_times_back_to_back(monkeypatch: pytest.MonkeyPatch
-                                                        ) -> None:
-    """A launch that waits on the host holds the blocker to its timeout: the profile is
-    still made (replays back to back) and the overhead is None with the harness's reason."""
+@pytest.mark.parametrize(("fail_at", "said"), [(0, "untraced replays could not be held"),
+                                              (16, "with CUPTI tracing on")])
+def test_trace_without_held_launches_times_back_to_back(monkeypatch: pytest.MonkeyPatch,
+                                                        fail_at: int, said: str) -> None:
+    """A launch that waits on the device holds the blocker to its timeout (seen with CUPTI
+    tracing a graph with a WHILE node): the profile is still made, every asked replay traced
+    once (the one that timed out included), and the overhead is None with the reason."""
     with fc.installed(monkeypatch) as fake:
         read = _read(RawGraph((memset(0), kern(1, "k_a")), ((0, 1),)))
         replay = _replayer(fake, read)
-        monkeypatch.setattr(profile_trace, "time_replays",
-                            lambda launch, stream, count: [launch() or 1.0 for _ in range(count)])
-        cls = profile_trace.trace(read, replay,  # type: ignore[arg-type]
-                                  FakeHarness([], unavailable="the blocking kernel timed out"),
-                                  profile_trace.ProfileSettings(4), label="c1", size=1,
+        back_to_back: list[int] = []
+
+        def timed(launch: Callable[[], None], stream: object, count: int) -> list[float]:
+            back_to_back.append(count)
+            return [launch() or 1.0 for _ in range(count)]
+
+        monkeypatch.setattr(profile_trace, "time_replays", timed)
+        harness = FakeHarness([(1.0, 1.0)] * 20, fail_at=fail_at)
+        cls = profile_trace.trace(read, replay, harness,  # type: ignore[arg-type]
+                                  profile_trace.ProfileSettings(10), label="c1", size=1,
                                   warmup=0)
-    assert cls.overhead is None and cls.overhead_reason == "the blocking kernel timed out"
-    assert cls.profile.replays == 4
+    assert cls.overhead is None and cls.overhead_reason is not None
+    assert cls.overhead_reason.startswith(said) and "timed out" in cls.overhead_reason
+    assert cls.profile.replays == 10 and cls.profile.incomplete_replays == 0
+    # untraced failing: all 10 traced back to back; traced failing after 6 held and the one
+    # that timed out: the other 3
+    assert back_to_back == ([10] if fail_at == 0 else [3])
 
 
 def test_trace_reports_dropped_records(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -149,7 +158,7 @@ def test_trace_reports_dropped_records(monkeypatch: pytest.MonkeyPatch) -> None:
             replay()
             fake.dropped += 2 if fake.enabled else 0
 
-        harness = FakeHarness([[(1.0, 1.0)] * 4, [(1.0, 1.0)] * 4])
+        harness = FakeHarness([(1.0, 1.0)] * 8)
         cls = profile_trace.trace(read, dropping, harness,  # type: ignore[arg-type]
                                   profile_trace.ProfileSettings(4), label="c1", size=1,
                                   warmup=0)

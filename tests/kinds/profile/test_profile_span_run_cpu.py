@@ -5,6 +5,7 @@ came from a GPU."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,12 +16,38 @@ from graphcert.cupti.activity import GraphLaunchRecord
 from graphcert.model import RawGraph, snapshot_from_raw
 from graphcert.run import profile as run_profile
 from graphcert.run import profile_span
+from graphcert.run.harness import HeldSample, QueueUnavailable
 from graphcert.run.profile_trace import ProfileSettings, ReadGraph
 from tests import _fakecupti as fc
 from tests._modelgraphs import kern, memset
-from tests.kinds.profile.test_profile_run_cpu import FakeHarness, _read
+from tests._profilecerts import synthetic_class
+from tests.kinds.profile.test_profile_run_cpu import FakeStream, _read
 
 SYNTHETIC_SPAN_NS = 4_000  # what each synthetic traced replay's record spans
+
+
+class FakeHarness:
+    """Held replays with synthetic timings: each held_samples() call takes the next list of
+    (device ns, host ns) and launches once per sample, as the harness would; `unavailable`:
+    the blocking kernel "times out" instead."""
+
+    def __init__(self, timings: list[list[tuple[float, float]]],
+                 unavailable: str | None = None) -> None:
+        self.stream = FakeStream()
+        self._timings = iter(timings)
+        self._unavailable = unavailable
+
+    def held_samples(self, enqueue: Callable[[Any], None], ops: int,
+                     count: int) -> list[HeldSample]:
+        if self._unavailable is not None:
+            raise QueueUnavailable(self._unavailable)
+        got = next(self._timings)
+        assert len(got) == count
+        out = []
+        for device_ns, host_ns in got:
+            enqueue(self.stream)
+            out.append(HeldSample(device_ns * 1e-9, host_ns * 1e-9))
+        return out
 
 
 class FakeExec:
@@ -149,14 +176,18 @@ def test_profile_class_dispatches_to_span_mode(monkeypatch: pytest.MonkeyPatch) 
     seen: list[str] = []
     monkeypatch.setattr(profile_span, "span_class",
                         lambda read, harness, settings, **kw: seen.append("span") or "S")
+    node_mode = synthetic_class()
     monkeypatch.setattr(run_profile, "trace",
-                        lambda *a, **kw: seen.append("trace") or "T")
+                        lambda *a, **kw: seen.append("trace") or node_mode)
+    monkeypatch.setattr(run_profile, "attribute",
+                        lambda *a, **kw: seen.append("what-if") or (None, "synthetic: off"))
     args: Any = (None, lambda: None, None)
     assert run_profile.profile_class(args[0], args[1], args[2], ProfileSettings(2, span=True),
                                      label="c", size=1) == "S"
-    assert run_profile.profile_class(args[0], args[1], args[2], ProfileSettings(2),
-                                     label="c", size=1) == "T"
-    assert seen == ["span", "trace"]
+    per_node = run_profile.profile_class(args[0], args[1], args[2], ProfileSettings(2),
+                                         label="c", size=1)
+    assert per_node.profile is node_mode.profile and per_node.what_if_reason == "synthetic: off"
+    assert seen == ["span", "trace", "what-if"]  # span mode runs neither trace nor what-if
 
 
 def test_cli_span_flag_reaches_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -170,7 +201,7 @@ def test_cli_span_flag_reaches_the_settings(monkeypatch: pytest.MonkeyPatch) -> 
     done = CliRunner().invoke(cli, ["profile", "chain", "--size", "1", "--span",
                                     "--no-certificate"])
     assert done.exit_code == 0, done.output
-    assert got == [ProfileSettings(200, True, True)]
+    assert got == [ProfileSettings(200, True, span=True)]
 
 
 def test_snapshot_helper_is_synthetic() -> None:
