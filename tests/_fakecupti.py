@@ -114,6 +114,9 @@ class FakeCupti(types.ModuleType):
     def get_graph_id(self, graph: int) -> int:
         return 1
 
+    def get_graph_exec_id(self, graph_exec: int) -> int:
+        return 500 + int(graph_exec)
+
 
 def kernel(name: str, start: int, end: int, *, graph_id: int = 1, node: int = 0,
            corr: int = 1, stream: int = 7) -> SimpleNamespace:
@@ -135,6 +138,13 @@ def memset(start: int, end: int, **kw: Any) -> SimpleNamespace:
     rec.kind = ActivityKind.MEMSET
     del rec.name
     return rec
+
+
+def graph_launch(graph_id: int, start: int, end: int, corr: int = 1) -> SimpleNamespace:
+    """ActivityGraphTrace's shape: one launch of an executable, first node start to last end."""
+    return SimpleNamespace(kind=ActivityKind.GRAPH_TRACE, graph_id=graph_id, start=start,
+                           end=end, correlation_id=corr, device_id=0, context_id=1,
+                           stream_id=7)
 
 
 def marker(name: str, ts: int, marker_id: int = 1, *, flags: int = 2, thread: int = 0

@@ -157,8 +157,8 @@ class NodeComparison:
     """One node (or the critical path: index None), baseline against current, in ns."""
 
     label: str  # the class label
-    index: int | None  # canonical index; None for the critical path
-    name: str  # kernel name, or "critical path"
+    index: int | None  # canonical index; None for a whole-replay row
+    name: str  # kernel name, or the whole-replay row's ("critical path", "replay span")
     baseline_ns: float
     current_ns: float
     baseline_high_ns: float
@@ -178,7 +178,7 @@ class NodeComparison:
     def where_named(self, shown: Callable[[str], str]) -> str:
         """Where, with the kernel's name as `shown` makes it (a view demangles it; the raw
         name is what is compared and what --json keeps)."""
-        node = "critical path" if self.index is None else \
+        node = self.name if self.index is None else \
             f"node {self.index} ({shown(self.name)})"
         return f"{self.label} {node}"
 

@@ -81,8 +81,9 @@ METHOD_FILES["plan"] = (
 # on bench's harness (the one device time of a replay).
 METHOD_FILES["profile"] = (
     ("pkg", "run/profile.py"), ("pkg", "run/profile_trace.py"), ("pkg", "run/harness.py"),
-    ("pkg", "run/benchsettings.py"), ("pkg", "kinds/profile/result.py"),
-    ("pkg", "kinds/profile/overhead.py"), ("pkg", "orderstats.py"),
+    ("pkg", "run/profile_span.py"), ("pkg", "run/benchsettings.py"),
+    ("pkg", "kinds/profile/result.py"), ("pkg", "kinds/profile/overhead.py"),
+    ("pkg", "kinds/profile/span.py"), ("pkg", "orderstats.py"),
     ("pkg", "run/profile_whatif.py"), ("pkg", "kinds/profile/whatif.py"),
     *(("pkg", f"{d}/{p.name}") for d in ("profiling", "cupti")
       for p in sorted((PACKAGE_DIR / d).glob("*.py"))))

@@ -45,6 +45,10 @@ if TYPE_CHECKING:
               default=5.0, show_default=True,
               help="Wall seconds what-if may take per class; nodes not reached are counted "
                    "as skipped.")
+@click.option("--span", is_flag=True,
+              help="Span mode: each replay's device time from one GRAPH_TRACE record a "
+                   "launch, no per-node tracing (cheap enough to gate in CI), and its "
+                   "distortion on the device clock; no node table.")
 @certificate_options("Where the profile certificates go.",
                      "Profile without writing certificates.")
 @single_device_option
@@ -52,14 +56,14 @@ if TYPE_CHECKING:
 @json_option
 def command(workloads: tuple[str, ...], size: str | None, classes: str | None, replays: int,
             flush_l2: bool, what_if: int, what_if_pairs: int, what_if_budget: float,
-            out_dir: Path, no_certificate: bool, device: int | None,
+            span: bool, out_dir: Path, no_certificate: bool, device: int | None,
             as_json: bool) -> None:
     """Replay each of WORKLOADS' graphs REPLAYS times with CUPTI tracing and report, per
     node in canonical order, its median, min and max device time and start offset; the
     replay's span, the critical path, parallelism, the gaps on dependent edges, and the
     tracing overhead; then what a replay saves without each of the longest nodes (--what-if).
-    Exits 1 if a verdict is incomplete (dropped records, missing
-    overhead)."""
+    With --span, per class the replay span and its distortion only. Exits 1 if a verdict is
+    incomplete (dropped records, missing records)."""
     from graphcert.buckets import parse_buckets, parse_size
     from graphcert.errors import InputError
 
@@ -85,7 +89,8 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None, r
         if run.certificate is not None:
             err.print(f"certificate: {run.certificate}", markup=False, highlight=False)
 
-    settings = ProfileSettings(replays, flush_l2, what_if, what_if_pairs, float(what_if_budget))
+    settings = ProfileSettings(replays, flush_l2, what_if, what_if_pairs, float(what_if_budget),
+                               span=span)
     done = profile_workloads(workloads, sizes, settings, device=index,
                              out_dir=None if no_certificate else out_dir, options=options,
                              on_result=show)

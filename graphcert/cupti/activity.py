@@ -180,7 +180,8 @@ def launch_cbids(cupti: ModuleType) -> list[tuple[bool, int]]:
 
 
 class Activity:
-    """Enables CONCURRENT_KERNEL activity, MEMCPY and MEMSET unless copies=False, GRAPH_TRACE
+    """Enables CONCURRENT_KERNEL activity unless kernels=False, MEMCPY and MEMSET unless
+    copies=False (both off with GRAPH_TRACE: its records alone, as span mode wants), GRAPH_TRACE
     with graph_trace=True (one record a graph launch instead of its nodes' records), MARKER
     with markers=True, and API records of the kernel-launch calls alone with
     launch_calls=True (through cuptiActivityEnableRuntimeApi/DriverApi: the RUNTIME and DRIVER
@@ -189,12 +190,13 @@ class Activity:
     to enable is a CuptiUnavailable with nothing left enabled."""
 
     def __init__(self, *, markers: bool = False, launch_calls: bool = False,
-                 graph_trace: bool = False, copies: bool = True,
+                 graph_trace: bool = False, copies: bool = True, kernels: bool = True,
                  buffer_bytes: int = BUFFER_BYTES) -> None:
         if buffer_bytes < 64 * 1024:
             raise InputError(f"activity buffer of {buffer_bytes} bytes is too small",
                              hint="use at least 64 KiB")
-        self._kinds = ((KINDS if copies else KINDS[:1]) + (("MARKER",) if markers else ())
+        self._kinds = ((KINDS[:1] if kernels else ()) + (KINDS[1:] if copies else ())
+                       + (("MARKER",) if markers else ())
                        + (("GRAPH_TRACE",) if graph_trace else ()))
         self._buffer_bytes = buffer_bytes
         self._lock = threading.Lock()

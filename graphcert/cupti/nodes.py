@@ -1,5 +1,5 @@
 """CUPTI's ids of graph objects: a template node's id (its low 32 bits name the node in the
-kernel records of every instantiation, DEVICE_FACTS.md) and a graph's id."""
+kernel records of every instantiation, DEVICE_FACTS.md), a graph's id and an executable's id."""
 
 from __future__ import annotations
 
@@ -29,3 +29,9 @@ def node_ids(nodes: Iterable[int]) -> tuple[int, ...]:
 def graph_id(graph: int) -> int:
     """cupti.get_graph_id of a CUgraph handle (as an int address)."""
     return _ask("get_graph_id", graph, "a graph's id")
+
+
+def exec_id(graph_exec: int) -> int:
+    """cupti.get_graph_exec_id of a CUgraphExec handle (as an int address): the graph_id of
+    its GRAPH_TRACE launch records."""
+    return _ask("get_graph_exec_id", graph_exec, "an executable graph's id")

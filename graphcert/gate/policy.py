@@ -48,6 +48,9 @@ class Policy:
     # path's length, slower by more than this fraction (unset: max_regression)
     max_node_regression: float | Mapping[str, float] | None = None
     max_critical_path_regression: float | Mapping[str, float] | None = None
+    # a span-mode profile's (graphcert profile --span): a class's replay span median slower
+    # than the baseline's by more than this fraction (unset: max_regression)
+    max_replay_regression: float | Mapping[str, float] | None = None
     allow_topology_change: bool = False
     # topology of one workload and class differing between GPUs warns instead of failing
     allow_cross_gpu_topology: bool = False
@@ -106,7 +109,8 @@ def _globs(value: tuple[str, ...] | Mapping[str, tuple[str, ...]]) -> Any:
 
 RECORD_KEYS = ("min_graph_coverage", "max_instantiations_per_topology",
                "max_steady_eager_launches")  # a record certificate's keys
-PROFILE_KEYS = ("max_node_regression", "max_critical_path_regression")  # a profile's keys
+PROFILE_KEYS = ("max_node_regression", "max_critical_path_regression",
+                "max_replay_regression")  # a profile's keys
 POLICY_KEYS = ("require", "require_kinds", "min_speedup", "speedup_metric", "max_nodes",
                "max_plan_regret", *RECORD_KEYS, "allow_eager_ranges",
                "allow_topology_change", "allow_cross_gpu_topology", "allow_incomplete",
@@ -313,6 +317,7 @@ def parse_policy(table: object, source: str) -> Policy:
         if isinstance(allowed, Mapping) else globs(allowed),
         max_node_regression=per_workload("max_node_regression"),
         max_critical_path_regression=per_workload("max_critical_path_regression"),
+        max_replay_regression=per_workload("max_replay_regression"),
         allow_topology_change=flag("allow_topology_change"),
         allow_cross_gpu_topology=flag("allow_cross_gpu_topology"),
         allow_incomplete=flag("allow_incomplete"),

@@ -41,6 +41,7 @@ class Rule(str, Enum):
     # a profile certificate's keys (graphcert.kinds.profile.rules)
     NODE_REGRESSION = "max_node_regression"
     PATH_REGRESSION = "max_critical_path_regression"
+    REPLAY_REGRESSION = "max_replay_regression"
 
 
 class RuleStatus(str, Enum):

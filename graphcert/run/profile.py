@@ -20,6 +20,7 @@ from graphcert.cupti.library import load as load_cupti
 from graphcert.cupti.library import version as cupti_version
 from graphcert.errors import InputError
 from graphcert.kinds.profile.result import ProfiledClass, ProfileResult
+from graphcert.kinds.profile.span import NODES_MODE, SPAN_MODE
 from graphcert.options import Options
 from graphcert.run.benchsettings import BenchSettings
 from graphcert.run.harness import Harness
@@ -53,8 +54,15 @@ def harness_settings(settings: ProfileSettings) -> BenchSettings:
 def profile_class(read: ReadGraph, launch: Callable[[], None], harness: Harness,
                   settings: ProfileSettings, *, label: str, size: int) -> ProfiledClass:
     """One class's profile: its graph `read`, replayed by `launch` on `harness`'s stream,
-    then what each node's absence would save a replay (graphcert.run.profile_whatif)."""
+    then what each node's absence would save a replay (graphcert.run.profile_whatif); in
+    span mode (settings.span) replay spans of executables of its own instead, no per-node
+    figures and no what-if (graphcert.run.profile_span)."""
+    if settings.span:
+        from graphcert.run.profile_span import span_class
+
+        return span_class(read, harness, settings, label=label, size=size)
     traced = trace(read, launch, harness, settings, label=label, size=size)
+    assert traced.profile is not None  # trace always gives per-node figures
     what_if, reason = attribute(read, harness, traced.profile, settings)
     return replace(traced, what_if=what_if, what_if_reason=reason)
 
@@ -198,7 +206,8 @@ def profile_ref(ctx: RunContext | None, one: Runnable, sizes: Sequence[int],
     capacity_of = sizes.capacity_of if isinstance(sizes, Buckets) else one.unbucketed
     classes = one.profile(ctx, sizes, settings, capacity_of=capacity_of, device=device)
     return ProfileResult(one.ref, settings.replays, tuple(classes), cupti_version(),
-                         wall_s=time.perf_counter() - t0, flush_l2=settings.flush_l2)
+                         wall_s=time.perf_counter() - t0, flush_l2=settings.flush_l2,
+                         mode=SPAN_MODE if settings.span else NODES_MODE)
 
 
 @dataclass(frozen=True)

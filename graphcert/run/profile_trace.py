@@ -55,7 +55,8 @@ def check_replays(replays: object) -> int:
 @dataclass(frozen=True)
 class ProfileSettings:
     """How `graphcert profile` replays each class: traced replays (and as many untraced),
-    L2 cleared before each held replay (bench's default) or not."""
+    L2 cleared before each held replay (bench's default) or not, per node (the default) or
+    replay spans alone (`span`: graphcert.run.profile_span)."""
 
     replays: int = DEFAULT_REPLAYS
     flush_l2: bool = True
@@ -64,6 +65,7 @@ class ProfileSettings:
     what_if: int = WHATIF_NODES
     what_if_pairs: int = WHATIF_PAIRS
     what_if_budget_s: float = WHATIF_BUDGET_S
+    span: bool = False
 
     def __post_init__(self) -> None:
         check_replays(self.replays)

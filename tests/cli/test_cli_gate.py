@@ -172,7 +172,7 @@ def test_policy_file_option_and_bad_policy(tmp_path: Path) -> None:
                                    "allow_incomplete, max_regression, "
                                    "min_noise, method_change, require_signature, "
                                    "allow_empty_baseline, max_node_regression, "
-                                   "max_critical_path_regression)"]
+                                   "max_critical_path_regression, max_replay_regression)"]
 
 
 def test_baseline_regression_junit_and_summary(tmp_path: Path,

@@ -170,3 +170,15 @@ def test_launch_calls_are_enabled_per_api_and_collected_then_disabled(
         assert act.launch_calls == (LaunchCallRecord(3, 8, 4),)
         assert [m.thread_id for m in act.markers] == [8]
         assert [r.correlation_id for r in act.records] == [3]
+
+
+def test_graph_trace_alone_for_span_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kernels=False, copies=False: GRAPH_TRACE is the one kind enabled, and its launch
+    records are collected (synthetic records)."""
+    with fc.installed(monkeypatch) as fake:
+        with Activity(graph_trace=True, kernels=False, copies=False) as act:
+            assert fake.enabled == [int(fc.ActivityKind.GRAPH_TRACE)]
+            fake.pending += [fc.graph_launch(503, 100, 900, corr=4)]
+        assert fake.enabled == []
+        assert act.graph_launches == (GraphLaunchRecord(503, 4, 100, 900),)
+        assert act.records == ()

@@ -1,7 +1,10 @@
 """Two profiles compared node by node: nodes lined up by canonical index, each
 node's median judged with its 95% interval as bench timings are judged with their noise, and
 the critical path. Profiles of different topologies are refused, naming the first node that
-differs. Pure; used by the gate (max_node_regression, max_critical_path_regression) and diff.
+differs. Span mode's classes (graphcert.kinds.profile.span) compare their replay span medians
+instead, judged the same way; a span profile and a per-node one are not comparable. Pure;
+used by the gate (max_node_regression, max_critical_path_regression, max_replay_regression)
+and diff.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from graphcert.cert.certificate import Certificate
 from graphcert.cert.compare import Change, NodeComparison, ResultsDiff, across_models
 from graphcert.errors import GraphcertError
 from graphcert.kinds.profile.result import ProfiledClass, ProfileResult
+from graphcert.kinds.profile.span import REPLAY_SPAN, SPAN_MODE
 from graphcert.profiling import Profile
 from graphcert.render.names import short_name
 
@@ -18,16 +22,70 @@ class TopologyMismatch(GraphcertError):
     """Two profiles of different graphs: their nodes cannot be lined up."""
 
 
+class ModeMismatch(GraphcertError):
+    """A span-mode profile and a per-node one: their figures are not the same measure."""
+
+
+def check_modes(baseline: ProfileResult, current: ProfileResult) -> None:
+    """ModeMismatch where the two profiles were made in different modes."""
+    if baseline.mode != current.mode:
+        raise ModeMismatch(
+            f"the baseline is a {_mode_words(baseline.mode)} profile, this one a "
+            f"{_mode_words(current.mode)} profile: not comparable",
+            hint=f"profile the baseline in the same mode (graphcert profile"
+                 f"{' --span' if current.mode == SPAN_MODE else ''})")
+
+
+def _mode_words(mode: str) -> str:
+    return "span-mode" if mode == SPAN_MODE else "per-node"
+
+
 def diff_results(a: Certificate, b: Certificate, *, min_noise: float) -> ResultsDiff:
     """Nodes lined up by canonical index (another topology refused), each judged against
     `min_noise`; a warning when the two come from two GPU models."""
     ra, rb = a.result, b.result
     assert isinstance(ra, ProfileResult) and isinstance(rb, ProfileResult)
-    nodes, notes = compare_profiles(ra, rb, node_limit=min_noise, path_limit=min_noise)
+    check_modes(ra, rb)
+    if ra.mode == SPAN_MODE:
+        nodes, notes = compare_spans(ra, rb, limit=min_noise)
+    else:
+        nodes, notes = compare_profiles(ra, rb, node_limit=min_noise, path_limit=min_noise)
     models = across_models(a, b)
     warnings = (f"these profile certificates are {models} (the gate would not compare them)",
                 ) if models is not None else ()
     return ResultsDiff(nodes=tuple(nodes), notes=tuple(notes), warnings=warnings)
+
+
+def compare_spans(baseline: ProfileResult, current: ProfileResult, *, limit: float
+                  ) -> tuple[list[NodeComparison], list[str]]:
+    """The replay span median of every span-mode class both hold (a REPLAY_SPAN row each),
+    judged with both intervals; notes for classes in one only or without a span. A class
+    whose topology hash differs raises TopologyMismatch."""
+    out: list[NodeComparison] = []
+    notes: list[str] = []
+    base = {c.label: c for c in baseline.classes}
+    for cur in current.classes:
+        b = base.get(cur.label)
+        if b is None:
+            notes.append(f"{cur.label}: only in the current profile")
+            continue
+        if b.topology_hash != cur.topology_hash:
+            raise TopologyMismatch(
+                f"{cur.label}: the profiles are of different topologies (the topology hash "
+                f"differs: {b.topology_hash[:12]} -> {cur.topology_hash[:12]})",
+                hint="compare profiles of one graph; re-record the baseline after a "
+                     "topology change")
+        if b.span is None or cur.span is None:
+            notes.append(f"{cur.label}: no replay span in the "
+                         f"{'baseline' if b.span is None else 'current profile'}")
+            continue
+        s, o = cur.span, b.span
+        out.append(NodeComparison(cur.label, None, REPLAY_SPAN, o.median_ns, s.median_ns,
+                                  o.high_ns, s.low_ns,
+                                  judge(o.median_ns, o.high_ns, s.median_ns, s.low_ns, limit)))
+    notes += [f"{label}: only in the baseline" for label in base
+              if current.cls(label) is None]
+    return out, notes
 
 
 def _signature(p: Profile) -> list[tuple[int, str, str]]:
@@ -39,6 +97,7 @@ def _signature(p: Profile) -> list[tuple[int, str, str]]:
 
 def first_difference(baseline: ProfiledClass, current: ProfiledClass) -> str | None:
     """None when the two classes profile one topology; else what differs first."""
+    assert baseline.profile is not None and current.profile is not None
     a, b = _signature(baseline.profile), _signature(current.profile)
     for x, y in zip(a, b, strict=False):
         if x != y:
@@ -70,7 +129,8 @@ def judge(base_ns: float, base_high: float, cur_ns: float, cur_low: float,
 def compare_profiles(baseline: ProfileResult, current: ProfileResult, *, node_limit: float,
                      path_limit: float) -> tuple[list[NodeComparison], list[str]]:
     """Every node and critical path of the classes both hold, and notes for classes in one
-    only. A class whose topology differs raises TopologyMismatch naming the first node."""
+    only. A class whose topology differs raises TopologyMismatch naming the first node.
+    Span-mode classes (no per-node figures) are left to compare_spans."""
     out: list[NodeComparison] = []
     notes: list[str] = []
     base = {c.label: c for c in baseline.classes}
@@ -78,6 +138,8 @@ def compare_profiles(baseline: ProfileResult, current: ProfileResult, *, node_li
         b = base.get(cur.label)
         if b is None:
             notes.append(f"{cur.label}: only in the current profile")
+            continue
+        if b.profile is None or cur.profile is None:
             continue
         why = first_difference(b, cur)
         if why is not None:

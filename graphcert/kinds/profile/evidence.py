@@ -7,7 +7,8 @@ over span), the critical path and its length (from the recorded edges and node m
 nodes and untimed nodes cover the graph's indices once each; each node's figures are ordered
 (min <= low <= median <= high <= max); the overhead's ratio, the notes and the verdict are
 what `ProfileResult` gives; a what-if attribution's contributions lie inside their intervals
-and name timed nodes of the profile.
+and name timed nodes of the profile. In span mode each class has a span and no per-node
+figures (a per-node profile: the reverse), and its stored distortion is traced / untraced.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from graphcert.cert.evidence import RANK, Doc
 from graphcert.cert.kind import KindResult
 from graphcert.errors import InputError
 from graphcert.kinds.profile.result import ProfiledClass, ProfileResult
+from graphcert.kinds.profile.span import SPAN_MODE
 from graphcert.profiling import Profile, longest_path
 
 REL = 1e-9  # float rounding between the way graphcert summed a figure and this
@@ -39,6 +41,10 @@ def contradictions(results: Doc, verdict: Doc, result: KindResult) -> list[str]:
 def _contradictions(results: Doc, verdict: Doc, result: ProfileResult) -> Iterator[str]:
     for i, (cls, doc) in enumerate(zip(result.classes, results["classes"], strict=True)):
         yield from _class(f"results.classes[{i}]", cls, doc)
+    for i, cls in enumerate(result.classes):
+        if cls.span_mode != (result.mode == SPAN_MODE):
+            yield (f"results.classes[{i}] is {'a span' if cls.span_mode else 'a per-node'} "
+                   f"class in a {result.mode}-mode profile")
     labels = [c.label for c in result.classes]
     if len(set(labels)) != len(labels):
         yield f"results.classes: a label repeats ({labels})"
@@ -64,7 +70,15 @@ def _class(where: str, cls: ProfiledClass, doc: Doc) -> Iterator[str]:
                 stored is not None and extra is not None and not _close(float(stored), extra)):
             yield (f"{where}.overhead.extra_ns_per_record is {stored} but (traced - untraced) "
                    f"/ records_per_replay is {extra}")
-    yield from derived_contradictions(f"{where}.profile", cls.profile)
+    if cls.span is not None and not _close(float(doc["span"]["distortion"]),
+                                           cls.span.distortion):
+        yield (f"{where}.span.distortion is {doc['span']['distortion']:.6g} but traced / "
+               f"untraced is {cls.span.distortion:.6g}")
+    if cls.span is not None and not (cls.span.low_ns <= cls.span.median_ns
+                                     <= cls.span.high_ns):
+        yield f"{where}.span: low_ns <= median_ns <= high_ns does not hold"
+    if cls.profile is not None:
+        yield from derived_contradictions(f"{where}.profile", cls.profile)
     yield from what_if_contradictions(f"{where}.what_if", cls)
 
 
@@ -77,7 +91,7 @@ def what_if_contradictions(where: str, cls: ProfiledClass) -> Iterator[str]:
     if not w.baseline_low_ns <= w.baseline_ns <= w.baseline_high_ns:
         yield (f"{where}: the baseline {w.baseline_ns:.6g} ns is outside its interval "
                f"[{w.baseline_low_ns:.6g}, {w.baseline_high_ns:.6g}]")
-    timed = {n.index for n in cls.profile.nodes}
+    timed = {n.index for n in cls.profile.nodes} if cls.profile is not None else set()
     seen: set[int] = set()
     for n in w.nodes:
         if not n.low_ns <= n.contribution_ns <= n.high_ns:

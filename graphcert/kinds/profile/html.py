@@ -69,8 +69,11 @@ def _order(n: int, edges: tuple[tuple[int, int], ...], offset: dict[int, float])
 
 
 def timeline_svg(c: ProfiledClass) -> str:
-    """One replay of the class's graph as inline SVG (see the module's docstring)."""
+    """One replay of the class's graph as inline SVG (see the module's docstring); empty
+    for a span-mode class (no per-node figures)."""
     p = c.profile
+    if p is None:
+        return ""
     row = branches(p)
     rows = max(row.values(), default=0) + 1
     end = max([p.span_ns] + [n.start_offset_ns + n.median_ns for n in p.nodes]) or 1.0
@@ -113,6 +116,8 @@ def profile_html(result: ProfileResult) -> str:
            para(f"{result.replays} replays per class, CUPTI {result.cupti_version}")]
     for c in result.classes:
         out += [para(f"{k}: {v}") for k, v in class_lines(c)]
+        if c.profile is None:  # span mode: no per-node figures to draw
+            continue
         out.append(f"<figure>{timeline_svg(c)}</figure>")
         out.append(table(["node", "kind", "kernel", "share", "median [95%]", "min", "max",
                           "start"], node_rows(c, full_names=True), frozenset({0, 3, 4, 5, 6, 7}),

@@ -15,6 +15,11 @@ The verdict (`ProfileResult.judge`):
   (a graph whose launches wait on the device while CUPTI traces cannot be held behind the
   blocking kernel: its node figures are whole, its device-clock overhead is not known),
   records that joined no node, and duplicate records.
+
+Span mode (`mode` "span", graphcert.kinds.profile.span): a class has no per-node `profile`
+but a `span`; it is incomplete without one (the reason in `overhead_reason`), with fewer
+GRAPH_TRACE records than replays, or records CUPTI dropped; its distortion above
+OVERHEAD_NOTE is a note.
 """
 
 from __future__ import annotations
@@ -28,7 +33,6 @@ from graphcert.errors import InputError
 from graphcert.jsontypes import (
     Doc,
     JSONObject,
-    as_doc,
     as_docs,
     as_int,
     as_opt_doc,
@@ -37,6 +41,7 @@ from graphcert.jsontypes import (
     as_str,
 )
 from graphcert.kinds.profile.overhead import HELD, TOUCH_FACTOR, ReplayOverhead
+from graphcert.kinds.profile.span import MODES, NODES_MODE, SPAN_MODE, ReplaySpan
 from graphcert.kinds.profile.whatif import WhatIf
 from graphcert.profiling import Profile
 
@@ -47,28 +52,39 @@ OVERHEAD_NOTE = 1.01  # traced / untraced replay time above this is noted
 @dataclass(frozen=True)
 class ProfiledClass:
     """One class or bucket's profile: the graph captured for `size`, its topology
-    fingerprint, the figures and the overhead (None only with `overhead_reason`)."""
+    fingerprint, the figures and the overhead (None only with `overhead_reason`). In span
+    mode `profile` is None and `span` holds the figures (None only with `overhead_reason`:
+    why nothing was measured)."""
 
     label: str  # the class or bucket label as verify/bench print it
     size: int  # the n the graph was captured for
     topology_hash: str  # the snapshot's topology fingerprint
-    profile: Profile
+    profile: Profile | None
     overhead: ReplayOverhead | None
     overhead_reason: str | None = None
     # what a replay saves without each node (None: not run, with `what_if_reason`; both None:
     # a certificate from before what-if attribution)
     what_if: WhatIf | None = None
     what_if_reason: str | None = None
+    span: ReplaySpan | None = None  # span mode's figures
+
+    @property
+    def span_mode(self) -> bool:
+        """Profiled in span mode: replay spans, no per-node figures."""
+        return self.profile is None
 
     def __post_init__(self) -> None:
-        if self.overhead is None and not self.overhead_reason:
+        if self.profile is not None and self.span is not None:
+            raise InputError(f"class {self.label}: both per-node figures and a replay span",
+                             hint="profile a class in one mode: per node, or --span")
+        if self.overhead is None and self.span is None and not self.overhead_reason:
             raise InputError(f"class {self.label}: no overhead figure and no reason why",
                              hint="measure the overhead, or say why it was not measured")
 
     def to_json(self) -> JSONObject:
         doc: JSONObject = {
             "label": self.label, "size": self.size, "topology_hash": self.topology_hash,
-            "profile": self.profile.to_json(),
+            "profile": self.profile.to_json() if self.profile is not None else None,
             "overhead": self.overhead.to_json() if self.overhead is not None else None,
             "overhead_reason": self.overhead_reason}
         # a new class has one or the other; neither: a certificate from before what-if, kept
@@ -76,17 +92,21 @@ class ProfiledClass:
         if self.what_if is not None or self.what_if_reason is not None:
             doc["what_if"] = self.what_if.to_json() if self.what_if is not None else None
             doc["what_if_reason"] = self.what_if_reason
+        if self.span is not None:  # absent: node mode, and certificates from before spans
+            doc["span"] = self.span.to_json()
         return doc
 
     @classmethod
     def from_json(cls, doc: Doc) -> ProfiledClass:
-        over, what_if = as_opt_doc(doc, "overhead"), as_opt_doc(doc, "what_if")
+        over, prof, span = (as_opt_doc(doc, k) for k in ("overhead", "profile", "span"))
+        what_if = as_opt_doc(doc, "what_if")
         return cls(as_str(doc, "label"), as_int(doc, "size"), as_str(doc, "topology_hash"),
-                   Profile.from_json(as_doc(doc, "profile")),
+                   Profile.from_json(prof) if prof is not None else None,
                    ReplayOverhead.from_json(over) if over is not None else None,
                    as_opt_str(doc, "overhead_reason"),
                    WhatIf.from_json(what_if) if what_if is not None else None,
-                   as_opt_str(doc, "what_if_reason"))
+                   as_opt_str(doc, "what_if_reason"),
+                   ReplaySpan.from_json(span) if span is not None else None)
 
 
 @dataclass(frozen=True)
@@ -103,6 +123,12 @@ class ProfileResult:
     wall_s: float | None = None  # the run's wall time
     # L2 cleared before each held replay (None: a certificate from before held replays)
     flush_l2: bool | None = None
+    mode: str = NODES_MODE  # "span": `graphcert profile --span` (absent in older documents)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise InputError(f"profile mode {self.mode!r} is none of {', '.join(MODES)}",
+                             hint="profile per node (the default) or with --span")
 
     @property
     def verdict(self) -> Verdict:
@@ -129,6 +155,9 @@ class ProfileResult:
             missing.append("no class was profiled")
         for c in classes:
             p = c.profile
+            if p is None:
+                missing += _span_missing(c)
+                continue
             seen = p.replays + p.incomplete_replays
             if p.dropped:
                 missing.append(f"{c.label}: CUPTI dropped {p.dropped} record(s) (buffers full)")
@@ -146,6 +175,9 @@ class ProfileResult:
         out: list[str] = []
         for c in self.classes:
             p = c.profile
+            if p is None:
+                out += _span_notes(c.label, c.span)
+                continue
             if c.overhead is None:
                 out.append(f"{c.label}: tracing overhead not measured: {c.overhead_reason}")
             elif c.overhead.method == HELD:
@@ -170,6 +202,8 @@ class ProfileResult:
             doc["wall_s"] = self.wall_s
         if self.flush_l2 is not None:
             doc["flush_l2"] = self.flush_l2
+        if self.mode != NODES_MODE:  # absent: per node (every certificate before span mode)
+            doc["mode"] = self.mode
         return doc
 
     @classmethod
@@ -181,13 +215,46 @@ class ProfileResult:
             return cls(as_str(results, "workload"), as_int(results, "replays"),
                        tuple(ProfiledClass.from_json(c) for c in as_docs(results, "classes")),
                        as_int(results, "cupti_version"), as_opt_float(results, "wall_s"),
-                       _opt_bool(results.get("flush_l2")))
+                       _opt_bool(results.get("flush_l2")),
+                       as_opt_str(results, "mode") or NODES_MODE)
         except KeyError as exc:
             raise InputError(f"profile results lack {exc.args[0]!r}",
                              hint="pass a document ProfileResult.to_json wrote") from None
         except (TypeError, ValueError) as exc:
             raise InputError(f"profile results have a bad value: {exc}",
                              hint="pass a document ProfileResult.to_json wrote") from None
+
+
+def _span_missing(c: ProfiledClass) -> list[str]:
+    """What makes a span-mode class incomplete."""
+    s = c.span
+    if s is None:
+        return [f"{c.label}: replay span not measured ({c.overhead_reason})"]
+    out = []
+    if s.records < s.replays:
+        out.append(f"{c.label}: {s.replays - s.records} of {s.replays} replays left no "
+                   f"GRAPH_TRACE record")
+    if s.dropped:
+        out.append(f"{c.label}: CUPTI dropped {s.dropped} record(s) (buffers full)")
+    return out
+
+
+def _span_notes(label: str, s: ReplaySpan | None) -> list[str]:
+    """A span-mode class's distortion above OVERHEAD_NOTE, or traced reading faster beyond
+    both figures' noise."""
+    if s is None:
+        return []
+    span = s.distortion_interval
+    within = f" [{span[0]:.3f}, {span[1]:.3f}]" if span is not None else ""
+    if span is not None and span[1] < 1:
+        return [f"{label}: traced replays read faster than untraced ({s.distortion:.3f}x"
+                f"{within} on the device clock): something other than tracing moved between "
+                f"the two loops (clocks, L2, another process on the GPU); profile it again"]
+    if s.distortion <= OVERHEAD_NOTE:
+        return []
+    return [f"{label}: GRAPH_TRACE stretched a replay {s.distortion:.3f}x{within} on the "
+            f"device clock (above {OVERHEAD_NOTE}x): the spans read slower than untraced "
+            f"replays by about that much"]
 
 
 def _held_notes(label: str, o: ReplayOverhead, p: Profile) -> list[str]:
@@ -226,5 +293,5 @@ def _opt_bool(value: object) -> bool | None:
     return value
 
 
-__all__ = ["MAX_INCOMPLETE_FRACTION", "OVERHEAD_NOTE", "ProfiledClass", "ProfileResult",
-           "ReplayOverhead"]
+__all__ = ["MAX_INCOMPLETE_FRACTION", "OVERHEAD_NOTE", "SPAN_MODE", "ProfiledClass",
+           "ProfileResult", "ReplayOverhead", "ReplaySpan"]

@@ -1,6 +1,7 @@
 """The terminal view of a profile: per class, the top nodes by share (median
 [95% interval], min, max, start offset), the critical path, the largest gaps, the untimed
-nodes with their reasons and the tracing overhead. Shared by `graphcert show` and
+nodes with their reasons and the tracing overhead; in span mode, per class the replay span,
+its distortion and the untraced held device time (no node table). Shared by `graphcert show` and
 `graphcert profile`; `--json` prints `ProfileResult.to_json` instead."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from graphcert.cert.kind import KindResult
 from graphcert.errors import clip
 from graphcert.kinds.profile.overhead import HELD, ReplayOverhead
 from graphcert.kinds.profile.result import ProfiledClass, ProfileResult
+from graphcert.kinds.profile.span import REPLAY_SPAN, SPAN_MODE, ReplaySpan
 from graphcert.profiling import NodeFigures
 from graphcert.render.certview import CHANGE_STYLE
 from graphcert.render.layout import Column, Grid
@@ -60,6 +62,8 @@ def node_rows(c: ProfiledClass, top: int = TOP_NODES, *,
               full_names: bool = False) -> list[tuple[str, ...]]:
     """The `top` nodes by share, largest first (ties by index); kernel names demangled
     (`kernel_name`)."""
+    if c.profile is None:
+        return []
     nodes = sorted(c.profile.nodes, key=lambda n: (-n.share, n.index))[:top]
     return [(str(n.index), n.kind.value, _node_name(n, full_names),
              f"{n.share:.1%}",
@@ -69,6 +73,8 @@ def node_rows(c: ProfiledClass, top: int = TOP_NODES, *,
 
 def gap_rows(c: ProfiledClass, top: int = TOP_GAPS) -> list[tuple[str, ...]]:
     """The `top` largest gaps on dependent edges."""
+    if c.profile is None:
+        return []
     gaps = sorted(c.profile.gaps, key=lambda g: (-g.median_ns, g.from_index, g.to_index))
     return [(f"{g.from_index} -> {g.to_index}", ns(g.median_ns),
              "untimed nodes" if g.through_untimed else "edge") for g in gaps[:top]]
@@ -79,7 +85,7 @@ def what_if_rows(c: ProfiledClass) -> list[tuple[str, ...]]:
     name, traced median and what a replay saves without it [95% interval]."""
     if c.what_if is None:
         return []
-    by_index = {n.index: n for n in c.profile.nodes}
+    by_index = {n.index: n for n in c.profile.nodes} if c.profile is not None else {}
     rows: list[tuple[str, ...]] = []
     for w in c.what_if.nodes:
         node = by_index.get(w.index)
@@ -154,8 +160,11 @@ def path_text(path: Sequence[int]) -> str:
 
 
 def class_lines(c: ProfiledClass) -> list[tuple[str, str]]:
-    """Key/value lines of one class: the replay's figures, the path, the overhead."""
+    """Key/value lines of one class: the replay's figures, the path, the overhead (span
+    mode: `span_lines`)."""
     p = c.profile
+    if p is None:
+        return span_lines(c)
     over = (overhead_text(c.overhead) if c.overhead is not None
             else f"not measured: {c.overhead_reason}")
     return [("class", f"{c.label} (captured for n={c.size:,}, topology "
@@ -168,6 +177,32 @@ def class_lines(c: ProfiledClass) -> list[tuple[str, str]]:
             *((f"untimed {u.index}", f"{u.kind.value}: {u.reason}") for u in p.untimed)]
 
 
+def span_text(s: ReplaySpan) -> str:
+    """The replay span line: median [95%], and how many replays left a record."""
+    return (f"{ns(s.median_ns)} [{s.low_ns / 1e3:,.2f}, {s.high_ns / 1e3:,.2f}] "
+            f"(GRAPH_TRACE, {s.records} records of {s.replays} replays, {s.dropped} dropped)")
+
+
+def distortion_text(s: ReplaySpan) -> str:
+    """The distortion line: traced held / untraced held, with its interval."""
+    span = s.distortion_interval
+    within = f" [{span[0]:.3f}, {span[1]:.3f}]" if span is not None else ""
+    return (f"{s.distortion:.3f}x{within} on the device clock (held launches: traced "
+            f"{ns(s.traced_ns)}, untraced {ns(s.untraced_ns)})")
+
+
+def span_lines(c: ProfiledClass) -> list[tuple[str, str]]:
+    """Key/value lines of a span-mode class: replay span, distortion, untraced device time."""
+    s = c.span
+    head = ("class", f"{c.label} (captured for n={c.size:,}, topology {c.topology_hash[:12]})")
+    if s is None:
+        return [head, ("replay span", f"not measured: {c.overhead_reason}")]
+    u_lo, u_hi = s.untraced_interval
+    return [head, ("replay span", span_text(s)), ("distortion", distortion_text(s)),
+            ("untraced", f"{ns(s.untraced_ns)} [{u_lo / 1e3:,.2f}, {u_hi / 1e3:,.2f}] held "
+                         f"device time of a replay")]
+
+
 def profile_view(ref: str, result: ProfileResult) -> list[RenderableType]:
     """A profile's results (of workload `ref`): per class its lines, top nodes and largest
     gaps, then notes."""
@@ -176,9 +211,12 @@ def profile_view(ref: str, result: ProfileResult) -> list[RenderableType]:
     out: list[RenderableType] = [Pairs([
         ("workload", clip(ref)),
         ("replays", f"{result.replays} per class, CUPTI {result.cupti_version}"
-                    + _l2(result.flush_l2))])]
+                    + _l2(result.flush_l2)
+                    + (", span mode (GRAPH_TRACE only)" if result.mode == SPAN_MODE else ""))])]
     for c in result.classes:
         out.append(Pairs(class_lines(c)))
+        if c.profile is None:
+            continue
         shown = min(TOP_NODES, len(c.profile.nodes))
         out.append(Grid(_NODE_COLUMNS, node_rows(c),
                         title=f"top {shown} of {len(c.profile.nodes)} timed nodes by share"))
@@ -206,12 +244,18 @@ _DIFF_COLUMNS = (Column("class", key=True), Column("node", right=True, key=True)
                  Column("diff", right=True), Column("change"))
 
 
+def _row_name(index: int | None, name: str) -> str:
+    if index is not None:
+        return str(index)
+    return "span" if name == REPLAY_SPAN else "path"
+
+
 def diff_view(diff: CertificateDiff) -> list[RenderableType]:
     """What `graphcert diff` draws of two profiles: nodes by canonical index."""
     from rich.text import Text
 
     return [Grid(_DIFF_COLUMNS, [
-        (n.label, "path" if n.index is None else str(n.index),
+        (n.label, _row_name(n.index, n.name),
          n.name if n.index is None else kernel_name(n.name),
          f"{n.baseline_ns / 1e3:,.2f} µs", f"{n.current_ns / 1e3:,.2f} µs", f"{n.diff:+.1%}",
          Text(n.change.value, style=CHANGE_STYLE[n.change])) for n in diff.nodes or ()])]
