@@ -43,8 +43,8 @@ for step in "$@"; do
     repeat) timeout 120 python3 benchmarks/repeatability.py >> $OUT/fidelity.log 2>&1; rc=$? ;;
     # issue 31: profile certificates of the built-ins and the PyTorch step (twice: the second
     # into $OUT/base, a baseline for the gate's node rules)
-    profile) timeout 120 python3 -m graphcert profile chain scan converge examples/steps/torch_decode.py:DECODE --out $OUT/rec >> $OUT/profile.log 2>&1; rc=$?
-             timeout 120 python3 -m graphcert profile chain scan converge examples/steps/torch_decode.py:DECODE --out $OUT/rec/base >> $OUT/profile.log 2>&1 || rc=$? ;;
+    profile) timeout 180 python3 -m graphcert profile chain scan converge examples/steps/torch_decode.py:DECODE --out $OUT/rec >> $OUT/profile.log 2>&1; rc=$?
+             timeout 180 python3 -m graphcert profile chain scan converge examples/steps/torch_decode.py:DECODE --out $OUT/rec/base >> $OUT/profile.log 2>&1 || rc=$? ;;
     # issue 35: plans of torch_decode for the two example traffic mixes, and their model check
     plan:*) mix=${step#plan:}; top=$([ "$mix" = wide ] && echo 256 || echo 64); d=$OUT/plan-$mix
             timeout 200 python3 -m graphcert plan examples/steps/torch_decode.py:DECODE --traffic examples/traffic/$mix.csv --current vllm:$top --out $d >> $OUT/plan.log 2>&1; rc=$?
