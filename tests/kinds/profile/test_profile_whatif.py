@@ -29,8 +29,7 @@ from graphcert.kinds.profile.whatif import (
 from tests._profilecerts import profile_certificate, synthetic_class, synthetic_result
 
 ROOT = Path(__file__).resolve().parents[3]
-OLD_CERTIFICATES = sorted([*(ROOT / "tests" / "fixtures" / "profile").rglob("*.json"),
-                           *(ROOT / "reports").glob("profile-*.json")])
+OLD_CERTIFICATES = sorted((ROOT / "tests" / "fixtures" / "profile").rglob("*.json"))
 
 
 def _synthetic_what_if(cls: ProfiledClass) -> WhatIf:
@@ -130,7 +129,7 @@ def test_evidence_refuses_a_contribution_outside_its_interval_or_node(tamper: ob
 
 
 def test_certificates_from_before_what_if_load_and_render() -> None:
-    """The recorded fixtures (and reports/) lack both keys: they read as None and render
+    """The recorded fixtures from before what-if lack both keys: they read as None and render
     without a what-if table."""
     assert OLD_CERTIFICATES, "no recorded profile certificate found"
     for path in OLD_CERTIFICATES:
