@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -21,6 +20,7 @@ from graphcert.cuda.stream import Stream
 from graphcert.errors import InputError
 from graphcert.model import NodeKind
 from graphcert.profiling import TIMED_KINDS, Profile
+from tests._cudatorch import cuda_torch
 
 from .every_kind import build_every_kind
 from .torch_fork import capture_fork
@@ -89,16 +89,9 @@ def test_converge_times_its_while_node_by_the_body_records(gpu_ctx: RunContext) 
     assert p.critical_path == (0, 1)
 
 
-def _torch() -> Any:
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
-    if torch.version.cuda is None:
-        pytest.skip(f"PyTorch {torch.__version__} was built without CUDA")
-    return torch
-
-
 def test_torch_graph_with_a_fork(gpu_ctx: RunContext) -> None:
     """x -> GEMM -> {relu on a side stream, GEMM} -> add: two branches that may overlap."""
-    torch = _torch()
+    torch = cuda_torch()
     g, out = capture_fork(torch)
     result = graphcert.profile(g, replay=g.replay, replays=REPLAYS,
                                stream=torch.cuda.current_stream(), name="torch-fork")
@@ -156,7 +149,7 @@ def test_graph_with_no_timed_node_is_refused(gpu_ctx: RunContext) -> None:
 
 
 def test_profile_of_a_step(gpu_ctx: RunContext) -> None:
-    _torch()
+    cuda_torch()
     ref = str(Path("examples/steps/torch_decode.py").resolve()) + ":DECODE"
     done = CliRunner().invoke(cli, ["profile", ref, "--classes", "8", "--replays", "20",
                                     "--no-certificate", "--json"])

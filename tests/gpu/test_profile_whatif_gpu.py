@@ -27,6 +27,7 @@ from graphcert.cuda.builder import GraphBuilder
 from graphcert.cuda.context import RunContext
 from graphcert.cuda.stream import Stream
 from graphcert.kinds.profile.result import ProfiledClass, ProfileResult
+from tests._cudatorch import cuda_torch
 
 LONG_CYCLES = 100_000  # about 50-60 µs at an H100's 1.7-2 GHz SM clock
 SHORT_CYCLES = 8_000  # about 4-5 µs
@@ -115,15 +116,8 @@ def test_a_fork_joins_short_branch_shows_its_slack(gpu_ctx: RunContext, spin: An
         assert by_index[i].contribution_ns > 0.5 * medians[i], (by_index[i], medians[i])
 
 
-def _torch() -> Any:
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
-    if torch.version.cuda is None:
-        pytest.skip(f"PyTorch {torch.__version__} was built without CUDA")
-    return torch
-
-
 def test_a_torch_step_is_attributed(gpu_ctx: RunContext) -> None:
-    _torch()
+    cuda_torch()
     ref = str(Path("examples/steps/torch_decode.py").resolve()) + ":DECODE"
     done = CliRunner().invoke(cli, ["profile", ref, "--classes", "1", "--replays", "20",
                                     "--no-certificate", "--json"])

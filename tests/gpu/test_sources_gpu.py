@@ -16,17 +16,11 @@ from graphcert.cuda.context import RunContext
 from graphcert.errors import InputError
 from graphcert.model import GraphSnapshot, NodeKind
 from graphcert.model.params import PARAM_POINTERS, PARAM_VALUES
+from tests._cudatorch import cuda_torch
 
 
 def _kernels(snap: GraphSnapshot) -> list[Any]:
     return [n for n in snap.nodes if n.kind is NodeKind.KERNEL]
-
-
-def _torch() -> Any:
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
-    if torch.version.cuda is None:
-        pytest.skip(f"PyTorch {torch.__version__} was built without CUDA")
-    return torch
 
 
 def _torch_mlp(torch: Any, batch: int, keep_graph: bool = True) -> tuple[Any, list[Any]]:
@@ -49,7 +43,7 @@ def _torch_mlp(torch: Any, batch: int, keep_graph: bool = True) -> tuple[Any, li
 
 
 def test_torch_cuda_graph(gpu_ctx: RunContext) -> None:
-    torch = _torch()
+    torch = cuda_torch()
     g1, keep1 = _torch_mlp(torch, 8)
     g2, keep2 = _torch_mlp(torch, 8)
     a = graphcert.snapshot(g1, name="mlp-b8")
@@ -73,7 +67,7 @@ def test_torch_cuda_graph(gpu_ctx: RunContext) -> None:
 
 
 def test_torch_graph_without_keep_graph_is_one_line(gpu_ctx: RunContext) -> None:
-    torch = _torch()
+    torch = cuda_torch()
     graph, keep = _torch_mlp(torch, 8, keep_graph=False)
     with pytest.raises(InputError, match="without keep_graph=True") as info:
         graphcert.snapshot(graph)

@@ -9,6 +9,8 @@ and diff.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from graphcert.cert.certificate import Certificate
 from graphcert.cert.compare import Change, NodeComparison, ResultsDiff, across_models
 from graphcert.errors import GraphcertError
@@ -63,12 +65,7 @@ def compare_spans(baseline: ProfileResult, current: ProfileResult, *, limit: flo
     whose topology hash differs raises TopologyMismatch."""
     out: list[NodeComparison] = []
     notes: list[str] = []
-    base = {c.label: c for c in baseline.classes}
-    for cur in current.classes:
-        b = base.get(cur.label)
-        if b is None:
-            notes.append(f"{cur.label}: only in the current profile")
-            continue
+    for b, cur in paired(baseline, current, notes):
         if b.topology_hash != cur.topology_hash:
             raise TopologyMismatch(
                 f"{cur.label}: the profiles are of different topologies (the topology hash "
@@ -83,8 +80,6 @@ def compare_spans(baseline: ProfileResult, current: ProfileResult, *, limit: flo
         out.append(NodeComparison(cur.label, None, REPLAY_SPAN, o.median_ns, s.median_ns,
                                   o.high_ns, s.low_ns,
                                   judge(o.median_ns, o.high_ns, s.median_ns, s.low_ns, limit)))
-    notes += [f"{label}: only in the baseline" for label in base
-              if current.cls(label) is None]
     return out, notes
 
 
@@ -133,12 +128,7 @@ def compare_profiles(baseline: ProfileResult, current: ProfileResult, *, node_li
     Span-mode classes (no per-node figures) are left to compare_spans."""
     out: list[NodeComparison] = []
     notes: list[str] = []
-    base = {c.label: c for c in baseline.classes}
-    for cur in current.classes:
-        b = base.get(cur.label)
-        if b is None:
-            notes.append(f"{cur.label}: only in the current profile")
-            continue
+    for b, cur in paired(baseline, current, notes):
         if b.profile is None or cur.profile is None:
             continue
         why = first_difference(b, cur)
@@ -155,9 +145,22 @@ def compare_profiles(baseline: ProfileResult, current: ProfileResult, *, node_li
                                       judge(o.median_ns, o.high_ns, n.median_ns, n.low_ns,
                                             node_limit)))
         out.append(_path(cur.label, b.profile, cur.profile, path_limit))
+    return out, notes
+
+
+def paired(baseline: ProfileResult, current: ProfileResult, notes: list[str]
+           ) -> Iterator[tuple[ProfiledClass, ProfiledClass]]:
+    """(baseline class, current class) of each label both hold; a note in `notes` for each
+    class in one only (those of the current profile as met, the baseline's at the end)."""
+    base = {c.label: c for c in baseline.classes}
+    for cur in current.classes:
+        b = base.get(cur.label)
+        if b is None:
+            notes.append(f"{cur.label}: only in the current profile")
+        else:
+            yield b, cur
     notes += [f"{label}: only in the baseline" for label in base
               if current.cls(label) is None]
-    return out, notes
 
 
 def _path(label: str, b: Profile, c: Profile, limit: float) -> NodeComparison:
