@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from graphcert.cert.compare import CertificateDiff
 from graphcert.cert.kind import KindResult
 from graphcert.errors import clip
-from graphcert.kinds.profile.overhead import HELD, ReplayOverhead
+from graphcert.kinds.profile.overhead import HELD, TOUCH_FACTOR, ReplayOverhead
 from graphcert.kinds.profile.result import ProfiledClass, ProfileResult
 from graphcert.kinds.profile.span import REPLAY_SPAN, SPAN_MODE, ReplaySpan
 from graphcert.profiling import NodeFigures
@@ -174,7 +174,26 @@ def class_lines(c: ProfiledClass) -> list[tuple[str, str]]:
                        f"incomplete, {p.dropped} records dropped)"),
             ("critical path", f"{ns(p.critical_path_ns)}: {path_text(p.critical_path)}"),
             ("overhead", over),
+            *(("distorted", text) for text in [distorted_text(c)] if text),
             *((f"untimed {u.index}", f"{u.kind.value}: {u.reason}") for u in p.untimed)]
+
+
+def distorted_text(c: ProfiledClass) -> str:
+    """Which kernels tracing distorts by more than 1/TOUCH_FACTOR (the nodes the overhead's
+    note numbers), by short name with counts: `chain_store ×16`; "" where none."""
+    if c.overhead is None or c.profile is None:
+        return ""
+    touched = set(c.overhead.touched(c.profile))
+    counts: dict[str, int] = {}
+    for n in c.profile.nodes:
+        if n.index in touched:
+            name = kernel_name(n.name) if n.name else n.kind.value
+            counts[name] = counts.get(name, 0) + 1
+    if not counts:
+        return ""
+    kinds = ", ".join(f"{name} ×{k}" for name, k in sorted(counts.items(), key=lambda x: -x[1]))
+    return (f"{len(touched)} of {len(c.profile.nodes)} timed nodes read over "
+            f"{1 / TOUCH_FACTOR:.0%} slow traced: {kinds}")
 
 
 def span_text(s: ReplaySpan) -> str:

@@ -118,3 +118,15 @@ def test_recorded_certificates_timed_back_to_back_still_load() -> None:
                 legacy += 1
         assert result.to_json() == doc["results"]
     assert legacy, "no fixture timed back to back: this test no longer reads an old one"
+
+
+def test_the_view_names_the_kernels_tracing_distorts() -> None:
+    from graphcert.kinds.profile.views import distorted_text
+
+    c = _with(_held([11_000.0] * 5, [10_000.0] * 5))  # +200 ns a record: under 2,000 ns
+    text = distorted_text(c)
+    assert text.startswith("3 of 5 timed nodes read over 10% slow traced: ")
+    assert c.profile is not None
+    names = {n.name or n.kind.value for n in c.profile.nodes if n.median_ns < 2000}
+    assert all(name in text for name in names) and "×" in text
+    assert distorted_text(_with(_held([10_000.0] * 5, [10_000.0] * 5))) == ""
