@@ -77,6 +77,9 @@ for step in "$@"; do
     poverhead) timeout ${POVERHEAD_LIMIT:-200} python3 benchmarks/profile_overhead.py ${POVERHEAD_ARGS:-} > $OUT/poverhead.log 2>&1; rc=$? ;;
     native1) mkdir -p build/native && nvcc -O2 -std=c++17 -arch=sm_90 benchmarks/native_graph_loop.cu -o build/native/native_graph_loop > $OUT/native1.log 2>&1
              for extra in "" --fresh --flush-l2; do echo "native_graph_loop $extra" >> $OUT/native1.log; timeout 60 build/native/native_graph_loop $extra --nodes 1000,16 --samples 300 >> $OUT/native1.log 2>&1; done; rc=$? ;;
+    # span mode's certificates (tests/fixtures/profile/span/): GRAPH_TRACE alone, the replay's
+    # device span and its distortion, for the built-ins and the PyTorch step
+    span) timeout 180 python3 -m graphcert profile --span chain 'chain[kernels=1000]' scan converge examples/steps/torch_decode.py:DECODE --out $OUT/rec/span > $OUT/span.log 2>&1; rc=$? ;;
     ptests) timeout ${TIER_LIMIT:-300} python3 -m pytest -q -m gpu tests/gpu/test_profile*.py -p no:cacheprovider -rs --timeout 200 > $OUT/ptests.log 2>&1; rc=$? ;;
     py:*) f=${step#py:}; timeout ${PY_LIMIT:-240} python3 $f > $OUT/$(basename $f .py).log 2>&1; rc=$? ;;
     archive) tar czf $OUT/rec.tgz -C $OUT rec; rc=$? ;;  # what is recorded so far comes back
