@@ -187,7 +187,7 @@ def plain_job(ctx: RunContext, subject: Subject, replays: int) -> dict[str, Any]
             rows["3s"] = _samples(held(hs, subject.enqueue, replays)[0])
         else:
             rows["3s"] = {"skipped": "row 3 already holds the framework's stream"}
-        with Activity(graph_trace=True, copies=False) as act:
+        with Activity(graph_trace=True, kernels=False, copies=False) as act:  # as --span
             again = subject.rebuild()
             _warm(subject, again, h.stream)
             rows["7"] = _samples(held(h, again, replays)[0])

@@ -38,8 +38,8 @@ from another stream (10 launches before settling were enough).
 
 Process layout (so no untraced row runs after CUPTI was enabled in its process): every subject
 runs in two child processes, one after the other. The first ("plain") takes rows 1-5, 3r, 3n,
-3s and 10a with CUPTI never enabled, then enables GRAPH_TRACE (kernel activity on too, as
-record enables it; graph kernels then give no kernel records) last for rows 6-7. The second
+3s and 10a with CUPTI never enabled, then enables GRAPH_TRACE alone (as `profile --span`
+does: kernel, copy and set activity off) last for rows 6-7. The second
 ("kernel") takes row 3k untraced first, then rows 8, 9 and 10b with profile's kernel
 activity. The flush experiment runs in a child of its own, without CUPTI. Each child opens
 its own context, so row 1 of every subject is a fresh one. This process runs no CUDA.

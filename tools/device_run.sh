@@ -4,8 +4,8 @@
 # dependencies; cuda-bench for the fidelity steps) in .whl/, and COMMIT set to the commit the
 # tree is (the device's .git is stale, so certificates would say dirty otherwise).
 # Steps: verify, steps, bench:W (every default), sweep (chain over kernels=1,10,100,1000),
-# profile (issue 31), plan:skewed and plan:wide (issue 35, with the model check), record
-# (issue 32: the example's good run, torch.compile's and the planted ones),
+# profile, plan:skewed and plan:wide (with the model check), record
+# (the example's good run, torch.compile's and the planted ones),
 # fidelity:K (against nvbench at K kernels), native (the native loop over 8 placements),
 # repeat (two processes), methods, pvb, poverhead, native1 and ptests (the profile's replay
 # times and tracing cost), tier1 and tier2 (the GPU tier in two halves), py:FILE (python3 FILE, its output in $OUT/FILE's name.log), archive (the certificates so far into $OUT/rec.tgz), tier. Logs and the certificates' archive go under $OUT.
@@ -41,15 +41,15 @@ for step in "$@"; do
     fidelity:*) timeout 200 python3 benchmarks/fidelity_vs_nvbench.py --kernels ${step#fidelity:} >> $OUT/fidelity.log 2>&1; rc=$? ;;
     native) timeout 200 python3 benchmarks/native_in_process.py --placements 8 >> $OUT/fidelity.log 2>&1; rc=$? ;;
     repeat) timeout 120 python3 benchmarks/repeatability.py >> $OUT/fidelity.log 2>&1; rc=$? ;;
-    # issue 31: profile certificates of the built-ins and the PyTorch step (twice: the second
+    # profile certificates of the built-ins and the PyTorch step (twice: the second
     # into $OUT/base, a baseline for the gate's node rules)
     profile) timeout 180 python3 -m graphcert profile chain scan converge examples/steps/torch_decode.py:DECODE --out $OUT/rec >> $OUT/profile.log 2>&1; rc=$?
              timeout 180 python3 -m graphcert profile chain scan converge examples/steps/torch_decode.py:DECODE --out $OUT/rec/base >> $OUT/profile.log 2>&1 || rc=$? ;;
-    # issue 35: plans of torch_decode for the two example traffic mixes, and their model check
+    # plans of torch_decode for the two example traffic mixes, and their model check
     plan:*) mix=${step#plan:}; top=$([ "$mix" = wide ] && echo 256 || echo 64); d=$OUT/plan-$mix
             timeout 200 python3 -m graphcert plan examples/steps/torch_decode.py:DECODE --traffic examples/traffic/$mix.csv --current vllm:$top --out $d >> $OUT/plan.log 2>&1; rc=$?
             for f in $d/plan-*.json; do timeout 120 python3 benchmarks/plan_replay_check.py --certificate $f >> $OUT/plan.log 2>&1 || rc=$?; cp $f $OUT/rec/; done ;;
-    # issue 32: the record example's good run, and the planted --fallback / --recapture runs
+    # the record example's good run, and the planted --fallback / --recapture runs
     # (tests/fixtures/record/) with the gate over them (it fails them: exit 1)
     record) timeout 60 python3 -m graphcert record --out $OUT/rec -- python3 examples/record/serve_torch.py >> $OUT/record.log 2>&1; rc=$?
             timeout 120 python3 -m graphcert record --out $OUT/rec -- python3 examples/record/compile_torch.py >> $OUT/record.log 2>&1 || rc=$?

@@ -69,6 +69,15 @@ def command(workloads: tuple[str, ...], size: str | None, classes: str | None, r
 
     if size is not None and classes is not None:
         raise InputError("give --size or --classes, not both")
+    source = click.get_current_context().get_parameter_source
+    given = [f"--{name.replace('_', '-')}"
+             for name in ("what_if", "what_if_pairs", "what_if_budget")
+             if source(name) is not click.core.ParameterSource.DEFAULT]
+    if span and given:
+        raise InputError(f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply "
+                         f"with --span",
+                         hint="span mode times whole replays, no node is attributed: leave "
+                              "out the what-if options, or --span")
     # neither: each workload at its default (run.profile.default_sizes: a step at its buckets)
     sizes = (parse_buckets(classes) if classes is not None
              else [parse_size(size)] if size is not None else None)

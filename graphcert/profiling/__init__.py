@@ -1,4 +1,4 @@
-"""Inside a replayed graph (issue 31): activity records joined to the graph's nodes, and
+"""Inside a replayed graph: activity records joined to the graph's nodes, and
 per node and per replay figures, the critical path and the gaps on dependent edges. Pure:
 numpy and the standard library, no CUDA, no CUPTI (graphcert.cupti will make the records).
 

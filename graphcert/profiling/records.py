@@ -18,7 +18,7 @@ from graphcert.model import GraphSnapshot, NodeKind, NodeRecord
 NODE_ID_BITS = 32
 NODE_ID_MASK = (1 << NODE_ID_BITS) - 1
 """CUPTI's graph_node_id: the low 32 bits name the node within its template graph, the high
-32 bits the graph instance (measured on an H100, CUDA 13.0: issue 31)."""
+32 bits the graph instance (measured on an H100, CUDA 13.0)."""
 
 TIMED_KINDS = frozenset({NodeKind.KERNEL, NodeKind.MEMCPY, NodeKind.MEMSET})
 """Node kinds CUPTI's CONCURRENT_KERNEL, MEMCPY and MEMSET activity kinds time."""

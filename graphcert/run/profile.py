@@ -26,6 +26,7 @@ from graphcert.run.benchsettings import BenchSettings
 from graphcert.run.harness import Harness
 from graphcert.run.profile_trace import (
     DEFAULT_REPLAYS,
+    UNTRACED_UNHELD,
     ProfileSettings,
     ReadGraph,
     check_replays,
@@ -63,6 +64,8 @@ def profile_class(read: ReadGraph, launch: Callable[[], None], harness: Harness,
         return span_class(read, harness, settings, label=label, size=size)
     traced = trace(read, launch, harness, settings, label=label, size=size)
     assert traced.profile is not None  # trace always gives per-node figures
+    if (traced.overhead_reason or "").startswith(UNTRACED_UNHELD):
+        return replace(traced, what_if_reason=traced.overhead_reason)
     what_if, reason = attribute(read, harness, traced.profile, settings)
     return replace(traced, what_if=what_if, what_if_reason=reason)
 

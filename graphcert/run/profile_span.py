@@ -12,8 +12,9 @@ keep a process's replays slower (DEVICE_FACTS.md), so, on the replay stream:
    GRAPH_TRACE record per replay (those with E1's CUPTI id, the warmup's left out);
 3. tracing is disabled and both executables destroyed.
 Our own executables, not the framework's launch, so a PyTorch graph is timed as graphcert's
-own are. A launch the blocking kernel cannot hold (QueueUnavailable) leaves the class without
-a span, with that reason.
+own are. A graph the driver will not instantiate a second time (one with a WHILE node) or a
+launch the blocking kernel cannot hold (QueueUnavailable) leaves the class without a span,
+with that reason.
 """
 
 from __future__ import annotations
@@ -24,22 +25,21 @@ from graphcert.cuda.graph import GraphExec
 from graphcert.cupti.activity import Activity, GraphLaunchRecord
 from graphcert.cupti.library import load as load_cupti
 from graphcert.cupti.nodes import exec_id
-from graphcert.errors import GraphcertError, InputError
+from graphcert.errors import GraphcertError
 from graphcert.kinds.profile.result import ProfiledClass
 from graphcert.kinds.profile.span import ReplaySpan
 from graphcert.run.harness import Harness, HeldSample, QueueUnavailable
-from graphcert.run.profile_trace import WARMUP, ProfileSettings, ReadGraph
+from graphcert.run.profile_trace import WARMUP, ProfileSettings, ReadGraph, instantiate_again
 
 
 def span_class(read: ReadGraph, harness: Harness, settings: ProfileSettings, *, label: str,
                size: int, warmup: int = WARMUP) -> ProfiledClass:
     """One class's replay spans and their distortion (see the module's docstring)."""
-    if read.source is None:
-        raise InputError(f"class {label}: no graph to instantiate for span mode",
-                         hint="read the graph with graphcert.run.profile_trace.read_graph")
     load_cupti()  # CUPTI missing: one line before any replay
     ops, replays = read.snapshot.node_count, settings.replays
-    untraced_exe = read.source.instantiate()
+    untraced_exe, why = instantiate_again(read)
+    if untraced_exe is None:
+        return _without(read, label, size, str(why), held=False)
     try:
         untraced = _held(harness, untraced_exe, ops, replays, warmup)
     except QueueUnavailable as exc:
@@ -50,7 +50,9 @@ def span_class(read: ReadGraph, harness: Harness, settings: ProfileSettings, *, 
     traced_exe: GraphExec | None = None
     try:
         with Activity(graph_trace=True, kernels=False, copies=False) as activity:
-            traced_exe = read.source.instantiate()
+            traced_exe, why = instantiate_again(read)
+            if traced_exe is None:
+                return _without(read, label, size, str(why), held=False)
             own = _exec_id(traced_exe)
             _warm(harness, traced_exe, warmup)
             activity.flush()

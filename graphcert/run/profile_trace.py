@@ -8,7 +8,9 @@ launch call that tracing slows stays out of the device figures. In one process, 
 replay stream: WARMUP replays, `replays` held replays with tracing off, then `replays` with
 CUPTI's kernel, memcpy and memset activity on; the traced replays' records are the profile,
 the two loops' device times the overhead (with the host's launch-call times apart).
-Untraced first: CUPTI, once enabled, may keep hooks in the driver after it is disabled. A
+Untraced first within each class (CUPTI, once enabled, may keep hooks in the driver after it
+is disabled; a later class runs after the earlier one's tracing, which left no measurable
+cost: what-if's untraced baselines read the untraced times again). A
 launch that waits on the host holds the blocking kernel to its timeout: the replays are then
 timed back to back (`time_replays`) and the overhead is None with that reason.
 """
@@ -18,22 +20,24 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from graphcert.cuda.graph import Graph
+from graphcert.cuda.graph import Graph, GraphExec
 from graphcert.cuda.snapshot import read_snapshot_indexed
 from graphcert.cuda.stream import Event, Stream
 from graphcert.cupti.activity import Activity
 from graphcert.cupti.library import load as load_cupti
 from graphcert.cupti.nodes import node_id
-from graphcert.errors import InputError
+from graphcert.errors import CudaError, InputError
 from graphcert.kinds.profile.result import ProfiledClass, ReplayOverhead
 from graphcert.kinds.profile.whatif import DEFAULT_BUDGET_S as WHATIF_BUDGET_S
 from graphcert.kinds.profile.whatif import DEFAULT_NODES as WHATIF_NODES
 from graphcert.kinds.profile.whatif import DEFAULT_PAIRS as WHATIF_PAIRS
-from graphcert.model import GraphSnapshot
+from graphcert.model import GraphSnapshot, NodeKind
 from graphcert.profiling import ActivityRecord, ProfileGraph, analyse, graph_of, join
 from graphcert.run.harness import Harness, HeldSample, QueueUnavailable
 
 DEFAULT_REPLAYS = 200
+# the overhead's reason where even untraced launches cannot be held (what-if's would not be)
+UNTRACED_UNHELD = "untraced replays could not be held behind the blocking kernel"
 MAX_REPLAYS = 100_000
 WARMUP = 10  # untimed replays first: the first launches of an instantiated graph are slower
 
@@ -105,6 +109,26 @@ def read_graph(graph: Graph, meta: dict[str, object] | None = None) -> ReadGraph
     return ReadGraph(snapshot, graph_of(snapshot, ids), graph, positions)
 
 
+# Node kinds a graph may hold that can keep the driver from instantiating it a second time
+# (a WHILE node's graph gave CUDA_ERROR_NOT_SUPPORTED on an H200 and an H100).
+ONE_EXECUTABLE_KINDS = (NodeKind.CONDITIONAL, NodeKind.MEM_ALLOC, NodeKind.MEM_FREE)
+
+
+def instantiate_again(read: ReadGraph) -> tuple[GraphExec | None, str | None]:
+    """An executable of graphcert's own from the graph read (what-if and span mode time one
+    beside the caller's), or None and why the driver would not make one."""
+    if read.source is None:
+        return None, "the graph read has no CUDA graph to instantiate"
+    try:
+        return read.source.instantiate(), None
+    except CudaError as exc:
+        kinds = sorted({n.kind.value for n in read.snapshot.nodes
+                        if n.kind in ONE_EXECUTABLE_KINDS})
+        held = f" (it holds {', '.join(kinds)} nodes)" if kinds else ""
+        return None, (f"the driver would not instantiate a second executable of this "
+                      f"graph{held}: {exc.call} gave {exc.name}")
+
+
 def time_replays(launch: Callable[[], None], stream: Stream, count: int) -> list[float]:
     """Device nanoseconds of each of `count` replays enqueued back to back, a CUDA event
     before and after each, read once all are done (the fallback where held launches cannot
@@ -154,7 +178,7 @@ def trace(read: ReadGraph, launch: Callable[[], None], harness: Harness,
     ops = read.snapshot.node_count
     untraced, reason = held_replays(harness, launch, ops, replays)
     if reason is not None:
-        reason = f"untraced replays could not be held behind the blocking kernel: {reason}"
+        reason = f"{UNTRACED_UNHELD}: {reason}"
     traced: list[HeldSample] = []
     with Activity() as activity:
         if reason is None:

@@ -26,7 +26,7 @@ from graphcert.kinds.profile.whatif import (
 from graphcert.orderstats import median_interval
 from graphcert.profiling import Profile
 from graphcert.run.harness import Harness, QueueUnavailable
-from graphcert.run.profile_trace import WARMUP, ProfileSettings, ReadGraph
+from graphcert.run.profile_trace import WARMUP, ProfileSettings, ReadGraph, instantiate_again
 
 OFF = "off (--what-if 0)"
 
@@ -45,27 +45,27 @@ def attribute(read: ReadGraph, harness: Harness, profile: Profile, settings: Pro
     run (off, no graph to instantiate, the driver refused, the held launches unavailable)."""
     if settings.what_if == 0:
         return None, OFF
-    if read.source is None:
-        return None, "the graph read has no CUDA graph to instantiate"
+    exe, why = instantiate_again(read)
+    if exe is None:
+        return None, why
     try:
-        return what_if(read, harness, ranked_nodes(profile), settings), None
+        return what_if(read, harness, exe, ranked_nodes(profile), settings), None
     except QueueUnavailable as exc:
         harness.stream.synchronize()
         return None, f"held replays unavailable: {exc}"
     except CudaError as exc:
-        return None, f"the driver refused: {exc}"
+        return None, f"the driver refused: {exc.call} gave {exc.name}"
 
 
-def what_if(read: ReadGraph, harness: Harness, nodes_by_traced_time: Sequence[int],
+def what_if(read: ReadGraph, harness: Harness, exe: _Exec, nodes_by_traced_time: Sequence[int],
             settings: ProfileSettings, *, clock: Callable[[], float] = time.monotonic,
             warmup: int = WARMUP) -> WhatIf:
     """Attribute the first `settings.what_if` of `nodes_by_traced_time` (canonical indices of
-    disableable nodes, longest traced first) within the budget (see the module)."""
-    assert read.source is not None
+    disableable nodes, longest traced first) within the budget (see the module), on `exe`,
+    an executable of the read graph of what-if's own, destroyed at the end."""
     handles = {index: handle for handle, index in read.positions.items()}
     ops = read.snapshot.node_count
     t0 = clock()
-    exe: _Exec = read.source.instantiate()
     try:
         def held_ns() -> float:
             return harness.held_sample(lambda s: exe.launch(s), ops).device_s * 1e9

@@ -29,13 +29,28 @@ class ModeMismatch(GraphcertError):
 
 
 def check_modes(baseline: ProfileResult, current: ProfileResult) -> None:
-    """ModeMismatch where the two profiles were made in different modes."""
+    """ModeMismatch where the two profiles were made in different modes, or with L2 in
+    different states before each replay (clearing it costs each node of a replay 155-200 ns
+    on an H100 or H200: benchmarks/NOTES.md), or one by back-to-back replays (certificates
+    from before held replays, `flush_l2` None) and the other held."""
     if baseline.mode != current.mode:
         raise ModeMismatch(
             f"the baseline is a {_mode_words(baseline.mode)} profile, this one a "
             f"{_mode_words(current.mode)} profile: not comparable",
             hint=f"profile the baseline in the same mode (graphcert profile"
                  f"{' --span' if current.mode == SPAN_MODE else ''})")
+    if baseline.flush_l2 != current.flush_l2:
+        raise ModeMismatch(
+            f"the baseline's replays were {_l2_words(baseline.flush_l2)}, this profile's "
+            f"{_l2_words(current.flush_l2)}: not comparable",
+            hint="profile the baseline again with this graphcert and the same "
+                 "--flush-l2/--no-flush-l2")
+
+
+def _l2_words(flush_l2: bool | None) -> str:
+    if flush_l2 is None:
+        return "timed back to back (a certificate from before held replays)"
+    return "held with L2 cleared" if flush_l2 else "held with L2 warm"
 
 
 def _mode_words(mode: str) -> str:

@@ -77,9 +77,26 @@ def _class(where: str, cls: ProfiledClass, doc: Doc) -> Iterator[str]:
     if cls.span is not None and not (cls.span.low_ns <= cls.span.median_ns
                                      <= cls.span.high_ns):
         yield f"{where}.span: low_ns <= median_ns <= high_ns does not hold"
+    if cls.span is not None and cls.span.records > cls.span.replays:
+        yield (f"{where}.span: {cls.span.records} records of {cls.span.replays} replays (one "
+               f"a replay at most)")
+    yield from _intervals(where, cls)
     if cls.profile is not None:
         yield from derived_contradictions(f"{where}.profile", cls.profile)
     yield from what_if_contradictions(f"{where}.what_if", cls)
+
+
+def _intervals(where: str, cls: ProfiledClass) -> Iterator[str]:
+    """Each held median of the overhead and of the span inside its own interval."""
+    o, s = cls.overhead, cls.span
+    pairs = ([] if o is None else [("overhead.traced", o.traced_ns, o.traced_interval),
+                                    ("overhead.untraced", o.untraced_ns, o.untraced_interval)])
+    pairs += ([] if s is None else [("span.traced", s.traced_ns, s.traced_interval),
+                                     ("span.untraced", s.untraced_ns, s.untraced_interval)])
+    for name, median, interval in pairs:
+        if interval is not None and not interval[0] <= median <= interval[1]:
+            yield (f"{where}.{name}_ns {median:.6g} is outside its interval "
+                   f"[{interval[0]:.6g}, {interval[1]:.6g}]")
 
 
 def what_if_contradictions(where: str, cls: ProfiledClass) -> Iterator[str]:

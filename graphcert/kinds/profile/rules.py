@@ -54,7 +54,8 @@ def profile_baseline_rules(current: ProfileResult, baseline: ProfileResult, base
     try:
         check_modes(baseline, current)
     except ModeMismatch as exc:
-        return [RuleResult(Rule.REPLAY_REGRESSION, RuleStatus.FAIL,
+        rule = Rule.REPLAY_REGRESSION if current.mode == SPAN_MODE else Rule.NODE_REGRESSION
+        return [RuleResult(rule, RuleStatus.FAIL,
                            f"not comparable with {base_path}: {exc.message}",
                            (exc.hint,) if exc.hint else ())]
     if current.mode == SPAN_MODE:

@@ -223,3 +223,24 @@ def test_views_demangle_kernel_names_and_the_certificate_keeps_them_mangled() ->
     assert "void at::native::vectorized_elementwise_kernel&lt;8, at::native::" \
            "CUDAFunctor_add&lt;c10::Half&gt;" in page and MANGLED not in page
     assert c.to_json()["profile"]["nodes"][1]["name"] == MANGLED
+
+
+@pytest.mark.parametrize(("base_flush", "now_flush", "said"), [
+    (True, False, "held with L2 cleared, this profile's held with L2 warm"),
+    (None, True, "timed back to back (a certificate from before held replays)"),
+])
+def test_profiles_timed_with_l2_in_other_states_are_not_comparable(
+        base_flush: bool | None, now_flush: bool | None, said: str) -> None:
+    """Clearing L2 costs each node of a replay 155-200 ns: a baseline timed with L2 in another
+    state (or back to back, before held replays) is refused, not compared."""
+    import dataclasses
+
+    put("base/profile-scan.json", profile_certificate(dataclasses.replace(
+        synthetic_result(), flush_l2=base_flush)))
+    put("reports/profile-scan.json", profile_certificate(dataclasses.replace(
+        synthetic_result(), flush_l2=now_flush)))
+    result = run("gate", "reports", "--baseline", "base")
+    assert result.exit_code == 1, result.output
+    out = " ".join(result.stdout.split())
+    assert "[max_node_regression]" in out and "not comparable" in out and said in out
+    assert "--flush-l2/--no-flush-l2" in out

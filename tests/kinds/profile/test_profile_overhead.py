@@ -130,3 +130,19 @@ def test_the_view_names_the_kernels_tracing_distorts() -> None:
     names = {n.name or n.kind.value for n in c.profile.nodes if n.median_ns < 2000}
     assert all(name in text for name in names) and "×" in text
     assert distorted_text(_with(_held([10_000.0] * 5, [10_000.0] * 5))) == ""
+
+
+def test_an_edited_overhead_interval_is_a_contradiction() -> None:
+    """A held median moved outside its own interval (a synthetic edit) is caught by the
+    evidence check, as an edited what-if interval is."""
+    from graphcert.cert.evidence import contradictions
+    from tests._profilecerts import profile_certificate
+
+    result = ProfileResult("scan", 5, (_with(_held([11_000.0, 11_200.0, 10_900.0],
+                                                   [10_000.0, 10_100.0, 9_900.0])),), 130100)
+    cert = profile_certificate(result)
+    assert contradictions(cert) == []
+    cert["results"]["classes"][0]["overhead"]["untraced_low_ns"] = 10_050.0  # synthetic edit
+    found = contradictions(cert)
+    assert any("overhead.untraced_ns 10000 is outside its interval [10050, 10100]" in f
+               for f in found), found

@@ -192,6 +192,9 @@ def test_api_refuses_before_gpu_work() -> None:
     (["profile", "chain", "--replays", "0"], "--replays"),
     (["profile", "chain", "--size", "8", "--classes", "1,2"], "--size or --classes"),
     (["profile", "no_such_workload", "--size", "8"], "no_such_workload"),
+    (["profile", "chain", "--span", "--what-if", "3"], "--what-if does not apply with --span"),
+    (["profile", "chain", "--span", "--what-if-pairs", "3", "--what-if-budget", "1"],
+     "--what-if-pairs, --what-if-budget do not apply with --span"),
 ])
 def test_cli_bad_input_is_one_line_exit_2(args: list[str], said: str) -> None:
     assert said in one_line(CliRunner().invoke(cli, args))

@@ -18,7 +18,12 @@ from graphcert.model import snapshot_from_raw
 from graphcert.run import profile as run_profile
 from graphcert.run import profile_whatif
 from graphcert.run.harness import HeldSample, QueueUnavailable
-from graphcert.run.profile_trace import ProfileSettings, ReadGraph
+from graphcert.run.profile_trace import (
+    UNTRACED_UNHELD,
+    ProfileSettings,
+    ReadGraph,
+    instantiate_again,
+)
 from tests._modelgraphs import chain, kern
 from tests._oneline import one_line
 from tests._profilecerts import synthetic_class
@@ -101,7 +106,7 @@ def _ticks(step: float) -> Iterator[float]:
 def test_a_serial_chain_attributes_each_node_its_time() -> None:
     exe = FakeExec()
     order = [1, 2, 0, 3]
-    w = profile_whatif.what_if(_read(exe), FakeHarness(exe),  # type: ignore[arg-type]
+    w = profile_whatif.what_if(_read(exe), FakeHarness(exe), exe,  # type: ignore[arg-type]
                                order, ProfileSettings(what_if_pairs=8), warmup=2)
     assert [n.index for n in w.nodes] == order and w.skipped == 0
     for n in w.nodes:  # the drift between the two halves of a pair is one launch: 2 ns
@@ -116,13 +121,13 @@ def test_a_serial_chain_attributes_each_node_its_time() -> None:
 
 def test_top_k_and_the_budget_bound_the_nodes() -> None:
     exe = FakeExec()
-    w = profile_whatif.what_if(_read(exe), FakeHarness(exe),  # type: ignore[arg-type]
+    w = profile_whatif.what_if(_read(exe), FakeHarness(exe), exe,  # type: ignore[arg-type]
                                [1, 2, 0, 3], ProfileSettings(what_if=2, what_if_pairs=2))
     assert [n.index for n in w.nodes] == [1, 2] and w.skipped == 2
     assert w.selection.startswith("the 2 longest of 4")
     # a clock a second further on each read: the 2.5 s budget lets two nodes start
     ticks = _ticks(1.0)
-    w = profile_whatif.what_if(_read(exe), FakeHarness(exe),  # type: ignore[arg-type]
+    w = profile_whatif.what_if(_read(exe), FakeHarness(exe), exe,  # type: ignore[arg-type]
                                [1, 2, 0, 3], ProfileSettings(what_if_pairs=2,
                                                              what_if_budget_s=2.5),
                                clock=lambda: next(ticks))
@@ -132,7 +137,7 @@ def test_top_k_and_the_budget_bound_the_nodes() -> None:
 
 @pytest.mark.parametrize(("exe", "unavailable", "said"), [
     (FakeExec(refuse=2), False, "the driver refused: cuGraphNodeSetEnabled"),
-    (None, False, "the driver refused: cuGraphInstantiate"),
+    (None, False, "would not instantiate a second executable of this graph"),
     (FakeExec(), True, "held replays unavailable"),
 ])
 def test_what_cannot_run_is_a_reason(exe: FakeExec | None, unavailable: bool,
@@ -188,3 +193,33 @@ def test_bad_settings_are_refused(kwargs: dict[str, Any], said: str) -> None:
 ])
 def test_cli_bad_what_if_is_one_line_exit_2(args: list[str], said: str) -> None:
     assert said in one_line(CliRunner().invoke(cli, ["profile", "chain", "--size", "8", *args]))
+
+
+def test_no_what_if_where_even_untraced_launches_could_not_be_held(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The held replays what-if needs already timed the blocker out: it is not tried again
+    (another blocker timeout a class), and the class says why."""
+    exe = FakeExec()
+    unheld = dataclasses.replace(synthetic_class(), overhead=None,
+                                 overhead_reason=f"{UNTRACED_UNHELD}: synthetic timeout")
+    monkeypatch.setattr(run_profile, "trace", lambda *a, **k: unheld)
+    got = run_profile.profile_class(_read(exe), lambda: None,
+                                    FakeHarness(exe),  # type: ignore[arg-type]
+                                    ProfileSettings(), label=unheld.label, size=unheld.size)
+    assert got.what_if is None and got.what_if_reason == unheld.overhead_reason
+    assert exe.launches == 0
+
+
+def test_a_graph_the_driver_will_not_instantiate_twice_names_its_kinds() -> None:
+    """A WHILE node's graph (synthetic here) refused a second executable on a GPU: the
+    reason names the node kinds and the driver's error, not the generic advice to upgrade."""
+    from graphcert.model import NodeKind, RawGraph, RawNode
+
+    body = RawGraph((kern(0, "k_body"),), ())
+    cond = RawNode(1, NodeKind.CONDITIONAL, {"type": "while", "size": 1}, (body,))
+    read = dataclasses.replace(_read(None), snapshot=snapshot_from_raw(
+        RawGraph((kern(0, "k_0"), cond), ((0, 1),))))
+    exe, why = instantiate_again(read)
+    assert exe is None and why == ("the driver would not instantiate a second executable of "
+                                   "this graph (it holds conditional nodes): "
+                                   "cuGraphInstantiate gave CUDA_ERROR_NOT_SUPPORTED")
