@@ -1,5 +1,5 @@
 """The held replays, tracing's cost and what-if as recorded on an H200 (reports/profile-*.json
-and reports/.baseline/, recorded at b380553: see reports/README.md): each overhead is on the
+and reports/.baseline/, recorded at b70d82a: see reports/README.md): each overhead is on the
 device clock with its interval and the host's launch call apart, the notes name the nodes
 tracing distorts, what-if's figures hold together and sit where a replay's arithmetic puts
 them, and the PyTorch step's traced replays no longer read faster than untraced."""
