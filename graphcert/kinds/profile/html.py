@@ -11,7 +11,15 @@ from collections.abc import Mapping
 
 from graphcert.cert.kind import KindResult
 from graphcert.kinds.profile.result import ProfiledClass, ProfileResult
-from graphcert.kinds.profile.views import class_lines, gap_rows, kernel_name, node_rows
+from graphcert.kinds.profile.views import (
+    WHATIF_TITLE,
+    class_lines,
+    gap_rows,
+    kernel_name,
+    node_rows,
+    ns,
+    what_if_rows,
+)
 from graphcert.profiling import Profile
 from graphcert.render.dot import KIND_FILL
 
@@ -124,8 +132,21 @@ def profile_html(result: ProfileResult) -> str:
                          wrap=frozenset({2})))
         if c.profile.gaps:
             out.append(table(["edge", "gap", "via"], gap_rows(c), frozenset({1})))
+        out += _what_if_html(c)
     out += [para(f"note: {n}") for n in result.notes]
     return "".join(out)
+
+
+def _what_if_html(c: ProfiledClass) -> list[str]:
+    """The what-if table the terminal view prints, with its caption; or why it did not run."""
+    from graphcert.render.htmlparts import para, table
+
+    w = c.what_if
+    if w is None:
+        return [] if c.what_if_reason is None else [para(f"what-if: {c.what_if_reason}")]
+    return [para(f"{WHATIF_TITLE}: {w.selection}; replay {ns(w.baseline_ns)} untraced"),
+            table(["node", "kernel", "traced median", "contribution [95%]"], what_if_rows(c),
+                  frozenset({0, 2, 3}), wrap=frozenset({1}))]
 
 
 def results_html(result: KindResult, figures: Mapping[str, str]) -> str:

@@ -151,3 +151,17 @@ def test_the_view_shows_each_contribution_with_its_interval() -> None:
     text = _render(synthetic_result(with_w))
     assert WHATIF_TITLE in text and w.selection in text
     assert "replay 9.00 µs [8.90, 9.10] untraced" in text
+
+
+def test_the_html_report_shows_the_what_if_table_or_why_not() -> None:
+    from graphcert.kinds.profile.html import profile_html
+
+    cls = synthetic_class()
+    with_w = dataclasses.replace(cls, what_if=_synthetic_what_if(cls))
+    page = profile_html(synthetic_result(with_w))
+    # free text is laid out with no-break spans around its short tokens: read its words
+    assert "what a replay saves without each node" in page and "contribution [95%]" in page
+    assert "4.10 µs [4.00, 4.20]" in page
+    off = dataclasses.replace(cls, what_if_reason="off (--what-if 0)")
+    why = profile_html(synthetic_result(off))
+    assert "(--what-if</span> 0)" in why and "contribution [95%]" not in why
