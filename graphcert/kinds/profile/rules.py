@@ -95,6 +95,9 @@ def _judged(rule: Rule, lim: float, rows: Sequence[NodeComparison], notes: Seque
                           f"against {base_path}",
                           tuple(c.describe(short_name) for c in slower + ambiguous)
                           + tuple(notes))
+    if not rows:  # nothing compared (a class without a span, say): not a pass
+        return RuleResult(rule, RuleStatus.WARN, f"no {what} to compare with {base_path}",
+                          tuple(notes))
     return RuleResult(rule, RuleStatus.WARN if ambiguous else RuleStatus.PASS,
                       f"{len(rows)} {what} within {lim:.1%} of {base_path}"
                       + (f" ({len(ambiguous)} ambiguous)" if ambiguous else ""),

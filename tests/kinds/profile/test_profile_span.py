@@ -220,3 +220,18 @@ def test_node_and_path_rules_skip_span_classes() -> None:
     assert comps
     mixed = ProfileResult("scan", 21, (synthetic_span_class(),), 1)
     assert compare_profiles(mixed, mixed, node_limit=0.05, path_limit=0.05) == ([], [])
+
+
+def test_a_class_without_a_span_is_compared_with_nothing_and_warns() -> None:
+    """Allowed incomplete, a span class the run could not time leaves the replay rule with
+    nothing to compare: a warning naming that, not a pass."""
+    put("base/profile-scan.json", span_certificate())
+    put("reports/profile-scan.json", span_certificate(synthetic_span_result(
+        synthetic_span_class(reason="synthetic: the driver would not instantiate it twice"))))
+    Path("policy.toml").write_text("allow_incomplete = true\n")
+    result = run("gate", "reports", "--baseline", "base", "--policy", "policy.toml")
+    out = " ".join(result.stdout.split())
+    assert result.exit_code == 0, result.output
+    assert "no replay span(s) to compare with base/profile-scan.json" in out
+    # the incomplete verdict allowed is one warning, the replay rule the other
+    assert "n=256: no replay span in the current profile" in out and "2 warning(s)" in out
